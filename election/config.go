@@ -1,0 +1,280 @@
+package election
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/repeated"
+)
+
+// Config configures a Node. Start from DefaultConfig and set ID and Voters.
+// Zero values of optional fields select the documented defaults; Validate
+// reports the first invalid field.
+type Config struct {
+	// ID is this node's ID; non-zero and one of Voters.
+	ID ID
+	// Voters lists every voting member of the group, this node included;
+	// non-empty, no duplicates, no None. A majority of Voters is a quorum.
+	Voters []ID
+
+	// ElectionTimeout (ET) is the minimum time a follower waits without
+	// hearing from a leader before it campaigns; > 0. The actual timeout is
+	// ElectionJitter applied to ET on every schedule.
+	ElectionTimeout time.Duration
+	// ElectionJitter randomizes the election timeout. nil means
+	// repeated.Proportional(1): uniform in [ET, 2ET).
+	ElectionJitter repeated.Jitter
+
+	// HeartbeatInterval is how often a leader sends heartbeats; in
+	// (0, ElectionTimeout). 0 means ElectionTimeout/10.
+	HeartbeatInterval time.Duration
+
+	// VoteTimeout bounds one election round of a candidate; when it expires
+	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
+	VoteTimeout time.Duration
+	// VoteJitter randomizes the vote timeout; nil means ElectionJitter.
+	VoteJitter repeated.Jitter
+	// StepDownWhenVoteTimedOut makes a candidate whose round timed out step
+	// down to follower and (with PreVote) run a pre-vote before the next
+	// term, as SOFAJRaft's stepDownWhenVoteTimedout. Without PreVote it only
+	// adds the step-down event.
+	StepDownWhenVoteTimedOut bool
+
+	// StepDownInterval is the period of the leader's step-down timer, which
+	// checks (with CheckQuorum) that a quorum answered within the lease.
+	// >= 0; 0 means ElectionTimeout/2.
+	StepDownInterval time.Duration
+	// LeaseRatio sets the leader lease to ElectionTimeout*LeaseRatio; in
+	// (0, 1]. 0 means 0.9 (SOFAJRaft's leaderLeaseTimeRatio).
+	LeaseRatio float64
+
+	// SnapshotInterval is the period of the snapshot timer; >= 0, 0 means
+	// no snapshot timer. It requires OnSnapshot.
+	SnapshotInterval time.Duration
+	// SnapshotJitter randomizes the snapshot period; nil means
+	// repeated.FirstOnly(): first period in [T/2, T), then T, so the
+	// snapshots of many groups do not coincide.
+	SnapshotJitter repeated.Jitter
+	// OnSnapshot is called by the snapshot timer, without the node's lock.
+	// Required when SnapshotInterval > 0, forbidden otherwise.
+	OnSnapshot func()
+	// SnapshotAsync runs OnSnapshot on a new goroutine (at most one at a
+	// time; a tick that finds one still running is skipped and counted),
+	// for callbacks that may block. Leave false on a virtual wheel.
+	SnapshotAsync bool
+
+	// PreVote enables the pre-vote phase: a node first asks whether it
+	// could win (without changing any term) and campaigns only if a quorum
+	// says yes. A node refuses a pre-vote while it has heard from a leader
+	// within ElectionTimeout, so a rejoining node cannot disrupt a healthy
+	// group.
+	PreVote bool
+	// CheckQuorum makes a leader step down when, at a step-down tick, fewer
+	// than a quorum of voters (itself included) answered within the lease.
+	CheckQuorum bool
+	// LeaderStickiness makes a node ignore vote requests (other than
+	// leadership transfers), without adopting their term, while it is
+	// leader or heard from a leader within ElectionTimeout.
+	LeaderStickiness bool
+
+	// Priority is this node's election priority; >= 0, 0 disables priority
+	// election for this node (it always may campaign). A node whose
+	// priority is below the target priority (the highest in Priorities)
+	// skips election timeouts; the target decays after every second skip,
+	// as in SOFAJRaft, so lower priorities get their turn if the best node
+	// is down.
+	Priority int
+	// Priorities gives the election priority of voters (missing: 0). Keys
+	// must be voters, values >= 0; if the entry for ID is present it must
+	// equal Priority.
+	Priorities map[ID]int
+	// PriorityDecayGap is the minimum step by which the target priority
+	// decays; >= 0, 0 means 10. Each decay lowers the target by
+	// max(PriorityDecayGap, target/5), to no lower than 1.
+	PriorityDecayGap int
+
+	// Detection selects how a follower detects a dead leader.
+	Detection DetectionMode
+
+	// Rand is the source of all randomness of the node (timer jitter). It
+	// is consumed only in NewNode (to seed the timers' own generators), so
+	// it may be shared by the nodes of one simulated cluster. nil means a
+	// generator seeded from ID; set it for different runs.
+	Rand *rand.Rand
+	// Logger receives the node's logs; nil means hclog.NewNullLogger().
+	Logger hclog.Logger
+	// Observer, if set, receives every Event, synchronously, on the
+	// goroutine that caused it, without the node's lock held. It may call
+	// the node (Status, Step, ...). Events of one node carry increasing Seq.
+	Observer func(Event)
+}
+
+// DefaultConfig returns a Config with the defaults of hashicorp/raft and
+// SOFAJRaft: ElectionTimeout 1s with [ET, 2ET) jitter, heartbeats every
+// 100ms, vote timeout 1s, step-down every 500ms with a 900ms lease,
+// ResetOnHeartbeat detection, PreVote and CheckQuorum on, stickiness off.
+// ID and Voters must still be set.
+func DefaultConfig() Config {
+	return Config{
+		ElectionTimeout:   time.Second,
+		ElectionJitter:    repeated.Proportional(1),
+		HeartbeatInterval: 100 * time.Millisecond,
+		VoteTimeout:       time.Second,
+		StepDownInterval:  500 * time.Millisecond,
+		LeaseRatio:        0.9,
+		PreVote:           true,
+		CheckQuorum:       true,
+		PriorityDecayGap:  10,
+		Detection:         ResetOnHeartbeat,
+	}
+}
+
+// Validate reports the first invalid field of c (after defaults are
+// applied), or nil. Errors name the field.
+func (c Config) Validate() error {
+	_, err := c.normalized()
+	return err
+}
+
+// Quorum returns the number of votes that make a majority of Voters.
+func (c Config) Quorum() int { return len(c.Voters)/2 + 1 }
+
+// normalized returns a copy of c with defaults applied, or the first
+// validation error.
+func (c Config) normalized() (Config, error) {
+	if c.ID == None {
+		return c, fmt.Errorf("election: Config.ID must not be 0 (None)")
+	}
+	if len(c.Voters) == 0 {
+		return c, fmt.Errorf("election: Config.Voters must not be empty")
+	}
+	c.Voters = slices.Clone(c.Voters)
+	seen := make(map[ID]bool, len(c.Voters))
+	for _, v := range c.Voters {
+		if v == None {
+			return c, fmt.Errorf("election: Config.Voters must not contain 0 (None)")
+		}
+		if seen[v] {
+			return c, fmt.Errorf("election: Config.Voters lists %d twice", v)
+		}
+		seen[v] = true
+	}
+	if !seen[c.ID] {
+		return c, fmt.Errorf("election: Config.ID (%d) must be one of Config.Voters %v", c.ID, c.Voters)
+	}
+	if c.ElectionTimeout <= 0 {
+		return c, fmt.Errorf("election: Config.ElectionTimeout (%v) must be positive", c.ElectionTimeout)
+	}
+	if c.ElectionJitter == nil {
+		c.ElectionJitter = repeated.Proportional(1)
+	}
+	if c.HeartbeatInterval < 0 {
+		return c, fmt.Errorf("election: Config.HeartbeatInterval (%v) must not be negative", c.HeartbeatInterval)
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = c.ElectionTimeout / 10
+		if c.HeartbeatInterval <= 0 {
+			return c, fmt.Errorf("election: Config.HeartbeatInterval defaults to ElectionTimeout/10, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
+		}
+	}
+	if c.HeartbeatInterval >= c.ElectionTimeout {
+		return c, fmt.Errorf("election: Config.HeartbeatInterval (%v) must be less than ElectionTimeout (%v)", c.HeartbeatInterval, c.ElectionTimeout)
+	}
+	if c.VoteTimeout < 0 {
+		return c, fmt.Errorf("election: Config.VoteTimeout (%v) must not be negative", c.VoteTimeout)
+	}
+	if c.VoteTimeout == 0 {
+		c.VoteTimeout = c.ElectionTimeout
+	}
+	if c.VoteJitter == nil {
+		c.VoteJitter = c.ElectionJitter
+	}
+	if c.StepDownInterval < 0 {
+		return c, fmt.Errorf("election: Config.StepDownInterval (%v) must not be negative", c.StepDownInterval)
+	}
+	if c.StepDownInterval == 0 {
+		c.StepDownInterval = c.ElectionTimeout / 2
+		if c.StepDownInterval <= 0 {
+			return c, fmt.Errorf("election: Config.StepDownInterval defaults to ElectionTimeout/2, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
+		}
+	}
+	if math.IsNaN(c.LeaseRatio) || c.LeaseRatio < 0 {
+		return c, fmt.Errorf("election: Config.LeaseRatio (%v) must be in (0, 1]", c.LeaseRatio)
+	}
+	if c.LeaseRatio == 0 {
+		c.LeaseRatio = 0.9
+	}
+	if c.LeaseRatio > 1 {
+		return c, fmt.Errorf("election: Config.LeaseRatio (%v) must be in (0, 1]: the lease (%v) must not exceed ElectionTimeout (%v)",
+			c.LeaseRatio, time.Duration(float64(c.ElectionTimeout)*c.LeaseRatio), c.ElectionTimeout)
+	}
+	if time.Duration(float64(c.ElectionTimeout)*c.LeaseRatio) <= 0 {
+		return c, fmt.Errorf("election: Config.LeaseRatio (%v) makes the lease 0 for ElectionTimeout %v", c.LeaseRatio, c.ElectionTimeout)
+	}
+	if c.SnapshotInterval < 0 {
+		return c, fmt.Errorf("election: Config.SnapshotInterval (%v) must not be negative", c.SnapshotInterval)
+	}
+	if c.SnapshotInterval > 0 && c.OnSnapshot == nil {
+		return c, fmt.Errorf("election: Config.OnSnapshot must be set when SnapshotInterval (%v) is positive", c.SnapshotInterval)
+	}
+	if c.SnapshotInterval == 0 && c.OnSnapshot != nil {
+		return c, fmt.Errorf("election: Config.SnapshotInterval must be positive when OnSnapshot is set")
+	}
+	if c.SnapshotJitter == nil {
+		c.SnapshotJitter = repeated.FirstOnly()
+	}
+	if c.Priority < 0 {
+		return c, fmt.Errorf("election: Config.Priority (%d) must not be negative (0 disables priority election)", c.Priority)
+	}
+	if c.Priorities != nil {
+		pr := make(map[ID]int, len(c.Priorities))
+		for id, p := range c.Priorities {
+			if !seen[id] {
+				return c, fmt.Errorf("election: Config.Priorities has an entry for %d, which is not a voter", id)
+			}
+			if p < 0 {
+				return c, fmt.Errorf("election: Config.Priorities[%d] (%d) must not be negative", id, p)
+			}
+			if id == c.ID && p != c.Priority {
+				return c, fmt.Errorf("election: Config.Priorities[%d] (%d) must equal Config.Priority (%d)", id, p, c.Priority)
+			}
+			pr[id] = p
+		}
+		c.Priorities = pr
+	}
+	if c.PriorityDecayGap < 0 {
+		return c, fmt.Errorf("election: Config.PriorityDecayGap (%d) must not be negative", c.PriorityDecayGap)
+	}
+	if c.PriorityDecayGap == 0 {
+		c.PriorityDecayGap = 10
+	}
+	if c.Detection > CheckLastContact {
+		return c, fmt.Errorf("election: Config.Detection (%v) is not a known mode", c.Detection)
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x9e3779b97f4a7c15))
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.NewNullLogger()
+	}
+	return c, nil
+}
+
+// lease returns the leader lease.
+func (c *Config) lease() time.Duration {
+	return time.Duration(float64(c.ElectionTimeout) * c.LeaseRatio)
+}
+
+// targetPriority returns the highest priority among the voters.
+func (c *Config) targetPriority() int {
+	t := c.Priority
+	for _, p := range c.Priorities {
+		t = max(t, p)
+	}
+	return t
+}

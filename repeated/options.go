@@ -1,0 +1,62 @@
+package repeated
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Option configures a Timer at construction; see New.
+type Option func(*options)
+
+type options struct {
+	jitter    Jitter
+	rng       *rand.Rand
+	onDestroy func()
+	logger    hclog.Logger
+}
+
+// WithJitter sets the policy that turns the base timeout into the delay of
+// each schedule. The default, and the meaning of a nil policy, is None.
+func WithJitter(j Jitter) Option {
+	return func(o *options) { o.jitter = j }
+}
+
+// WithRand sets the random source handed to the jitter policy. The timer
+// uses it only while holding its own lock, so a source must not be shared
+// with another timer (or anything else) that may run on another goroutine:
+// *rand.Rand is not safe for concurrent use. Derive one source per timer
+// from a parent, for example rand.New(rand.NewPCG(parent.Uint64(),
+// parent.Uint64())).
+//
+// The default (and the meaning of nil) is a PCG source seeded from a hash
+// of the timer's name: deterministic, but identical for timers with the
+// same name, so give timers that must be decorrelated (the election timers
+// of several nodes) distinct names or their own sources.
+func WithRand(r *rand.Rand) Option {
+	return func(o *options) { o.rng = r }
+}
+
+// WithOnDestroy sets a hook run exactly once after Destroy, once no trigger
+// of the timer is running: on the goroutine calling Destroy if no trigger
+// is in flight, otherwise on the goroutine of the in-flight trigger right
+// after it returns. A panic in the hook is recovered and logged.
+func WithOnDestroy(f func()) Option {
+	return func(o *options) { o.onDestroy = f }
+}
+
+// WithLogger sets the logger for recovered panics, jitter results that had
+// to be clamped, rejected arguments and scheduling failures. The default,
+// and the meaning of nil, is hclog.NewNullLogger().
+func WithLogger(l hclog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// seedFromName derives the default random source of a timer from its name.
+func seedFromName(name string) *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name))
+	s := h.Sum64()
+	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+}

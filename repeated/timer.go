@@ -1,0 +1,480 @@
+package repeated
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/raftick/raftick/wheel"
+)
+
+// Errors returned by New and TryResetTimeout, and recorded by Err.
+var (
+	// ErrNilWheel is returned by New when the wheel is nil.
+	ErrNilWheel = errors.New("repeated: nil wheel")
+	// ErrNilTrigger is returned by New when the trigger is nil.
+	ErrNilTrigger = errors.New("repeated: nil trigger")
+	// ErrInvalidTimeout is returned for a base timeout <= 0.
+	ErrInvalidTimeout = errors.New("repeated: timeout must be positive")
+	// ErrDestroyed is returned by TryResetTimeout after Destroy.
+	ErrDestroyed = errors.New("repeated: destroyed")
+)
+
+// Stats counts what happened to one Timer since New. All counters only grow.
+type Stats struct {
+	// Schedules is the number of times the timer was armed on the wheel,
+	// which is also the number of Jitter.Next calls.
+	Schedules uint64
+	// Triggers is the number of trigger invocations (wheel fires and
+	// RunOnceNow).
+	Triggers uint64
+	// Stale is the number of wheel callbacks ignored because the schedule
+	// they belonged to had been replaced, stopped or run by RunOnceNow
+	// while the callback was already on its way (real-time wheel only).
+	Stale uint64
+	// Panics is the number of trigger or on-destroy hook panics recovered.
+	Panics uint64
+	// Clamped is the number of jitter results <= 0 replaced by the base.
+	Clamped uint64
+	// ScheduleErrors is the number of times the wheel refused a schedule
+	// (wheel stopped, too many pending timers); the timer stopped each time.
+	ScheduleErrors uint64
+	// Rejected is the number of ResetTimeout calls with a duration <= 0.
+	Rejected uint64
+}
+
+// Timer is a repeating timer on a wheel: once started it calls its trigger,
+// waits a (jittered) timeout, calls it again, and so on, until stopped or
+// destroyed. The timeout is measured from when the previous trigger
+// returned (fixed delay, not fixed rate), and each schedule is randomized
+// by the timer's Jitter policy. See the package documentation for the
+// semantics in detail.
+//
+// All methods are safe for concurrent use and may be called from inside any
+// trigger, including the timer's own; none of them waits for a running
+// trigger to return. A Timer must not be copied.
+type Timer struct {
+	wt wheel.Timer // the single wheel schedule, Init'ed once with t.fire
+
+	// Immutable after New.
+	w         *wheel.Wheel
+	name      string
+	trigger   func()
+	jitter    Jitter
+	rng       *rand.Rand // used only with mu held
+	onDestroy func()
+	logger    hclog.Logger
+
+	mu sync.Mutex
+	// timeout is the base timeout handed to the jitter policy.
+	timeout time.Duration
+	// consecutive counts triggers since the last Start/Restart.
+	consecutive int
+	// running: started and neither stopped nor destroyed. A running timer
+	// is armed, or invoking (it arms when the trigger returns), or has
+	// failed to schedule (see err, which then clears running).
+	running bool
+	// armed: wt holds the one live schedule of this timer. Never true
+	// while invoking: re-arming during a trigger is deferred to its end.
+	armed bool
+	// invoking: a trigger is running (from a fire or RunOnceNow).
+	invoking bool
+	// first: the next schedule is the first since Start/Restart.
+	first     bool
+	destroyed bool
+	hookDone  bool
+	err       error
+	stats     Stats
+}
+
+// New returns a stopped Timer named name on wheel w that calls trigger
+// every timeout (as adjusted by the jitter policy) once started. The name
+// appears in String and logs. New returns ErrNilWheel, ErrNilTrigger or
+// ErrInvalidTimeout (wrapped, naming the timer) for bad input, and a
+// wrapped wheel error if the wheel refuses to initialize the timer.
+//
+// On a virtual wheel the trigger runs on the goroutine advancing the
+// wheel; on a real-time wheel it runs on the wheel's driver goroutine or
+// wherever the wheel's Executor sends it. Either way at most one trigger of
+// a timer runs at a time.
+func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) (*Timer, error) {
+	if w == nil {
+		return nil, fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
+	}
+	if trigger == nil {
+		return nil, fmt.Errorf("%w (timer %q)", ErrNilTrigger, name)
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("%w: timer %q has timeout %v", ErrInvalidTimeout, name, timeout)
+	}
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.jitter == nil {
+		o.jitter = none{}
+	}
+	if o.rng == nil {
+		o.rng = seedFromName(name)
+	}
+	if o.logger == nil {
+		o.logger = hclog.NewNullLogger()
+	}
+	t := &Timer{
+		w:         w,
+		name:      name,
+		trigger:   trigger,
+		jitter:    o.jitter,
+		rng:       o.rng,
+		onDestroy: o.onDestroy,
+		logger:    o.logger,
+		timeout:   timeout,
+	}
+	if err := t.wt.Init(w, t.fire); err != nil {
+		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// Start starts a stopped timer: it schedules the first trigger after the
+// jittered timeout, with State.First set and State.Consecutive cleared.
+// Start on a running timer does nothing; in particular it does not move
+// the pending deadline (use Restart or Reset for that). Start after Destroy
+// does nothing. Called while a trigger of this timer is running (for
+// example Stop then Start inside the trigger), the schedule is made when
+// the trigger returns.
+func (t *Timer) Start() {
+	t.mu.Lock()
+	if !t.destroyed && !t.running {
+		t.startLocked()
+	}
+	t.mu.Unlock()
+}
+
+// Restart (re)starts the timer with a freshly adjusted timeout, whether it
+// was running or stopped: any pending deadline is replaced, State.First is
+// set and State.Consecutive (the Backoff exponent) is cleared. Restart
+// after Destroy does nothing. Inside a trigger of this timer, the schedule
+// is made when the trigger returns.
+func (t *Timer) Restart() {
+	t.mu.Lock()
+	if !t.destroyed {
+		t.startLocked()
+	}
+	t.mu.Unlock()
+}
+
+func (t *Timer) startLocked() {
+	t.running = true
+	t.first = true
+	t.consecutive = 0
+	t.err = nil
+	if !t.invoking {
+		t.armLocked()
+	}
+}
+
+// Stop stops the timer: the pending trigger, if any, will not run, and a
+// trigger running now will not be followed by another. Stop does not wait
+// for a running trigger to return. Stop on a stopped or destroyed timer
+// does nothing. The base timeout is kept for the next Start.
+func (t *Timer) Stop() {
+	t.mu.Lock()
+	if !t.destroyed && t.running {
+		t.running = false
+		t.disarmLocked()
+	}
+	t.mu.Unlock()
+}
+
+// Reset re-arms a running timer: the pending deadline is replaced by now
+// plus a freshly adjusted base timeout (the heartbeat path of an election
+// timer). State.First and State.Consecutive are left as they are. Reset on
+// a stopped or destroyed timer does nothing; while a trigger of this timer
+// runs it does nothing either, since the timer re-arms when the trigger
+// returns. Reset does not allocate.
+func (t *Timer) Reset() {
+	t.mu.Lock()
+	if t.running && !t.invoking {
+		t.armLocked()
+	}
+	t.mu.Unlock()
+}
+
+// ResetTimeout sets the base timeout to d and, if the timer is running,
+// re-arms it as Reset does. On a stopped timer it only records d, which
+// the next Start uses. A d <= 0 is rejected: the call is logged, counted
+// in Stats.Rejected and otherwise ignored. After Destroy it does nothing.
+// TryResetTimeout reports these cases as errors.
+func (t *Timer) ResetTimeout(d time.Duration) {
+	if err := t.TryResetTimeout(d); err != nil && !errors.Is(err, ErrDestroyed) {
+		t.logger.Warn("repeated: ResetTimeout failed", "timer", t.name, "error", err)
+	}
+}
+
+// TryResetTimeout is ResetTimeout with an error: ErrInvalidTimeout
+// (wrapped) for d <= 0, ErrDestroyed after Destroy, or the wheel's error
+// if re-arming failed (the timer is then stopped; see Err).
+func (t *Timer) TryResetTimeout(d time.Duration) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d <= 0 {
+		t.stats.Rejected++
+		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.name, d)
+	}
+	if t.destroyed {
+		return ErrDestroyed
+	}
+	t.timeout = d
+	if t.running && !t.invoking {
+		return t.armLocked()
+	}
+	return nil
+}
+
+// RunOnceNow runs the trigger now, on the calling goroutine, instead of at
+// the pending deadline, which it cancels; when the trigger returns the
+// timer re-arms as after any trigger. No lock is held while the trigger
+// runs, so the trigger may call the timer's methods. RunOnceNow does
+// nothing if the timer is stopped or destroyed, or if a trigger of this
+// timer is already running (so calling it from inside its own trigger does
+// nothing). A panicking trigger is recovered and logged, as for wheel
+// fires.
+func (t *Timer) RunOnceNow() {
+	t.mu.Lock()
+	if t.destroyed || !t.running || t.invoking {
+		t.mu.Unlock()
+		return
+	}
+	t.disarmLocked()
+	t.beginLocked()
+	t.mu.Unlock()
+	t.invoke()
+	t.finish()
+}
+
+// Destroy stops the timer for good: later Start, Restart, Reset,
+// ResetTimeout and RunOnceNow do nothing. Destroy is idempotent and does
+// not wait for a running trigger. The on-destroy hook (WithOnDestroy) runs
+// exactly once: on this goroutine before Destroy returns if no trigger is
+// running, otherwise on the trigger's goroutine right after it returns.
+// Destroy releases the timer's wheel schedule; it does not stop the wheel.
+func (t *Timer) Destroy() {
+	t.mu.Lock()
+	if t.destroyed {
+		t.mu.Unlock()
+		return
+	}
+	t.destroyed = true
+	t.running = false
+	t.disarmLocked()
+	hook := false
+	if !t.invoking {
+		t.hookDone = true
+		hook = true
+	}
+	t.mu.Unlock()
+	if hook {
+		t.runHook()
+	}
+}
+
+// fire is the wheel callback. The wheel calls it for every schedule that
+// comes due, possibly (real-time wheel, executor) after the timer has been
+// re-armed, stopped or run by RunOnceNow. A callback belongs to the live
+// schedule exactly when the timer is armed and the wheel no longer holds a
+// pending schedule for it: re-arming always leaves wt pending again, so a
+// callback that finds wt pending belongs to a replaced schedule. Such stale
+// callbacks, and any callback while a trigger is running (nothing is armed
+// then), are ignored.
+func (t *Timer) fire() {
+	t.mu.Lock()
+	if !t.armed || t.invoking || t.wt.Pending() {
+		t.stats.Stale++
+		t.mu.Unlock()
+		return
+	}
+	t.armed = false
+	t.beginLocked()
+	t.mu.Unlock()
+	t.invoke()
+	t.finish()
+}
+
+func (t *Timer) beginLocked() {
+	t.invoking = true
+	t.consecutive++
+	t.stats.Triggers++
+}
+
+// invoke runs the trigger with no lock held, recovering a panic.
+func (t *Timer) invoke() {
+	defer t.recoverPanic("trigger")
+	t.trigger()
+}
+
+// finish ends an invocation: it re-arms a running timer, or runs the
+// on-destroy hook if the timer was destroyed during the trigger.
+func (t *Timer) finish() {
+	t.mu.Lock()
+	t.invoking = false
+	hook := false
+	if t.destroyed {
+		if !t.hookDone {
+			t.hookDone = true
+			hook = true
+		}
+	} else if t.running && !t.armed {
+		t.armLocked()
+	}
+	t.mu.Unlock()
+	if hook {
+		t.runHook()
+	}
+}
+
+// armLocked replaces the timer's schedule with one at now plus the
+// adjusted timeout. On a wheel error the timer stops and records it.
+func (t *Timer) armLocked() error {
+	d := t.jitter.Next(t.timeout, State{First: t.first, Consecutive: t.consecutive}, t.rng)
+	t.first = false
+	t.stats.Schedules++
+	if d <= 0 {
+		t.stats.Clamped++
+		t.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
+			"timer", t.name, "delay", d, "timeout", t.timeout)
+		d = t.timeout
+	}
+	if _, err := t.wt.TryReset(d); err != nil {
+		t.armed = false
+		t.running = false
+		t.err = fmt.Errorf("repeated: timer %q: %w", t.name, err)
+		t.stats.ScheduleErrors++
+		t.logger.Error("repeated: cannot schedule; timer stopped", "timer", t.name, "error", err)
+		return t.err
+	}
+	t.armed = true
+	return nil
+}
+
+func (t *Timer) disarmLocked() {
+	if t.armed {
+		t.armed = false
+		t.wt.Stop()
+	}
+}
+
+func (t *Timer) runHook() {
+	if t.onDestroy == nil {
+		return
+	}
+	defer t.recoverPanic("on-destroy hook")
+	t.onDestroy()
+}
+
+// recoverPanic must be deferred directly.
+func (t *Timer) recoverPanic(what string) {
+	if r := recover(); r != nil {
+		t.mu.Lock()
+		t.stats.Panics++
+		t.mu.Unlock()
+		t.logger.Error("repeated: recovered panic", "timer", t.name, "in", what, "panic", r)
+	}
+}
+
+// Name returns the name given to New.
+func (t *Timer) Name() string { return t.name }
+
+// Timeout returns the current base timeout (before jitter).
+func (t *Timer) Timeout() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.timeout
+}
+
+// IsRunning reports whether the timer is started: Start or Restart was
+// called and neither Stop nor Destroy since, and the wheel accepted the
+// last schedule. A running timer has a pending deadline or a trigger in
+// flight after which it re-arms.
+func (t *Timer) IsRunning() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.running
+}
+
+// IsStopped reports whether the timer is not running: never started,
+// stopped, destroyed, or stopped by a scheduling error (see Err). It is
+// always the negation of IsRunning.
+func (t *Timer) IsStopped() bool { return !t.IsRunning() }
+
+// IsDestroyed reports whether Destroy was called.
+func (t *Timer) IsDestroyed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.destroyed
+}
+
+// IsInvoking reports whether a trigger of the timer is running now.
+func (t *Timer) IsInvoking() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.invoking
+}
+
+// Deadline returns the wheel time (see wheel.Wheel.Now) at which the
+// pending trigger is due, and whether one is pending. It is false while
+// stopped and while a trigger runs.
+func (t *Timer) Deadline() (time.Duration, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.armed {
+		return 0, false
+	}
+	d, _ := t.wt.Deadline()
+	return d, true
+}
+
+// Err returns the error of the last failed schedule, which stopped the
+// timer, or nil. Start and Restart clear it.
+func (t *Timer) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// Stats returns a snapshot of the timer's counters.
+func (t *Timer) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats
+}
+
+// String describes the timer's name, base timeout, jitter policy and
+// state, for logs and debugging.
+func (t *Timer) String() string {
+	t.mu.Lock()
+	state := "stopped"
+	switch {
+	case t.destroyed:
+		state = "destroyed"
+	case t.running:
+		state = "running"
+	}
+	timeout, invoking, armed := t.timeout, t.invoking, t.armed
+	var deadline time.Duration
+	if armed {
+		deadline, _ = t.wt.Deadline()
+	}
+	t.mu.Unlock()
+	next := "none"
+	if armed {
+		next = deadline.String()
+	}
+	return fmt.Sprintf("repeated.Timer{name=%q timeout=%v jitter=%v state=%s invoking=%t next=%s}",
+		t.name, timeout, t.jitter, state, invoking, next)
+}

@@ -1,0 +1,306 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Latency is a distribution of durations: one-way network delays, disk
+// write times, processing times. Sample draws one value from rng; it never
+// returns a negative duration. String returns the spec ParseLatency accepts,
+// so a Latency prints in the form the command line takes.
+//
+// Implementations are immutable values, safe for concurrent use as long as
+// each goroutine passes its own rng.
+type Latency interface {
+	Sample(rng *rand.Rand) time.Duration
+	String() string
+}
+
+// ErrBadLatency is wrapped by every error ParseLatency and the constructors
+// report.
+var ErrBadLatency = errors.New("sim: bad latency")
+
+type fixed struct{ d time.Duration }
+
+// Fixed returns a latency that is always d (negative d is treated as 0).
+func Fixed(d time.Duration) Latency { return fixed{max(d, 0)} }
+
+func (f fixed) Sample(*rand.Rand) time.Duration { return f.d }
+func (f fixed) String() string                  { return "fixed:" + fmtDur(f.d) }
+
+type uniform struct{ lo, hi time.Duration }
+
+// Uniform returns a latency drawn uniformly from [lo, hi]. Negative bounds
+// are clamped to 0; if hi < lo the bounds are swapped.
+func Uniform(lo, hi time.Duration) Latency {
+	lo, hi = max(lo, 0), max(hi, 0)
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	return uniform{lo, hi}
+}
+
+func (u uniform) Sample(rng *rand.Rand) time.Duration {
+	if u.hi == u.lo {
+		return u.lo
+	}
+	return u.lo + time.Duration(rng.Int64N(int64(u.hi-u.lo)+1))
+}
+func (u uniform) String() string { return "uniform:" + fmtDur(u.lo) + "," + fmtDur(u.hi) }
+
+type normal struct{ mean, stddev time.Duration }
+
+// Normal returns a normal latency with the given mean and standard
+// deviation, truncated at 0 (a draw below 0 counts as 0, as a message
+// cannot arrive before it is sent). A negative stddev is treated as 0.
+func Normal(mean, stddev time.Duration) Latency { return normal{mean, max(stddev, 0)} }
+
+func (n normal) Sample(rng *rand.Rand) time.Duration {
+	v := float64(n.mean) + rng.NormFloat64()*float64(n.stddev)
+	if v <= 0 {
+		return 0
+	}
+	return time.Duration(v)
+}
+func (n normal) String() string { return "normal:" + fmtDur(n.mean) + "," + fmtDur(n.stddev) }
+
+type logNormal struct {
+	median time.Duration
+	sigma  float64
+}
+
+// LogNormal returns a log-normal latency: exp(N(ln median, sigma²)). Its
+// median is median and sigma is the standard deviation of the logarithm
+// (0.5 gives a moderately heavy right tail). Negative sigma is treated
+// as 0; a non-positive median gives 0.
+func LogNormal(median time.Duration, sigma float64) Latency {
+	if sigma < 0 || math.IsNaN(sigma) {
+		sigma = 0
+	}
+	return logNormal{max(median, 0), sigma}
+}
+
+func (l logNormal) Sample(rng *rand.Rand) time.Duration {
+	if l.median <= 0 {
+		return 0
+	}
+	v := float64(l.median) * math.Exp(l.sigma*rng.NormFloat64())
+	if v > float64(math.MaxInt64/2) {
+		return time.Duration(math.MaxInt64 / 2)
+	}
+	return time.Duration(v)
+}
+func (l logNormal) String() string {
+	return "lognormal:" + fmtDur(l.median) + "," + strconv.FormatFloat(l.sigma, 'g', -1, 64)
+}
+
+type empirical struct{ ds []time.Duration }
+
+// Empirical returns a latency drawn uniformly from the given observations
+// (resampling, as a bootstrap does). Negative observations are clamped to 0.
+// With no observations it is always 0.
+func Empirical(ds []time.Duration) Latency {
+	c := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		c[i] = max(d, 0)
+	}
+	return empirical{c}
+}
+
+func (e empirical) Sample(rng *rand.Rand) time.Duration {
+	switch len(e.ds) {
+	case 0:
+		return 0
+	case 1:
+		return e.ds[0]
+	}
+	return e.ds[rng.IntN(len(e.ds))]
+}
+func (e empirical) String() string {
+	parts := make([]string, len(e.ds))
+	for i, d := range e.ds {
+		parts[i] = fmtDur(d)
+	}
+	return "empirical:" + strings.Join(parts, ",")
+}
+
+// Mean returns the mean of l: exact for the distributions of this package
+// (the truncated normal's mean accounts for the mass clipped at 0), and the
+// average of 10,000 seeded draws for other implementations.
+func Mean(l Latency) time.Duration {
+	switch v := l.(type) {
+	case nil:
+		return 0
+	case fixed:
+		return v.d
+	case uniform:
+		return (v.lo + v.hi) / 2
+	case normal:
+		if v.stddev == 0 {
+			return max(v.mean, 0)
+		}
+		// E[max(X,0)] for X ~ N(mu, s²) = mu*Phi(mu/s) + s*phi(mu/s).
+		mu, s := float64(v.mean), float64(v.stddev)
+		z := mu / s
+		phi := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
+		Phi := 0.5 * math.Erfc(-z/math.Sqrt2)
+		return time.Duration(mu*Phi + s*phi)
+	case logNormal:
+		return time.Duration(float64(v.median) * math.Exp(v.sigma*v.sigma/2))
+	case empirical:
+		if len(v.ds) == 0 {
+			return 0
+		}
+		var sum float64
+		for _, d := range v.ds {
+			sum += float64(d)
+		}
+		return time.Duration(sum / float64(len(v.ds)))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var sum float64
+	const n = 10000
+	for range n {
+		sum += float64(l.Sample(rng))
+	}
+	return time.Duration(sum / n)
+}
+
+// ParseLatency parses a latency spec:
+//
+//	fixed:5ms             always 5ms (a bare duration such as "5ms" means the same)
+//	uniform:1ms,5ms       uniform in [1ms, 5ms]
+//	normal:5ms,2ms        normal, mean 5ms, standard deviation 2ms, truncated at 0
+//	lognormal:5ms,0.5     log-normal, median 5ms, sigma 0.5 (of the logarithm)
+//	empirical:1ms,2ms,7ms each observation equally likely
+//
+// Durations use time.ParseDuration's syntax and must not be negative.
+// Errors wrap ErrBadLatency and say what is wrong with the spec.
+func ParseLatency(s string) (Latency, error) {
+	spec := strings.TrimSpace(s)
+	kind, args, hasColon := strings.Cut(spec, ":")
+	kind = strings.ToLower(strings.TrimSpace(kind))
+	if !hasColon {
+		if d, err := time.ParseDuration(kind); err == nil {
+			if d < 0 {
+				return nil, fmt.Errorf("%w %q: duration must not be negative", ErrBadLatency, s)
+			}
+			return Fixed(d), nil
+		}
+		if spec == "" {
+			return nil, fmt.Errorf("%w: empty spec (want e.g. fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5 or empirical:1ms,2ms)", ErrBadLatency)
+		}
+		return nil, fmt.Errorf("%w %q: want kind:args, e.g. normal:5ms,2ms", ErrBadLatency, s)
+	}
+	var fields []string
+	if strings.TrimSpace(args) != "" {
+		fields = strings.Split(args, ",")
+		for i := range fields {
+			fields[i] = strings.TrimSpace(fields[i])
+		}
+	}
+	want := func(n int, form string) error {
+		if len(fields) != n {
+			return fmt.Errorf("%w %q: %s takes %d argument(s) (%s), got %d", ErrBadLatency, s, kind, n, form, len(fields))
+		}
+		return nil
+	}
+	dur := func(i int, name string) (time.Duration, error) {
+		d, err := time.ParseDuration(fields[i])
+		if err != nil {
+			return 0, fmt.Errorf("%w %q: %s %q is not a duration (e.g. 5ms)", ErrBadLatency, s, name, fields[i])
+		}
+		if d < 0 {
+			return 0, fmt.Errorf("%w %q: %s %v must not be negative", ErrBadLatency, s, name, d)
+		}
+		return d, nil
+	}
+	switch kind {
+	case "fixed":
+		if err := want(1, "duration"); err != nil {
+			return nil, err
+		}
+		d, err := dur(0, "duration")
+		if err != nil {
+			return nil, err
+		}
+		return Fixed(d), nil
+	case "uniform":
+		if err := want(2, "lo,hi"); err != nil {
+			return nil, err
+		}
+		lo, err := dur(0, "lo")
+		if err != nil {
+			return nil, err
+		}
+		hi, err := dur(1, "hi")
+		if err != nil {
+			return nil, err
+		}
+		if hi < lo {
+			return nil, fmt.Errorf("%w %q: hi %v is below lo %v", ErrBadLatency, s, hi, lo)
+		}
+		return Uniform(lo, hi), nil
+	case "normal":
+		if err := want(2, "mean,stddev"); err != nil {
+			return nil, err
+		}
+		m, err := dur(0, "mean")
+		if err != nil {
+			return nil, err
+		}
+		sd, err := dur(1, "stddev")
+		if err != nil {
+			return nil, err
+		}
+		return Normal(m, sd), nil
+	case "lognormal":
+		if err := want(2, "median,sigma"); err != nil {
+			return nil, err
+		}
+		m, err := dur(0, "median")
+		if err != nil {
+			return nil, err
+		}
+		sigma, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil || math.IsNaN(sigma) || math.IsInf(sigma, 0) {
+			return nil, fmt.Errorf("%w %q: sigma %q is not a number (e.g. 0.5)", ErrBadLatency, s, fields[1])
+		}
+		if sigma < 0 {
+			return nil, fmt.Errorf("%w %q: sigma %v must not be negative", ErrBadLatency, s, sigma)
+		}
+		return LogNormal(m, sigma), nil
+	case "empirical":
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("%w %q: empirical needs at least one duration", ErrBadLatency, s)
+		}
+		ds := make([]time.Duration, len(fields))
+		for i := range fields {
+			d, err := dur(i, fmt.Sprintf("observation %d", i+1))
+			if err != nil {
+				return nil, err
+			}
+			ds[i] = d
+		}
+		return Empirical(ds), nil
+	}
+	return nil, fmt.Errorf("%w %q: unknown kind %q (want fixed, uniform, normal, lognormal or empirical)", ErrBadLatency, s, kind)
+}
+
+// fmtDur formats d compactly and exactly (time.Duration.String, which
+// ParseDuration reads back).
+func fmtDur(d time.Duration) string { return d.String() }
+
+// sortedCopy returns a sorted copy of ds.
+func sortedCopy(ds []time.Duration) []time.Duration {
+	c := slices.Clone(ds)
+	slices.Sort(c)
+	return c
+}

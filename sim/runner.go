@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// A Job is a batch of independent trials of one experiment. Trial must be
+// a pure function of its index and rng (and of values captured when the
+// job was built): it runs on any worker goroutine, concurrently with other
+// trials, and must not share mutable state with them.
+type Job struct {
+	Trials int
+	Trial  func(i int, rng *rand.Rand) Outcome
+}
+
+// RunOptions controls Run.
+type RunOptions struct {
+	// Seed is the root of every trial's random stream: trial i of every
+	// job draws from TrialRand(Seed, i). Two jobs therefore see the same
+	// random numbers at the same trial index (common random numbers), so
+	// a row of `raftsim paper` is reproduced exactly by the matching
+	// single `raftsim failover` run with the same seed.
+	Seed uint64
+	// Workers is the number of goroutines running trials; <= 0 means
+	// runtime.GOMAXPROCS(0). It changes speed only, never results.
+	Workers int
+	// Progress, if not nil, is called after each finished trial with the
+	// number finished so far and the total. It is called from worker
+	// goroutines (concurrently) and must be cheap.
+	Progress func(done, total int)
+}
+
+// TrialRand returns the random source of trial index i under seed: a PCG
+// generator whose two state words are splitmix64 mixes of (seed, i), so
+// neighbouring seeds and indices give unrelated streams.
+func TrialRand(seed uint64, i int) *rand.Rand {
+	a := splitmix64(seed ^ 0x9e3779b97f4a7c15)
+	b := splitmix64(a ^ uint64(i)*0xbf58476d1ce4e5b9)
+	return rand.New(rand.NewPCG(splitmix64(a+uint64(i)), b))
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Run runs every trial of every job across opts.Workers goroutines and
+// returns the outcomes per job in trial order, so the result does not
+// depend on the number of workers or on scheduling. If ctx is cancelled,
+// workers finish the trial they are running, start no new one, and Run
+// returns the trials that finished (still in trial order, with gaps
+// removed) together with ctx.Err().
+func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) {
+	total := 0
+	starts := make([]int, len(jobs)+1)
+	for j, job := range jobs {
+		starts[j] = total
+		total += max(job.Trials, 0)
+	}
+	starts[len(jobs)] = total
+
+	outs := make([]Outcome, total)
+	done := make([]bool, total)
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(min(workers, total), 1)
+
+	var next, finished atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			j := 0
+			for ctx.Err() == nil {
+				k := int(next.Add(1) - 1)
+				if k >= total {
+					return
+				}
+				for starts[j+1] <= k {
+					j++
+				}
+				i := k - starts[j]
+				outs[k] = jobs[j].Trial(i, TrialRand(opts.Seed, i))
+				done[k] = true
+				n := finished.Add(1)
+				if opts.Progress != nil {
+					opts.Progress(int(n), total)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	res := make([][]Outcome, len(jobs))
+	for j := range jobs {
+		part := make([]Outcome, 0, starts[j+1]-starts[j])
+		for k := starts[j]; k < starts[j+1]; k++ {
+			if done[k] {
+				part = append(part, outs[k])
+			}
+		}
+		res[j] = part
+	}
+	return res, ctx.Err()
+}

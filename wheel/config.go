@@ -1,0 +1,95 @@
+package wheel
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Errors returned by the wheel. Compare with errors.Is.
+var (
+	// ErrStopped is returned when scheduling on a wheel whose Stop was called.
+	ErrStopped = errors.New("wheel: stopped")
+	// ErrTooManyPending is returned when scheduling would exceed Config.MaxPending.
+	ErrTooManyPending = errors.New("wheel: too many pending timers")
+	// ErrNotInitialized is returned by Timer methods used before Timer.Init.
+	ErrNotInitialized = errors.New("wheel: timer not initialized")
+	// ErrNilCallback is returned when a nil callback is given.
+	ErrNilCallback = errors.New("wheel: nil callback")
+	// ErrNilWheel is returned by Timer.Init when given a nil wheel.
+	ErrNilWheel = errors.New("wheel: nil wheel")
+	// ErrTimerPending is returned by Timer.Init on a timer that is still pending.
+	ErrTimerPending = errors.New("wheel: Init on a pending timer (Stop it first)")
+)
+
+// MaxTick is the largest accepted Config.Tick.
+const MaxTick = time.Hour
+
+// Config configures a Wheel. The zero value is not valid; start from
+// DefaultConfig.
+type Config struct {
+	// Tick is the slot granularity of the wheel. It bounds how late a
+	// real-time timer may fire when the driver has to wake for a slot, and
+	// how finely timers are bucketed; deadlines themselves are kept exact
+	// (a virtual wheel fires at exact deadlines, not rounded to ticks).
+	// Must be in (0, MaxTick]. Default 1ms.
+	Tick time.Duration
+
+	// MaxPending limits the number of pending timers, like Netty's
+	// maxPendingTimeouts. Scheduling beyond it returns ErrTooManyPending.
+	// 0 means unlimited; negative values are invalid. Default 0.
+	MaxPending int
+
+	// Executor, if not nil, receives every due callback instead of the
+	// driver running it. It must not block for long: on a real-time wheel it
+	// is called from the driver goroutine, on a virtual wheel from the
+	// goroutine that advances time. Default nil (callbacks run on the driver).
+	Executor Executor
+
+	// Logger receives panics recovered from callbacks and driver events.
+	// Default: a null logger.
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns the default configuration: a 1ms tick, no pending
+// limit, callbacks on the driver goroutine, no logging.
+func DefaultConfig() Config {
+	return Config{Tick: time.Millisecond}
+}
+
+// Validate reports the first invalid field of c, or nil.
+func (c Config) Validate() error {
+	switch {
+	case c.Tick <= 0:
+		return fmt.Errorf("wheel: Config.Tick must be positive, got %v", c.Tick)
+	case c.Tick > MaxTick:
+		return fmt.Errorf("wheel: Config.Tick (%v) must be at most %v", c.Tick, MaxTick)
+	case c.MaxPending < 0:
+		return fmt.Errorf("wheel: Config.MaxPending must be >= 0 (0 means unlimited), got %d", c.MaxPending)
+	}
+	return nil
+}
+
+// An Executor runs due callbacks somewhere other than the driver goroutine,
+// for example on a worker pool. It must eventually call task.Run exactly once.
+type Executor func(task Task)
+
+// A Task is one due callback handed to an Executor. Passing it around does not
+// allocate.
+type Task struct {
+	w *Wheel
+	f func()
+}
+
+// Run runs the callback. A panic in the callback is recovered, logged and
+// counted in Stats.Panics.
+func (k Task) Run() {
+	if k.w != nil {
+		k.w.run(k.f)
+	}
+}
+
+// GoExecutor runs each callback on a new goroutine.
+func GoExecutor(task Task) { go task.Run() }

@@ -1,0 +1,56 @@
+// Package wheel is a hierarchical timing wheel shared by many timers, with two
+// drivers: real time for production and virtual time for simulation and
+// tests.
+//
+// # One wheel, two drivers
+//
+// A Wheel is a data structure plus a step that fires what is due. Who takes
+// the step is the driver:
+//
+//   - New returns a real-time wheel. A single driver goroutine sleeps until the
+//     next occupied deadline and is woken early when a nearer timer arrives; it
+//     never wakes once per tick when nothing is due (the "empty advance" of
+//     Netty's HashedWheelTimer). Shared returns one process-wide real-time
+//     wheel, so thousands of Raft groups share one goroutine.
+//   - NewVirtual returns a Virtual wheel. Its clock starts at 0 and moves only
+//     through AdvanceTo, AdvanceBy, AdvanceToNext and RunUntilIdle; callbacks
+//     run synchronously on the calling goroutine, at their exact deadlines, in
+//     (deadline, schedule order) order. A whole simulated cluster runs as "jump
+//     to the next deadline, fire it", reproducibly.
+//
+// Code that schedules timers takes a *Wheel and runs unchanged on either.
+// Time is a time.Duration since the wheel's epoch (Wheel.Now).
+//
+// # Timers
+//
+// A Timer is embedded in the caller's struct, bound once with Init and
+// re-armed with Reset; after Init, Reset and Stop never allocate.
+// Wheel.AfterFunc is the convenience form (one allocation). Stop reports true
+// only if it prevented the callback; Reset reports whether the timer was
+// pending.
+//
+// Reset is the hot path of Raft: followers push their election timer forward
+// on every heartbeat. On a real-time wheel, moving a pending timer's deadline
+// later takes no lock: the new deadline is stored atomically and the timer is
+// re-bucketed lazily when its old bucket comes due. Only moving a deadline
+// earlier than its bucket takes the wheel's lock.
+//
+// # Structure
+//
+// Levels of 64 slots, each covering 64 times the span of the one below, hold
+// the timers; a 64-bit occupancy bitmap per level finds the next occupied
+// slot in O(levels) without scanning, and enough levels are used to reach any
+// time.Duration at the configured tick (1ms by default). Deadlines are exact;
+// the tick only decides bucketing. Timers due within the current tick wait in
+// a small heap ordered by (deadline, schedule order).
+//
+// # Callbacks, errors, shutdown
+//
+// Callbacks run on the driver goroutine unless Config.Executor hands them
+// elsewhere; they should be short. A panicking callback is recovered, logged
+// and counted (Stats.Panics); the wheel keeps running. Config.MaxPending bounds
+// pending timers (ErrTooManyPending). Wheel.Stop is idempotent, returns the
+// timers that never fired, makes later scheduling fail with ErrStopped, and
+// may be called from a callback. Stats reports counters: scheduled, fired,
+// cancelled, pending, rejected, panics, lateness and driver wake-ups.
+package wheel

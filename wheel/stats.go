@@ -1,0 +1,47 @@
+package wheel
+
+import "time"
+
+// Stats is a snapshot of a wheel's counters. Counters are read one by one, so
+// a snapshot taken while timers change may be slightly inconsistent. Once the
+// wheel is quiet, Scheduled == Fired + Cancelled + Dropped + Pending.
+type Stats struct {
+	// Scheduled counts timers that went from idle to pending. Resetting a
+	// timer that is already pending moves it without counting.
+	Scheduled int64
+	// Fired counts callbacks started (or handed to the Executor).
+	Fired int64
+	// Cancelled counts Timer.Stop calls that prevented a callback.
+	Cancelled int64
+	// Dropped counts pending timers returned by Wheel.Stop.
+	Dropped int64
+	// Pending is the number of pending timers.
+	Pending int64
+	// Rejected counts schedules refused (ErrStopped, ErrTooManyPending).
+	Rejected int64
+	// Panics counts callbacks that panicked (recovered and logged).
+	Panics int64
+	// LateFires counts real-time fires later than one tick past the deadline.
+	LateFires int64
+	// MaxLateness is the largest delay between a real-time timer's deadline
+	// and the driver starting it.
+	MaxLateness time.Duration
+	// Wakeups counts real-time driver wake-ups.
+	Wakeups int64
+}
+
+// Stats returns a snapshot of w's counters.
+func (w *Wheel) Stats() Stats {
+	return Stats{
+		Scheduled:   w.scheduled.Load(),
+		Fired:       w.fired.Load(),
+		Cancelled:   w.cancelled.Load(),
+		Dropped:     w.dropped.Load(),
+		Pending:     w.pending.Load(),
+		Rejected:    w.rejected.Load(),
+		Panics:      w.panics.Load(),
+		LateFires:   w.lateFires.Load(),
+		MaxLateness: time.Duration(w.maxLate.Load()),
+		Wakeups:     w.wakeups.Load(),
+	}
+}

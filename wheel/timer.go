@@ -1,0 +1,208 @@
+package wheel
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Timer locations (Timer.loc).
+const (
+	locNone  uint8 = iota // not linked anywhere
+	locSlot               // in a slot list
+	locReady              // has a live entry in the ready heap
+)
+
+// A Timer runs a callback once at a deadline on a Wheel. It is meant to be
+// embedded in the caller's struct and reused: after Init, Reset and Stop do
+// not allocate. A Timer must not be copied after first use. The zero Timer is
+// idle and not yet bound to a wheel; Reset reports ErrNotInitialized (through
+// TryReset) until Init is called.
+//
+// Deadlines are kept exact; the wheel's tick only decides how timers are
+// bucketed. Reset that moves a pending timer's deadline later, the path a
+// Raft follower takes on every heartbeat, takes no lock on a real-time wheel:
+// it stores the new deadline and the timer is re-bucketed lazily when its old
+// bucket comes due.
+type Timer struct {
+	w *Wheel
+	f func()
+
+	// due is deadline+1 (ns since the wheel's epoch) while pending, 0 when
+	// idle. It is the single source of truth for "pending": Stop, firing and
+	// the lock-free Reset all change it with compare-and-swap.
+	due atomic.Int64
+	// slotStart is the time at which the wheel will next examine the timer
+	// (its slot's start), or -1 if it is not in a slot. A pending timer may
+	// move its deadline later without the lock as long as the new deadline
+	// is >= slotStart.
+	slotStart atomic.Int64
+	// seq orders timers with equal deadlines by when they were scheduled.
+	seq atomic.Uint64
+
+	// Guarded by w.mu.
+	next, prev *Timer
+	loc        uint8
+	lvl, idx   uint8
+}
+
+// Init binds t to wheel w and callback f. The timer starts idle. Init may be
+// called again to rebind an idle timer; it returns ErrTimerPending if t is
+// pending, ErrNilWheel or ErrNilCallback for nil arguments.
+func (t *Timer) Init(w *Wheel, f func()) error {
+	if w == nil {
+		return ErrNilWheel
+	}
+	if f == nil {
+		return ErrNilCallback
+	}
+	if old := t.w; old != nil {
+		old.mu.Lock()
+		if t.due.Load() != 0 {
+			old.mu.Unlock()
+			return ErrTimerPending
+		}
+		old.unlink(t)
+		old.mu.Unlock()
+	} else {
+		t.slotStart.Store(-1)
+	}
+	t.w, t.f = w, f
+	return nil
+}
+
+// Reset schedules t to fire d from now (d <= 0: due at once), whether or not
+// it is pending, and reports whether it was pending. If the timer cannot be
+// scheduled (wheel stopped, MaxPending reached, t not initialized) Reset
+// returns false and leaves it idle; TryReset says why, and the wheel counts
+// the rejection in Stats.Rejected. Reset may be called from any goroutine,
+// including from t's own callback.
+func (t *Timer) Reset(d time.Duration) bool {
+	pending, _ := t.TryReset(d)
+	return pending
+}
+
+// TryReset is Reset that also returns why a timer could not be scheduled:
+// ErrNotInitialized, ErrStopped or ErrTooManyPending.
+func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
+	w := t.w
+	if w == nil {
+		return false, ErrNotInitialized
+	}
+	when := w.deadline(d)
+	if !w.virtual {
+		// Lock-free path: a pending timer whose new deadline is not before
+		// the start of the slot it sits in just records the deadline.
+		if old := t.due.Load(); old != 0 {
+			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(old, when+1) {
+				// If the wheel re-bucketed the timer between our check and
+				// the swap, it may now sit in a slot that starts after the
+				// new deadline: repair under the lock (rare).
+				if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+					w.fixup(t)
+				}
+				return true, nil
+			}
+		}
+	}
+	return w.schedule(t, when)
+}
+
+// Stop prevents t from firing. It returns true if the call stopped a pending
+// timer, false if the timer was idle: already fired (its callback has been
+// or is being run), already stopped, or never scheduled. Stop does not wait
+// for a running callback. It takes no lock.
+func (t *Timer) Stop() bool {
+	if _, ok := t.claim(); ok {
+		t.w.cancelled.Add(1)
+		return true
+	}
+	return false
+}
+
+// claim makes a pending timer idle and returns its deadline.
+func (t *Timer) claim() (int64, bool) {
+	for {
+		due := t.due.Load()
+		if due == 0 {
+			return 0, false
+		}
+		if t.due.CompareAndSwap(due, 0) {
+			t.w.pending.Add(-1)
+			return due - 1, true
+		}
+	}
+}
+
+// Pending reports whether t is scheduled and has not yet fired or been
+// stopped.
+func (t *Timer) Pending() bool { return t.due.Load() != 0 }
+
+// Deadline returns t's deadline on its wheel's clock (see Wheel.Now) and
+// true if t is pending, or 0 and false.
+func (t *Timer) Deadline() (time.Duration, bool) {
+	due := t.due.Load()
+	if due == 0 {
+		return 0, false
+	}
+	return time.Duration(due - 1), true
+}
+
+// Wheel returns the wheel t is bound to, or nil before Init.
+func (t *Timer) Wheel() *Wheel { return t.w }
+
+// entry is a ready-heap element: a timer due before the cursor tick, with
+// the deadline and sequence it had when pushed. An entry is stale (skipped)
+// when the timer has moved since.
+type entry struct {
+	t    *Timer
+	when int64
+	seq  uint64
+}
+
+func (a entry) less(b entry) bool {
+	return a.when < b.when || (a.when == b.when && a.seq < b.seq)
+}
+
+// readyHeap is a binary min-heap of entries ordered by (when, seq).
+type readyHeap []entry
+
+func (h *readyHeap) push(e entry) {
+	s := append(*h, e)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s[i].less(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+	*h = s
+}
+
+func (h *readyHeap) pop() entry {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s[n] = entry{}
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s[r].less(s[l]) {
+			m = r
+		}
+		if !s[m].less(s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}

@@ -1,0 +1,583 @@
+package wheel
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+const (
+	slotBits      = 6
+	slotsPerLevel = 1 << slotBits
+	slotMask      = slotsPerLevel - 1
+
+	// maxWhen is the latest representable deadline; Timer.due stores
+	// deadline+1, so one value is kept free.
+	maxWhen = math.MaxInt64 - 1
+	never   = int64(math.MaxInt64)
+)
+
+// level is one ring of the hierarchy: 64 slots, each an intrusive doubly
+// linked list of timers, and a bitmap of the non-empty ones.
+type level struct {
+	occupied uint64
+	slots    [slotsPerLevel]*Timer
+}
+
+// A Wheel is a hierarchical timing wheel. Create one with New (real time),
+// NewVirtual (virtual time) or use Shared. All methods are safe for concurrent
+// use.
+//
+// Internally time is counted in nanoseconds since the wheel's epoch and in
+// ticks of Config.Tick. Level l holds timers whose deadline tick first
+// differs from the cursor in bit group l (6 bits a level), so the next
+// occupied slot is found with one bit scan per level and a timer is
+// re-bucketed at most once per level. Timers due within the cursor's tick
+// wait in a small min-heap ordered by (exact deadline, schedule sequence).
+type Wheel struct {
+	// Immutable after construction.
+	tick       int64 // ns
+	maxTick    int64
+	virtual    bool
+	shared     bool
+	maxPending int64
+	exec       Executor
+	log        hclog.Logger
+	epoch      time.Time
+
+	vnow atomic.Int64 // virtual clock, ns
+
+	// mu guards everything below it up to the counters, and every Timer's
+	// next, prev, loc, lvl and idx fields.
+	mu      sync.Mutex
+	cur     int64 // cursor tick: timers due before it are in ready
+	levels  []level
+	ready   readyHeap
+	stopped bool
+	started bool // real-time driver running
+
+	seq atomic.Uint64 // schedule sequence
+
+	// Counters.
+	pending, scheduled, fired, cancelled, dropped atomic.Int64
+	rejected, panics, lateFires, wakeups          atomic.Int64
+	maxLate                                       atomic.Int64
+
+	// Real-time driver.
+	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
+	inCallback atomic.Bool  // driver is running callbacks
+	wakeCh     chan struct{}
+	stopCh     chan struct{}
+	doneCh     chan struct{}
+	batch      []firing // owned by the driver goroutine
+}
+
+// firing is one claimed timer about to run.
+type firing struct {
+	f    func()
+	when int64
+}
+
+func newWheel(cfg Config, virtual bool) (*Wheel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	tick := int64(cfg.Tick)
+	maxTick := maxWhen / tick
+	n := (bits.Len64(uint64(maxTick)+1) + slotBits - 1) / slotBits
+	w := &Wheel{
+		tick:       tick,
+		maxTick:    maxTick,
+		virtual:    virtual,
+		maxPending: int64(cfg.MaxPending),
+		exec:       cfg.Executor,
+		log:        log,
+		epoch:      time.Now(),
+		levels:     make([]level, n),
+		wakeCh:     make(chan struct{}, 1),
+		stopCh:     make(chan struct{}),
+		doneCh:     make(chan struct{}),
+	}
+	w.sleepUntil.Store(never)
+	return w, nil
+}
+
+// New returns a real-time wheel. Its driver goroutine starts with the first
+// scheduled timer, sleeps until the next occupied deadline (never once per
+// tick when nothing is due) and is woken early when a nearer timer arrives.
+// Stop the wheel to end the goroutine.
+func New(cfg Config) (*Wheel, error) { return newWheel(cfg, false) }
+
+var (
+	sharedOnce  sync.Once
+	sharedWheel *Wheel
+)
+
+// Shared returns the process-wide real-time wheel with DefaultConfig, created
+// on first use; its driver goroutine starts with the first timer. Thousands
+// of Raft groups can share it. Stop on the shared wheel is refused (it
+// returns nil and logs a warning) so that one user cannot break the others.
+func Shared() *Wheel {
+	sharedOnce.Do(func() {
+		w, err := newWheel(DefaultConfig(), false)
+		if err != nil {
+			panic("wheel: DefaultConfig is invalid: " + err.Error()) // unreachable
+		}
+		w.shared = true
+		sharedWheel = w
+	})
+	return sharedWheel
+}
+
+// IsVirtual reports whether w runs on virtual time.
+func (w *Wheel) IsVirtual() bool { return w.virtual }
+
+// Tick returns the wheel's tick (Config.Tick).
+func (w *Wheel) Tick() time.Duration { return time.Duration(w.tick) }
+
+// Now returns the wheel's current time: the time since the wheel was created
+// for a real-time wheel, the virtual clock for a virtual one. While a virtual
+// wheel runs a callback, Now is that timer's exact deadline.
+func (w *Wheel) Now() time.Duration { return time.Duration(w.nowNanos()) }
+
+func (w *Wheel) nowNanos() int64 {
+	if w.virtual {
+		return w.vnow.Load()
+	}
+	return int64(time.Since(w.epoch))
+}
+
+// deadline returns Now()+d, with d <= 0 meaning now, saturating at maxWhen.
+func (w *Wheel) deadline(d time.Duration) int64 {
+	now := w.nowNanos()
+	if d <= 0 {
+		return now
+	}
+	if int64(d) > maxWhen-now {
+		return maxWhen
+	}
+	return now + int64(d)
+}
+
+// AfterFunc schedules f to run once, d from now, and returns its Timer. It
+// allocates the Timer; embed a Timer and use Init and Reset to avoid that.
+// A d <= 0 makes the timer due at once.
+func (w *Wheel) AfterFunc(d time.Duration, f func()) (*Timer, error) {
+	if f == nil {
+		return nil, ErrNilCallback
+	}
+	t := &Timer{w: w, f: f}
+	if _, err := t.TryReset(d); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Stop stops the wheel and returns the timers that were pending, which will
+// never fire, ordered by deadline. Later scheduling fails with ErrStopped.
+// Stop is idempotent: later calls return nil. On a real-time wheel it waits
+// for the driver goroutine to exit, unless a callback is running at that
+// moment (for example, Stop called from a callback), in which case the driver
+// exits as soon as that callback returns; Done reports the exit. Stop on the
+// Shared wheel is refused: it returns nil and logs a warning.
+func (w *Wheel) Stop() []*Timer {
+	if w.shared {
+		w.log.Warn("Stop called on the shared wheel; ignored")
+		return nil
+	}
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return nil
+	}
+	w.stopped = true
+	type left struct {
+		t        *Timer
+		when     int64
+		position uint64
+	}
+	var out []left
+	claim := func(t *Timer) {
+		if when, ok := t.claim(); ok {
+			out = append(out, left{t, when, t.seq.Load()})
+		}
+	}
+	for l := range w.levels {
+		lv := &w.levels[l]
+		for i := range lv.slots {
+			for t := lv.slots[i]; t != nil; {
+				next := t.next
+				t.next, t.prev, t.loc = nil, nil, locNone
+				t.slotStart.Store(-1)
+				claim(t)
+				t = next
+			}
+			lv.slots[i] = nil
+		}
+		lv.occupied = 0
+	}
+	for _, e := range w.ready {
+		if e.t.loc == locReady {
+			e.t.loc = locNone
+			claim(e.t)
+		}
+	}
+	w.ready = nil
+	started := w.started
+	w.mu.Unlock()
+
+	w.dropped.Add(int64(len(out)))
+	if started {
+		close(w.stopCh)
+		if !w.inCallback.Load() {
+			<-w.doneCh
+		}
+	} else {
+		close(w.doneCh)
+	}
+	slices.SortFunc(out, func(a, b left) int {
+		if c := cmp.Compare(a.when, b.when); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.position, b.position)
+	})
+	timers := make([]*Timer, len(out))
+	for i, o := range out {
+		timers[i] = o.t
+	}
+	return timers
+}
+
+// Done returns a channel closed when the wheel is stopped and its driver
+// goroutine (if any) has exited.
+func (w *Wheel) Done() <-chan struct{} { return w.doneCh }
+
+// run calls f, recovering and counting a panic.
+func (w *Wheel) run(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.panics.Add(1)
+			w.log.Error("timer callback panicked", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	f()
+}
+
+// invoke runs f on the executor if any, else here.
+func (w *Wheel) invoke(f func()) {
+	if w.exec != nil {
+		w.exec(Task{w: w, f: f})
+		return
+	}
+	w.run(f)
+}
+
+// --- the data structure; all below with mu held ---
+
+// tickEnd returns the first nanosecond of tick tk, saturating.
+func (w *Wheel) tickStart(tk int64) int64 {
+	if tk > w.maxTick {
+		return never
+	}
+	return tk * w.tick
+}
+
+// place links a pending timer where its current deadline belongs, or drops
+// it if it is no longer pending. The deadline is re-read after publishing
+// the slot's start so that a concurrent lock-free Reset either sees the new
+// start or is seen here (see Timer.TryReset).
+func (w *Wheel) place(t *Timer) {
+	for {
+		due := t.due.Load()
+		if due == 0 {
+			t.slotStart.Store(-1)
+			t.loc = locNone
+			return
+		}
+		when := due - 1
+		tk := when / w.tick
+		if tk < w.cur {
+			t.slotStart.Store(-1)
+			if t.due.Load() != due {
+				continue
+			}
+			t.loc = locReady
+			w.ready.push(entry{t: t, when: when, seq: t.seq.Load()})
+			return
+		}
+		var lvl int
+		if x := uint64(tk ^ w.cur); x > slotMask {
+			lvl = (bits.Len64(x) - 1) / slotBits
+		}
+		shift := uint(lvl * slotBits)
+		start := (tk >> shift) << shift
+		t.slotStart.Store(w.tickStart(start))
+		if t.due.Load() != due {
+			continue
+		}
+		idx := int((tk >> shift) & slotMask)
+		lv := &w.levels[lvl]
+		head := lv.slots[idx]
+		t.prev, t.next = nil, head
+		if head != nil {
+			head.prev = t
+		}
+		lv.slots[idx] = t
+		lv.occupied |= 1 << uint(idx)
+		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint8(idx)
+		return
+	}
+}
+
+// unlink removes t from its slot list, if it is in one, and detaches it from
+// any heap entry.
+func (w *Wheel) unlink(t *Timer) {
+	switch t.loc {
+	case locSlot:
+		lv := &w.levels[t.lvl]
+		if t.prev != nil {
+			t.prev.next = t.next
+		} else {
+			lv.slots[t.idx] = t.next
+			if t.next == nil {
+				lv.occupied &^= 1 << uint(t.idx)
+			}
+		}
+		if t.next != nil {
+			t.next.prev = t.prev
+		}
+		t.next, t.prev = nil, nil
+	case locReady:
+		// The heap entry is left behind and recognized as stale.
+	}
+	t.loc = locNone
+	t.slotStart.Store(-1)
+}
+
+// nextSlot finds the earliest occupied slot at or after the cursor.
+func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
+	for l := range w.levels {
+		shift := uint(l * slotBits)
+		pos := uint((w.cur >> shift) & slotMask)
+		var mask uint64
+		if l == 0 {
+			mask = ^uint64(0) << pos
+		} else {
+			mask = ^uint64(0) << pos << 1
+		}
+		if b := w.levels[l].occupied & mask; b != 0 {
+			i := bits.TrailingZeros64(b)
+			up := shift + slotBits
+			start = (w.cur>>up)<<up | int64(i)<<shift
+			return l, i, start, true
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// take empties a slot and returns its list.
+func (w *Wheel) take(lvl, idx int) *Timer {
+	lv := &w.levels[lvl]
+	head := lv.slots[idx]
+	lv.slots[idx] = nil
+	lv.occupied &^= 1 << uint(idx)
+	return head
+}
+
+// replace re-places every timer of a list taken from a slot.
+func (w *Wheel) replace(head *Timer) {
+	for t := head; t != nil; {
+		next := t.next
+		t.next, t.prev, t.loc = nil, nil, locNone
+		w.place(t)
+		t = next
+	}
+}
+
+// processSlot moves the cursor to a slot's start and re-buckets its timers:
+// one level down, or into the ready heap when due within the cursor's tick.
+func (w *Wheel) processSlot(lvl, idx int, start int64) {
+	head := w.take(lvl, idx)
+	if lvl == 0 {
+		w.moveCursor(start + 1)
+	} else {
+		w.moveCursor(start)
+	}
+	w.replace(head)
+}
+
+// moveCursor moves the cursor forward to tick c. Every slot starting before
+// c must already be processed. Slots of higher levels that start exactly at
+// c are cascaded.
+func (w *Wheel) moveCursor(c int64) {
+	if c <= w.cur {
+		return
+	}
+	w.cur = c
+	for l := len(w.levels) - 1; l >= 1; l-- {
+		idx := int((c >> uint(l*slotBits)) & slotMask)
+		if w.levels[l].occupied&(1<<uint(idx)) != 0 {
+			w.replace(w.take(l, idx))
+		}
+	}
+}
+
+// peek returns the exact earliest pending deadline, re-bucketing slots as
+// needed (it may move the cursor ahead of the clock, which is harmless).
+func (w *Wheel) peek() (entry, bool) {
+	for {
+		top, haveTop := w.cleanTop()
+		lvl, idx, start, ok := w.nextSlot()
+		if haveTop && (!ok || top.when < w.tickStart(start)) {
+			return top, true
+		}
+		if !ok {
+			return entry{}, false
+		}
+		w.processSlot(lvl, idx, start)
+	}
+}
+
+// nextEvent returns a lower bound on the earliest pending deadline (the
+// next occupied slot's start or the ready heap's top), without re-bucketing.
+func (w *Wheel) nextEvent() int64 {
+	next := never
+	if top, ok := w.cleanTop(); ok {
+		next = top.when
+	}
+	if _, _, start, ok := w.nextSlot(); ok {
+		next = min(next, w.tickStart(start))
+	}
+	return next
+}
+
+// cleanTop drops stale heap entries and returns the valid top, if any.
+func (w *Wheel) cleanTop() (entry, bool) {
+	for len(w.ready) > 0 {
+		e := w.ready[0]
+		t := e.t
+		if t.loc != locReady || t.seq.Load() != e.seq {
+			w.ready.pop() // superseded by a later schedule
+			continue
+		}
+		due := t.due.Load()
+		if due == e.when+1 {
+			return e, true
+		}
+		w.ready.pop()
+		t.loc = locNone
+		if due != 0 {
+			w.place(t) // pushed later by a concurrent Reset
+		}
+	}
+	return entry{}, false
+}
+
+// popDue claims the earliest pending timer if its deadline is <= target.
+func (w *Wheel) popDue(target int64) (firing, bool) {
+	for {
+		e, ok := w.peek()
+		if !ok || e.when > target {
+			return firing{}, false
+		}
+		w.ready.pop()
+		t := e.t
+		t.loc = locNone
+		if !t.due.CompareAndSwap(e.when+1, 0) {
+			if t.due.Load() != 0 {
+				w.place(t)
+			}
+			continue
+		}
+		w.pending.Add(-1)
+		w.fired.Add(1)
+		return firing{f: t.f, when: e.when}, true
+	}
+}
+
+// schedule is the locked path of Timer.TryReset.
+func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		w.rejected.Add(1)
+		return false, ErrStopped
+	}
+	seq := w.seq.Add(1)
+	for {
+		old := t.due.Load()
+		if old != 0 {
+			if s := t.slotStart.Load(); s >= 0 && when >= s {
+				// Later than the slot's start: stay in the slot, which
+				// re-buckets the timer when it comes due.
+				t.seq.Store(seq)
+				if t.due.CompareAndSwap(old, when+1) {
+					return true, nil
+				}
+				continue
+			}
+			w.unlink(t)
+			t.seq.Store(seq)
+			if !t.due.CompareAndSwap(old, when+1) {
+				continue
+			}
+			w.place(t)
+			w.wake(when)
+			return true, nil
+		}
+		if w.maxPending > 0 && w.pending.Load() >= w.maxPending {
+			w.rejected.Add(1)
+			return false, ErrTooManyPending
+		}
+		w.unlink(t)
+		t.seq.Store(seq)
+		if !t.due.CompareAndSwap(0, when+1) {
+			continue
+		}
+		w.pending.Add(1)
+		w.scheduled.Add(1)
+		w.place(t)
+		if !w.virtual && !w.started {
+			w.started = true
+			go w.drive()
+		}
+		w.wake(when)
+		return false, nil
+	}
+}
+
+// fixup re-places a timer whose lock-free Reset raced with re-bucketing.
+func (w *Wheel) fixup(t *Timer) {
+	w.mu.Lock()
+	if t.due.Load() != 0 && !w.stopped {
+		w.unlink(t)
+		w.place(t)
+		if due := t.due.Load(); due != 0 {
+			w.wake(due - 1)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// wake wakes the real-time driver if when is before its planned wake-up.
+func (w *Wheel) wake(when int64) {
+	if w.virtual || when >= w.sleepUntil.Load() {
+		return
+	}
+	w.sleepUntil.Store(when)
+	select {
+	case w.wakeCh <- struct{}{}:
+	default:
+	}
+}
