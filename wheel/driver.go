@@ -14,17 +14,24 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
-		now := int64(time.Since(w.epoch))
+		now, ticking := w.closeEpoch()
+		slack := max(w.slackCur, w.slackPrev)
+		target := now - slack
 		batch := w.batch[:0]
 		for {
-			f, ok := w.popDue(now)
+			f, ok := w.popDue(target)
 			if !ok {
 				break
 			}
 			batch = append(batch, f)
 		}
-		w.moveCursor(now/w.tick + 1)
-		next := w.nextEvent()
+		if target >= 0 {
+			w.moveCursor(target/w.tick + 1)
+		}
+		next := w.nextEvent(slack)
+		if ticking {
+			next = min(next, now+w.tick)
+		}
 		w.sleepUntil.Store(next)
 		w.mu.Unlock()
 
@@ -45,6 +52,7 @@ func (w *Wheel) drive() {
 			case <-w.stopCh:
 				return
 			}
+			w.wakeups.Add(1)
 		} else if d := next - int64(time.Since(w.epoch)); d > 0 {
 			sleep.Reset(time.Duration(d))
 			select {
@@ -55,8 +63,8 @@ func (w *Wheel) drive() {
 				sleep.Stop()
 				return
 			}
+			w.wakeups.Add(1)
 		}
-		w.wakeups.Add(1)
 	}
 }
 
@@ -71,4 +79,33 @@ func (w *Wheel) noteLateness(late int64) {
 			return
 		}
 	}
+}
+
+// closeEpoch ends the current coarse-clock epoch, records its length, and
+// publishes a new one if timers were scheduled during it. It returns the
+// current time and whether the driver must wake again within a tick to keep
+// the coarse clock fresh. Called by the driver with mu held.
+func (w *Wheel) closeEpoch() (now int64, ticking bool) {
+	// Unpublish first: a Reset that read the old value did so before this
+	// swap, hence before the clock read below, so the measured length
+	// bounds how far behind real time the value it used was.
+	c := w.coarse.Swap(-1)
+	now = int64(time.Since(w.epoch))
+	if now-w.periodStart >= slackPeriod {
+		if now-w.periodStart >= 2*slackPeriod {
+			w.slackPrev = 0
+		} else {
+			w.slackPrev = w.slackCur
+		}
+		w.slackCur = 0
+		w.periodStart = now
+	}
+	if c >= 0 {
+		w.slackCur = max(w.slackCur, now-c)
+	}
+	if w.demand.Swap(false) {
+		w.coarse.Store(now)
+		return now, true
+	}
+	return now, false
 }

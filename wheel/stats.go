@@ -26,7 +26,7 @@ type Stats struct {
 	// MaxLateness is the largest delay between a real-time timer's deadline
 	// and the driver starting it.
 	MaxLateness time.Duration
-	// Wakeups counts real-time driver wake-ups.
+	// Wakeups counts real-time driver wake-ups from sleep.
 	Wakeups int64
 }
 

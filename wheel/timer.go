@@ -56,16 +56,17 @@ func (t *Timer) Init(w *Wheel, f func()) error {
 		return ErrNilCallback
 	}
 	if old := t.w; old != nil {
+		// Rebinding: detach from the old wheel under its lock, which also
+		// orders the write of t.w before the old wheel's next look at its
+		// stale heap entries for t.
 		old.mu.Lock()
+		defer old.mu.Unlock()
 		if t.due.Load() != 0 {
-			old.mu.Unlock()
 			return ErrTimerPending
 		}
 		old.unlink(t)
-		old.mu.Unlock()
-	} else {
-		t.slotStart.Store(-1)
 	}
+	t.slotStart.Store(-1)
 	t.w, t.f = w, f
 	return nil
 }
@@ -88,7 +89,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 	if w == nil {
 		return false, ErrNotInitialized
 	}
-	when := w.deadline(d)
+	when := w.scheduleDeadline(d)
 	if !w.virtual {
 		// Lock-free path: a pending timer whose new deadline is not before
 		// the start of the slot it sits in just records the deadline.

@@ -32,12 +32,14 @@ func NewVirtual(cfg Config) (*Virtual, error) {
 
 // AdvanceTo moves the clock to t, firing every timer whose deadline is <= t,
 // and returns how many fired. A t before Now() does not move the clock back;
-// it fires only timers due at Now(). On a stopped wheel it does nothing.
+// it fires only timers due at Now(). The clock stops at the latest
+// representable deadline (math.MaxInt64-1 ns). On a stopped wheel it does
+// nothing.
 func (v *Virtual) AdvanceTo(t time.Duration) int {
 	v.advMu.Lock()
 	defer v.advMu.Unlock()
 	w := v.Wheel
-	target := max(int64(t), w.vnow.Load())
+	target := min(max(int64(t), w.vnow.Load()), maxWhen)
 	n := 0
 	for {
 		w.mu.Lock()

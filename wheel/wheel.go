@@ -22,6 +22,13 @@ const (
 	// deadline+1, so one value is kept free.
 	maxWhen = math.MaxInt64 - 1
 	never   = int64(math.MaxInt64)
+
+	// Delays up to coarseMaxDelay may be scheduled on the coarse clock; the
+	// slack covers epochs that ended within the last slackPeriod at least,
+	// so a coarse timer whose fire is not delayed by more than
+	// slackPeriod-coarseMaxDelay is covered.
+	coarseMaxDelay = 8 * time.Second
+	slackPeriod    = int64(16 * time.Second)
 )
 
 // level is one ring of the hierarchy: 64 slots, each an intrusive doubly
@@ -71,12 +78,26 @@ type Wheel struct {
 	maxLate                                       atomic.Int64
 
 	// Real-time driver.
-	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
-	inCallback atomic.Bool  // driver is running callbacks
-	wakeCh     chan struct{}
-	stopCh     chan struct{}
-	doneCh     chan struct{}
-	batch      []firing // owned by the driver goroutine
+	//
+	// coarse is a clock the driver publishes once a tick while timers are
+	// being scheduled (demand), so that Reset need not read the clock; -1
+	// when not published. An epoch is the time between two publications; the
+	// driver measures each epoch's length and fires every timer only once
+	// its deadline plus the longest epoch of the last slackPeriod..2*slackPeriod
+	// has passed (slack, guarded by mu). A timer scheduled in an epoch that
+	// started at c was scheduled before the epoch ended, so c+d+len(epoch) is
+	// not before the Reset call plus d.
+	coarse      atomic.Int64
+	demand      atomic.Bool
+	slackCur    int64        // longest epoch in the current period; mu
+	slackPrev   int64        // longest epoch in the previous period; mu
+	periodStart int64        // mu
+	sleepUntil  atomic.Int64 // ns; the driver's next planned wake-up
+	inCallback  atomic.Bool  // driver is running callbacks
+	wakeCh      chan struct{}
+	stopCh      chan struct{}
+	doneCh      chan struct{}
+	batch       []firing // owned by the driver goroutine
 }
 
 // firing is one claimed timer about to run.
@@ -110,6 +131,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		doneCh:     make(chan struct{}),
 	}
 	w.sleepUntil.Store(never)
+	w.coarse.Store(-1)
 	return w, nil
 }
 
@@ -160,7 +182,10 @@ func (w *Wheel) nowNanos() int64 {
 
 // deadline returns Now()+d, with d <= 0 meaning now, saturating at maxWhen.
 func (w *Wheel) deadline(d time.Duration) int64 {
-	now := w.nowNanos()
+	return addDeadline(w.nowNanos(), d)
+}
+
+func addDeadline(now int64, d time.Duration) int64 {
 	if d <= 0 {
 		return now
 	}
@@ -168,6 +193,34 @@ func (w *Wheel) deadline(d time.Duration) int64 {
 		return maxWhen
 	}
 	return now + int64(d)
+}
+
+// scheduleDeadline is the deadline recorded for a timer scheduled d from
+// now. On a real-time wheel it avoids reading the clock when it can: it uses
+// the coarse clock (see coarse), which may lag real time by up to one coarse
+// epoch. The driver delays every fire by the longest recent epoch (the
+// slack), so a deadline computed from the coarse clock still never fires
+// before the Reset call plus d.
+func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
+	if w.virtual {
+		return addDeadline(w.vnow.Load(), d)
+	}
+	if d <= coarseMaxDelay {
+		if c := w.coarse.Load(); c >= 0 {
+			if !w.demand.Load() {
+				w.demand.Store(true)
+			}
+			return addDeadline(c, d)
+		}
+		if w.demand.CompareAndSwap(false, true) {
+			// Ask a long-sleeping driver to start publishing the coarse clock.
+			select {
+			case w.wakeCh <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return addDeadline(int64(time.Since(w.epoch)), d)
 }
 
 // AfterFunc schedules f to run once, d from now, and returns its Timer. It
@@ -449,9 +502,10 @@ func (w *Wheel) peek() (entry, bool) {
 	}
 }
 
-// nextEvent returns a lower bound on the earliest pending deadline (the
-// next occupied slot's start or the ready heap's top), without re-bucketing.
-func (w *Wheel) nextEvent() int64 {
+// nextEvent returns a lower bound on when the driver must next look (the
+// earlier of the next occupied slot's start and the ready heap's top, plus
+// the slack by which the driver delays fires), without re-bucketing.
+func (w *Wheel) nextEvent(slack int64) int64 {
 	next := never
 	if top, ok := w.cleanTop(); ok {
 		next = top.when
@@ -459,7 +513,10 @@ func (w *Wheel) nextEvent() int64 {
 	if _, _, start, ok := w.nextSlot(); ok {
 		next = min(next, w.tickStart(start))
 	}
-	return next
+	if next > never-slack {
+		return never
+	}
+	return next + slack
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
@@ -467,8 +524,8 @@ func (w *Wheel) cleanTop() (entry, bool) {
 	for len(w.ready) > 0 {
 		e := w.ready[0]
 		t := e.t
-		if t.loc != locReady || t.seq.Load() != e.seq {
-			w.ready.pop() // superseded by a later schedule
+		if t.loc != locReady || t.seq.Load() != e.seq || t.w != w {
+			w.ready.pop() // superseded by a later schedule, or rebound
 			continue
 		}
 		due := t.due.Load()
