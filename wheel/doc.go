@@ -33,7 +33,14 @@
 // on every heartbeat. On a real-time wheel, moving a pending timer's deadline
 // later takes no lock: the new deadline is stored atomically and the timer is
 // re-bucketed lazily when its old bucket comes due. Only moving a deadline
-// earlier than its bucket takes the wheel's lock.
+// earlier than its bucket takes the wheel's lock. Reset does not read the
+// clock either (25ns of a 35ns Reset on a typical VM): while timers are being
+// scheduled, the driver publishes a coarse clock once a tick, measures how
+// long each published value stayed current, and delays every fire by the
+// longest such epoch of the last few seconds. A deadline computed from a
+// coarse value is therefore never fired before the Reset call plus d, and a
+// real-time timer fires at most about one tick plus scheduler delay late.
+// When nothing is being scheduled the driver stops publishing and sleeps.
 //
 // # Structure
 //
