@@ -17,13 +17,34 @@ func (w *Wheel) drive() {
 		now, ticking := w.closeEpoch()
 		slack := max(w.slackCur, w.slackPrev)
 		target := now - slack
-		batch := w.batch[:0]
+		// Claim and run one timer at a time, so that a callback can still
+		// stop a timer due at the same instant that has not started.
+		ran := false
 		for {
 			f, ok := w.popDue(target)
 			if !ok {
 				break
 			}
-			batch = append(batch, f)
+			if !ran {
+				// Callbacks may be slow: stop publishing the coarse clock
+				// while they run, so that an epoch never spans one and a
+				// slow callback does not become everyone's slack.
+				ran = true
+				w.suspendCoarse()
+			}
+			w.mu.Unlock()
+			w.inCallback.Store(true)
+			w.noteLateness(now - f.when)
+			w.invoke(f.f)
+			w.inCallback.Store(false)
+			w.mu.Lock()
+			if w.stopped {
+				w.mu.Unlock()
+				return
+			}
+		}
+		if ran {
+			now, ticking = w.closeEpoch()
 		}
 		if target >= 0 {
 			w.moveCursor(target/w.tick + 1)
@@ -34,17 +55,6 @@ func (w *Wheel) drive() {
 		}
 		w.sleepUntil.Store(next)
 		w.mu.Unlock()
-
-		if len(batch) > 0 {
-			w.inCallback.Store(true)
-			for i := range batch {
-				w.noteLateness(now - batch[i].when)
-				w.invoke(batch[i].f)
-				batch[i] = firing{}
-			}
-			w.inCallback.Store(false)
-		}
-		w.batch = batch[:0]
 
 		if next == never {
 			select {
@@ -78,6 +88,14 @@ func (w *Wheel) noteLateness(late int64) {
 		if late <= m || w.maxLate.CompareAndSwap(m, late) {
 			return
 		}
+	}
+}
+
+// suspendCoarse unpublishes the coarse clock and records the epoch it ends.
+// mu held.
+func (w *Wheel) suspendCoarse() {
+	if c := w.coarse.Swap(-1); c >= 0 {
+		w.slackCur = max(w.slackCur, int64(time.Since(w.epoch))-c)
 	}
 }
 

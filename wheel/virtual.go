@@ -75,7 +75,7 @@ func (v *Virtual) NextDeadline() (time.Duration, bool) {
 	if w.stopped {
 		return 0, false
 	}
-	e, ok := w.peek()
+	e, ok := w.peek(never)
 	return time.Duration(e.when), ok
 }
 

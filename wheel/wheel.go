@@ -23,12 +23,18 @@ const (
 	maxWhen = math.MaxInt64 - 1
 	never   = int64(math.MaxInt64)
 
-	// Delays up to coarseMaxDelay may be scheduled on the coarse clock; the
-	// slack covers epochs that ended within the last slackPeriod at least,
-	// so a coarse timer whose fire is not delayed by more than
-	// slackPeriod-coarseMaxDelay is covered.
-	coarseMaxDelay = 8 * time.Second
-	slackPeriod    = int64(16 * time.Second)
+	// Delays up to coarseMaxDelay may be scheduled on the coarse clock
+	// (longer ones read the clock). The slack is the longest epoch that
+	// ended in the last slackPeriod to 2*slackPeriod. A coarse timer's epoch
+	// started at most coarseMaxDelay before its recorded deadline and ended
+	// before the driver decides to fire it; if that decision comes within
+	// slackPeriod of the epoch's end the slack covers the epoch, and if it
+	// comes later the fire is already more than coarseMaxDelay after the
+	// Reset call. Either way the timer is not early. A long epoch (the driver
+	// starved of CPU past its planned wake-up) delays fires for at most
+	// 2*slackPeriod.
+	coarseMaxDelay = 4 * time.Second
+	slackPeriod    = int64(coarseMaxDelay)
 )
 
 // level is one ring of the hierarchy: 64 slots, each an intrusive doubly
@@ -281,7 +287,7 @@ func (w *Wheel) Stop() []*Timer {
 		lv.occupied = 0
 	}
 	for _, e := range w.ready {
-		if e.t.loc == locReady {
+		if e.t.loc == locReady && e.t.w == w {
 			e.t.loc = locNone
 			claim(e.t)
 		}
@@ -486,16 +492,22 @@ func (w *Wheel) moveCursor(c int64) {
 	}
 }
 
-// peek returns the exact earliest pending deadline, re-bucketing slots as
-// needed (it may move the cursor ahead of the clock, which is harmless).
-func (w *Wheel) peek() (entry, bool) {
+// peek returns the earliest pending deadline if it is <= limit,
+// re-bucketing only slots that start at or before limit. Keeping the cursor
+// from running ahead of the clock matters: a timer due before the cursor
+// lives in the ready heap, where Reset takes the locked path.
+func (w *Wheel) peek(limit int64) (entry, bool) {
 	for {
 		top, haveTop := w.cleanTop()
 		lvl, idx, start, ok := w.nextSlot()
-		if haveTop && (!ok || top.when < w.tickStart(start)) {
-			return top, true
+		slotStart := never
+		if ok {
+			slotStart = w.tickStart(start)
 		}
-		if !ok {
+		if haveTop && top.when < slotStart {
+			return top, top.when <= limit
+		}
+		if !ok || slotStart > limit {
 			return entry{}, false
 		}
 		w.processSlot(lvl, idx, start)
@@ -544,8 +556,8 @@ func (w *Wheel) cleanTop() (entry, bool) {
 // popDue claims the earliest pending timer if its deadline is <= target.
 func (w *Wheel) popDue(target int64) (firing, bool) {
 	for {
-		e, ok := w.peek()
-		if !ok || e.when > target {
+		e, ok := w.peek(target)
+		if !ok {
 			return firing{}, false
 		}
 		w.ready.pop()
