@@ -53,7 +53,7 @@ type none struct{}
 func None() Jitter { return none{} }
 
 func (none) Next(base time.Duration, _ State, _ *rand.Rand) time.Duration { return base }
-func (none) String() string                                             { return "none" }
+func (none) String() string                                               { return "none" }
 
 type uniformExtra struct{ max time.Duration }
 
@@ -127,8 +127,10 @@ const maxBackoffShift = 62
 // (Howard's candidate backoff): with s = min(Consecutive, maxShift), the
 // delay is drawn uniformly from [T, T + T*2^s). The first schedule after
 // Start or Restart (s = 0) is therefore [T, 2T), like Proportional(1), and
-// every trigger without an intervening Restart doubles the width of the
-// window, up to 2^maxShift times T.
+// every trigger without an intervening Start (from stopped) or Restart
+// doubles the width of the window, up to 2^maxShift times T. Reset does
+// not clear the count: a timer that should back off only across failed
+// attempts is restarted when an attempt succeeds.
 //
 // cap > 0 bounds the upper end of the window: the delay is drawn from
 // [T, min(T + T*2^s, cap)), and is exactly T when cap <= T. cap <= 0 means no

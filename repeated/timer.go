@@ -181,8 +181,11 @@ func (t *Timer) startLocked() {
 
 // Stop stops the timer: the pending trigger, if any, will not run, and a
 // trigger running now will not be followed by another. Stop does not wait
-// for a running trigger to return. Stop on a stopped or destroyed timer
-// does nothing. The base timeout is kept for the next Start.
+// for a running trigger to return: after Stop returns no new trigger
+// starts, but one already under way (a wheel fire that had claimed the
+// timer, or RunOnceNow on another goroutine) may still be running. Stop on
+// a stopped or destroyed timer does nothing. The base timeout is kept for
+// the next Start.
 func (t *Timer) Stop() {
 	t.mu.Lock()
 	if !t.destroyed && t.running {

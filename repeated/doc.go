@@ -1,0 +1,72 @@
+// Package repeated provides Timer, a repeating timer on a wheel.Wheel with
+// a pluggable randomization policy (Jitter): the building block of Raft's
+// election, vote, step-down and snapshot timers.
+//
+// It follows SOFAJRaft's RepeatedTimer (start, stop, reset, run-once-now,
+// destroy, and an adjustTimeout hook applied to every schedule) and fixes
+// that class's known defects.
+//
+// # A tour
+//
+//	w := wheel.Shared() // or v.Wheel of a *wheel.Virtual in tests
+//	election, err := repeated.New(w, "election-n1", 150*time.Millisecond, onElectionTimeout,
+//		repeated.WithJitter(repeated.Proportional(1)), // [150ms, 300ms)
+//		repeated.WithRand(rand.New(rand.NewPCG(seed, 1))))
+//	election.Start()   // first trigger after a jittered timeout
+//	election.Reset()   // on every heartbeat: push the deadline back (no allocation)
+//	election.Stop()    // on becoming leader
+//	election.Restart() // on stepping down: always a fresh deadline
+//	election.Destroy() // on shutdown; the on-destroy hook runs once
+//
+// After each trigger returns, a running timer waits a freshly adjusted
+// timeout again (fixed delay). Triggers run on the goroutine that advances
+// a virtual wheel, or on the real-time wheel's driver goroutine (or its
+// Executor); RunOnceNow runs one on the caller's goroutine.
+//
+// # Jitter policies
+//
+// None, UniformExtra ([T, T+max), SOFAJRaft's election and vote timers),
+// Proportional ([T, T(1+f)); f = 1 is etcd's and hashicorp/raft's
+// [T, 2T)), FirstOnly ([T/2, T) for the first schedule only, SOFAJRaft's
+// snapshot timer), Backoff (binary exponential backoff after consecutive
+// triggers, cleared by Start and Restart) and Func (any function). A policy sees a
+// State (first schedule? how many triggers since Start/Restart?) and the
+// timer's own seeded *rand.Rand, never a global random source, so runs on
+// a virtual wheel are reproducible from a seed.
+//
+// # Semantics
+//
+//  1. The policy is applied on every schedule: Start, Restart, Reset,
+//     ResetTimeout and the re-arm after each trigger; each draws from the
+//     injected random source. An empty range means no jitter.
+//  2. Start is idempotent: on a running timer it neither re-arms nor moves
+//     the deadline. Restart always re-arms with a fresh adjusted timeout
+//     (SOFAJRaft issue #407: stepDown calling start kept the old deadline).
+//  3. Stop while the trigger runs prevents the re-arm and returns at once.
+//     After Stop (or Destroy) returns no new trigger starts; one that was
+//     already under way may still be running (see IsInvoking).
+//  4. Re-arming from inside the trigger (Reset, Restart, Stop then Start,
+//     ResetTimeout) leaves exactly one schedule: while a trigger runs
+//     nothing is armed, and the timer arms once when it returns. (In
+//     SOFAJRaft a timer re-armed inside its callback keeps two schedules
+//     and fires about twice as often.)
+//  5. ResetTimeout on a stopped timer records the timeout for the next
+//     Start.
+//  6. Destroy is final and idempotent; the on-destroy hook runs exactly
+//     once, after any running trigger has returned, also after Stop then
+//     Destroy during a trigger (SOFAJRaft can run it twice).
+//  7. At most one trigger of a timer runs at a time, even when the wheel's
+//     Executor runs callbacks on several goroutines: a wheel callback that
+//     belongs to a replaced schedule, or arrives while a trigger runs, is
+//     ignored (counted in Stats.Stale).
+//  8. RunOnceNow runs the trigger at once on the caller's goroutine,
+//     cancelling the pending fire, without holding the timer's lock, so the
+//     trigger may call the timer's methods; it does nothing if a trigger is
+//     already running or the timer is stopped or destroyed.
+//  9. On a virtual wheel the fire times are a function of the seed.
+//  10. Reset and the fire-and-re-arm cycle allocate nothing: the Timer
+//     embeds its wheel.Timer and reuses it.
+//
+// Panics in a trigger or the on-destroy hook are recovered, logged and
+// counted; the timer keeps its schedule.
+package repeated

@@ -1,0 +1,59 @@
+package repeated_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/wheel"
+)
+
+// An election timer as a Raft follower uses it: a base timeout of 150ms
+// randomized to [150ms, 300ms), pushed back by every heartbeat, firing
+// once the leader goes quiet. On a virtual wheel the run is exact and
+// reproducible from the seed.
+func Example_electionTimer() {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer v.Stop()
+
+	const et = 150 * time.Millisecond
+	var election *repeated.Timer
+	election, err = repeated.New(v.Wheel, "election-n1", et, func() {
+		fmt.Printf("%v: election timeout, campaign\n", v.Now().Round(time.Millisecond))
+	},
+		repeated.WithJitter(repeated.Proportional(1)),
+		repeated.WithRand(rand.New(rand.NewPCG(1, 2))),
+		repeated.WithOnDestroy(func() { fmt.Println("destroyed") }),
+	)
+	if err != nil {
+		panic(err)
+	}
+	election.Start()
+
+	// A leader's heartbeats arrive every 50ms for half a second; each one
+	// pushes the election deadline back, so the timer never fires.
+	for at := 50 * time.Millisecond; at <= 500*time.Millisecond; at += 50 * time.Millisecond {
+		v.AdvanceTo(at)
+		election.Reset()
+	}
+	d, _ := election.Deadline()
+	fmt.Println("deadline after last heartbeat is within [ET, 2ET):",
+		d-v.Now() >= et && d-v.Now() < 2*et)
+
+	// The leader goes quiet: the timer fires, then keeps firing every
+	// freshly randomized timeout until it is stopped.
+	v.AdvanceTo(time.Second)
+	election.Stop()
+	v.AdvanceTo(2 * time.Second) // nothing fires while stopped
+	election.Destroy()
+
+	// Output:
+	// deadline after last heartbeat is within [ET, 2ET): true
+	// 749ms: election timeout, campaign
+	// 966ms: election timeout, campaign
+	// destroyed
+}
