@@ -261,8 +261,11 @@ func (t EventType) String() string {
 	return fmt.Sprintf("EventType(%d)", uint8(t))
 }
 
-// Event reports a state change of a node to Config.Observer. Term, Role and
-// Leader describe the node right after the change.
+// Event reports a state change of a node to Config.Observer. Role and
+// Leader describe the node right after the change; so does Term, except for
+// EventVoteGranted and EventVoteDenied, where Term is the term of the
+// request (the proposed term for pre-votes), and EventElectionStart of a
+// pre-vote, where it is the term the node would campaign in.
 type Event struct {
 	At     time.Duration // wheel time of the change
 	Node   ID            // the reporting node
@@ -276,6 +279,9 @@ type Event struct {
 	// EventVoteDenied of the pre-vote phase: no term changed and no vote
 	// was cast.
 	PreVote bool
+	// Msg is the type of the message that caused EventIgnored,
+	// EventVoteGranted and EventVoteDenied (0 for a candidate's own vote).
+	Msg MsgType
 	// Seq numbers the node's events from 1 in the order they happened, so
 	// an observer fed from several goroutines can restore the order.
 	Seq uint64
@@ -292,6 +298,9 @@ func (e Event) String() string {
 	}
 	if e.PreVote {
 		s += " prevote"
+	}
+	if e.Msg != 0 {
+		s += " " + e.Msg.String()
 	}
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"

@@ -65,7 +65,8 @@ type Config struct {
 	OnSnapshot func()
 	// SnapshotAsync runs OnSnapshot on a new goroutine (at most one at a
 	// time; a tick that finds one still running is skipped and counted),
-	// for callbacks that may block. Leave false on a virtual wheel.
+	// for callbacks that may block. Stop does not wait for a running
+	// snapshot. Leave false on a virtual wheel.
 	SnapshotAsync bool
 
 	// PreVote enables the pre-vote phase: a node first asks whether it
@@ -103,8 +104,9 @@ type Config struct {
 
 	// Rand is the source of all randomness of the node (timer jitter). It
 	// is consumed only in NewNode (to seed the timers' own generators), so
-	// it may be shared by the nodes of one simulated cluster. nil means a
-	// generator seeded from ID; set it for different runs.
+	// it may be shared by nodes created one after another on one goroutine
+	// (a simulated cluster). nil means a generator seeded from ID; set it
+	// for different runs.
 	Rand *rand.Rand
 	// Logger receives the node's logs; nil means hclog.NewNullLogger().
 	Logger hclog.Logger

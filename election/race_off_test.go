@@ -1,0 +1,5 @@
+//go:build !race
+
+package election_test
+
+const raceEnabled = false

@@ -1,0 +1,233 @@
+package election_test
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
+)
+
+var (
+	seedFlag      = flag.Uint64("seed", 1, "TestRandomSafety: seed of the first random schedule (schedule i uses seed+i)")
+	schedulesFlag = flag.Int("schedules", 0, "TestRandomSafety: number of random schedules (0: 10000; 2000 with -race, 1000 with -short)")
+	traceFlag     = flag.Bool("events", false, "TestRandomSafety: log every event and fault of each schedule (use with -schedules=1 -v)")
+)
+
+// TestRandomSafety runs seeded random fault schedules (message loss,
+// duplication, delay and reordering, partitions, crashes and restarts,
+// failing disks, campaigns and transfers, random configurations and logs)
+// and checks Raft's election safety on all events: at most one leader per
+// term, at most one vote per node per term, terms never decrease, leaders
+// elected by a majority. A failing schedule prints its reproduce command.
+func TestRandomSafety(t *testing.T) {
+	n := *schedulesFlag
+	if n <= 0 {
+		switch {
+		case testing.Short():
+			n = 1000
+		case raceEnabled:
+			n = 2000
+		default:
+			n = 10000
+		}
+	}
+	start := time.Now() // wall time of the run, reported only
+	var withLeader, elected, faults int
+	for i := range n {
+		seed := *seedFlag + uint64(i)
+		r := runSchedule(t, seed, *traceFlag)
+		if r.err != nil {
+			t.Fatalf("schedule with seed %d: %v\n%s\nreproduce: go test ./election -run TestRandomSafety -v -seed=%d -schedules=1 -events",
+				seed, r.err, r.desc, seed)
+		}
+		if r.elected > 0 {
+			withLeader++
+		}
+		elected += r.elected
+		faults += r.faults
+	}
+	t.Logf("%d random schedules (seeds %d..%d) in %v: %d elections won, %d faults injected, %d schedules elected a leader",
+		n, *seedFlag, *seedFlag+uint64(n)-1, time.Since(start).Round(time.Millisecond), elected, faults, withLeader)
+	// The schedules must exercise elections, not just faults.
+	require.Greater(t, withLeader, n/2, "too few schedules elected a leader")
+}
+
+type scheduleResult struct {
+	err     error
+	desc    string
+	elected int
+	faults  int
+}
+
+// runSchedule builds one random cluster and fault schedule from seed and
+// runs it in virtual time.
+func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
+	rng := rand.New(rand.NewPCG(seed, 0xfa017))
+	sizes := []int{1, 2, 3, 3, 3, 4, 5, 5}
+	size := sizes[rng.IntN(len(sizes))]
+	const et = 10 * time.Millisecond
+	hb := et / time.Duration(2+rng.IntN(4))
+	jitters := []struct {
+		name string
+		j    repeated.Jitter
+	}{
+		{"proportional(1)", repeated.Proportional(1)},
+		{"proportional(0.1)", repeated.Proportional(0.1)},
+		{"extra(5ms)", repeated.UniformExtra(et / 2)},
+		{"none", repeated.None()},
+		{"backoff", repeated.Backoff(3, 8*et)},
+	}
+	jit := jitters[rng.IntN(len(jitters))]
+	prevote, checkQuorum, sticky := rng.IntN(2) == 0, rng.IntN(2) == 0, rng.IntN(3) == 0
+	contact, voteStepDown := rng.IntN(3) == 0, rng.IntN(3) == 0
+	var prios []int
+	if rng.IntN(5) == 0 {
+		for range size {
+			prios = append(prios, rng.IntN(4)*10)
+		}
+	}
+	maxDelay := []time.Duration{100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 15 * time.Millisecond}[rng.IntN(4)]
+	loss := []float64{0, 0.01, 0.1, 0.3}[rng.IntN(4)]
+	dup := []float64{0, 0.05, 0.2}[rng.IntN(3)]
+	desc := fmt.Sprintf("n=%d hb=%v jitter=%s prevote=%v checkquorum=%v sticky=%v contact=%v vote-stepdown=%v priorities=%v delay<=%v loss=%v dup=%v",
+		size, hb, jit.name, prevote, checkQuorum, sticky, contact, voteStepDown, prios, maxDelay, loss, dup)
+
+	c := newCluster(t, clusterOpts{n: size, delay: 0, seed: rng.Uint64(), config: func(cfg *election.Config) {
+		cfg.ElectionTimeout, cfg.HeartbeatInterval, cfg.VoteTimeout = et, hb, et
+		cfg.ElectionJitter, cfg.VoteJitter = jit.j, jit.j
+		cfg.StepDownInterval = et / 2
+		cfg.PreVote, cfg.CheckQuorum, cfg.LeaderStickiness = prevote, checkQuorum, sticky
+		cfg.StepDownWhenVoteTimedOut = voteStepDown
+		if contact {
+			cfg.Detection = election.CheckLastContact
+		}
+		if prios != nil {
+			cfg.Priority = prios[cfg.ID-1]
+			cfg.Priorities = map[election.ID]int{}
+			for i, p := range prios {
+				cfg.Priorities[election.ID(i+1)] = p
+			}
+		}
+	}})
+	if trace {
+		t.Logf("seed %d: %s", seed, desc)
+		c.cfgsObserve(func(e election.Event) {
+			if e.Type != election.EventIgnored {
+				t.Log(e)
+			}
+		})
+	}
+	for _, id := range c.ids {
+		c.logs[id].index, c.logs[id].term = uint64(rng.IntN(3)), uint64(rng.IntN(2))
+	}
+	netRng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	var delays []time.Duration // reused: Send consumes the result before returning
+	c.net.SetRoute(func(m election.Message) []time.Duration {
+		if netRng.Float64() < loss {
+			return nil
+		}
+		delays = append(delays[:0], time.Duration(netRng.Int64N(int64(maxDelay))))
+		if netRng.Float64() < dup {
+			delays = append(delays, time.Duration(netRng.Int64N(int64(maxDelay))))
+		}
+		return delays
+	})
+	c.startAll(t)
+
+	// Faults at random times within 30 election timeouts.
+	const horizon = 30 * et
+	nfaults := rng.IntN(10)
+	at := time.Duration(0)
+	for range nfaults {
+		at += time.Duration(rng.Int64N(int64(horizon) / int64(nfaults+1) * 2))
+		c.runUntil(at, func() bool { return false })
+		f := c.randomFault(t, rng)
+		if trace {
+			t.Logf("%v fault: %s", c.v.Now(), f)
+		}
+	}
+	c.runUntil(max(horizon, c.v.Now()), func() bool { return false })
+	// Repair everything and let the cluster settle.
+	c.net.Heal()
+	for _, id := range c.ids {
+		c.stores[id].SetSaveError(nil)
+		if c.nodes[id] == nil {
+			c.start(t, id)
+		}
+	}
+	c.runUntil(c.v.Now()+10*et, func() bool { return false })
+	for _, id := range c.ids {
+		c.crash(id)
+	}
+	return scheduleResult{err: c.check.err(), desc: desc, elected: c.check.elected, faults: nfaults}
+}
+
+// cfgsObserve adds f as a second observer of every node created later.
+func (c *cluster) cfgsObserve(f func(election.Event)) {
+	for id, cfg := range c.cfgs {
+		cfg.Observer = func(e election.Event) { c.observe(e); f(e) }
+		c.cfgs[id] = cfg
+	}
+}
+
+var errDisk = fmt.Errorf("disk on fire")
+
+// randomFault applies one random fault and describes it.
+func (c *cluster) randomFault(t *testing.T, rng *rand.Rand) string {
+	id := c.ids[rng.IntN(len(c.ids))]
+	switch rng.IntN(9) {
+	case 8:
+		c.crash(id)
+		c.start(t, id)
+		return fmt.Sprintf("reboot n%d", id)
+	case 0:
+		c.crash(id)
+		return fmt.Sprintf("crash n%d", id)
+	case 1:
+		if c.nodes[id] == nil {
+			c.start(t, id)
+			return fmt.Sprintf("restart n%d", id)
+		}
+		return "restart of a live node: nothing"
+	case 2:
+		c.net.Isolate(id, c.ids...)
+		return fmt.Sprintf("isolate n%d", id)
+	case 3:
+		var a, b []election.ID
+		for _, x := range c.ids {
+			if rng.IntN(2) == 0 {
+				a = append(a, x)
+			} else {
+				b = append(b, x)
+			}
+		}
+		c.net.Partition(a, b)
+		return fmt.Sprintf("partition %v | %v", a, b)
+	case 4:
+		c.net.Heal()
+		return "heal"
+	case 5:
+		if n := c.nodes[id]; n != nil {
+			return fmt.Sprintf("campaign n%d: %v", id, n.Campaign())
+		}
+		return "campaign of a crashed node: nothing"
+	case 6:
+		for _, l := range c.leaders() {
+			return fmt.Sprintf("transfer n%d -> n%d: %v", l, id, c.nodes[l].TransferLeadership(id))
+		}
+		return "transfer without leader: nothing"
+	default:
+		if rng.IntN(2) == 0 {
+			c.stores[id].SetSaveError(errDisk)
+			return fmt.Sprintf("disk of n%d fails", id)
+		}
+		c.stores[id].SetSaveError(nil)
+		return fmt.Sprintf("disk of n%d works", id)
+	}
+}

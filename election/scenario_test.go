@@ -1,0 +1,236 @@
+package election_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
+)
+
+// TestScenarios runs the stories under testdata/. Each file opens with a
+// comment saying what it shows. Commands:
+//
+//	cluster n=3 [et=150ms] [hb=50ms] [delay=1ms] [seed=1] [prevote] [checkquorum]
+//	        [sticky] [detect=contact] [jitter=none|prop|extra:10ms] [vote-stepdown]
+//	        [priority=(p1,p2,...)]      create the nodes (not started)
+//	start [id=N]                        start one node or all
+//	log id=N index=I term=T             set a node's last log entry
+//	run for=D | run until=leader [limit=D]   advance virtual time, print events
+//	crash id=N / restart id=N           stop a node / start it again on the same storage
+//	cut from=A to=B / isolate id=N / heal    network faults
+//	campaign id=N / transfer from=A to=B     API calls
+//	status                              print every node's state
+//
+// Events printed by run: ElectionStart, LeaderElected, LeaderKnown,
+// StepDown and VoteDenied ("run ... verbose" prints all but Ignored). Every
+// command also runs the safety checker over all events so far.
+func TestScenarios(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		var c *cluster
+		var verbose bool
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			if d.Cmd != "cluster" && c == nil {
+				d.Fatalf(t, "no cluster: use the cluster command first")
+			}
+			out := scenarioCmd(t, d, &c, &verbose)
+			require.NoError(t, c.check.err(), "safety")
+			return out
+		})
+	})
+}
+
+func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bool) string {
+	c := *cp
+	id := func(key string) election.ID {
+		var v uint64
+		d.ScanArgs(t, key, &v)
+		return election.ID(v)
+	}
+	dur := func(key string, def time.Duration) time.Duration {
+		var s string
+		if !d.MaybeScanArgs(t, key, &s) {
+			return def
+		}
+		v, err := time.ParseDuration(s)
+		require.NoError(t, err, "argument %s", key)
+		return v
+	}
+	var b strings.Builder
+	switch d.Cmd {
+	case "cluster":
+		var n int
+		d.ScanArgs(t, "n", &n)
+		var seed uint64 = 1
+		d.MaybeScanArgs(t, "seed", &seed)
+		et, hb := dur("et", 150*time.Millisecond), dur("hb", 50*time.Millisecond)
+		var prios []int
+		if d.HasArg("priority") {
+			d.ScanArgs(t, "priority", &prios)
+			require.Len(t, prios, n, "one priority per node")
+		}
+		jitter := repeated.Proportional(1)
+		var js string
+		if d.MaybeScanArgs(t, "jitter", &js) {
+			switch {
+			case js == "none":
+				jitter = repeated.None()
+			case js == "prop":
+			case strings.HasPrefix(js, "extra:"):
+				x, err := time.ParseDuration(strings.TrimPrefix(js, "extra:"))
+				require.NoError(t, err)
+				jitter = repeated.UniformExtra(x)
+			default:
+				d.Fatalf(t, "unknown jitter %q", js)
+			}
+		}
+		var detect string
+		d.MaybeScanArgs(t, "detect", &detect)
+		c = newCluster(t, clusterOpts{n: n, delay: dur("delay", time.Millisecond), seed: seed, config: func(cfg *election.Config) {
+			cfg.ElectionTimeout, cfg.HeartbeatInterval = et, hb
+			cfg.VoteTimeout = et
+			cfg.ElectionJitter, cfg.VoteJitter = jitter, jitter
+			cfg.StepDownInterval = et / 2
+			cfg.PreVote = d.HasArg("prevote")
+			cfg.CheckQuorum = d.HasArg("checkquorum")
+			cfg.LeaderStickiness = d.HasArg("sticky")
+			cfg.StepDownWhenVoteTimedOut = d.HasArg("vote-stepdown")
+			if detect == "contact" {
+				cfg.Detection = election.CheckLastContact
+			}
+			if prios != nil {
+				cfg.Priority = prios[cfg.ID-1]
+				cfg.Priorities = make(map[election.ID]int)
+				for i, p := range prios {
+					cfg.Priorities[election.ID(i+1)] = p
+				}
+			}
+		}})
+		c.tracing = true
+		*cp = c
+		fmt.Fprintf(&b, "%d nodes, election timeout %v, heartbeat %v\n", n, et, hb)
+	case "start":
+		if d.HasArg("id") {
+			c.start(t, id("id"))
+		} else {
+			c.startAll(t)
+		}
+		b.WriteString(c.flush(*verbose))
+	case "log":
+		var idx, term uint64
+		d.ScanArgs(t, "index", &idx)
+		d.ScanArgs(t, "term", &term)
+		l := c.logs[id("id")]
+		l.index, l.term = idx, term
+		fmt.Fprintf(&b, "n%d log (%d, %d)\n", id("id"), idx, term)
+	case "run":
+		*verbose = d.HasArg("verbose")
+		if d.HasArg("for") {
+			c.runUntil(c.v.Now()+dur("for", 0), func() bool { return false })
+			b.WriteString(c.flush(*verbose))
+			break
+		}
+		var what string
+		d.ScanArgs(t, "until", &what)
+		require.Equal(t, "leader", what)
+		start := c.v.Now()
+		ok := c.runUntil(start+dur("limit", 10*time.Second), func() bool { _, ok := c.stableLeader(); return ok })
+		b.WriteString(c.flush(*verbose))
+		if l, _ := c.stableLeader(); ok {
+			fmt.Fprintf(&b, "stable leader n%d after %v\n", l, (c.v.Now() - start).Round(time.Microsecond))
+		} else {
+			b.WriteString("no stable leader\n")
+		}
+	case "crash":
+		c.crash(id("id"))
+		fmt.Fprintf(&b, "%v n%d crashed\n", fmtAt(c.v.Now()), id("id"))
+	case "restart":
+		c.start(t, id("id"))
+		b.WriteString(c.flush(*verbose))
+		b.WriteString(c.statusOf(id("id")))
+	case "cut":
+		c.net.Cut(id("from"), id("to"))
+		fmt.Fprintf(&b, "link %d->%d down\n", id("from"), id("to"))
+	case "isolate":
+		c.net.Isolate(id("id"), c.ids...)
+		fmt.Fprintf(&b, "n%d isolated\n", id("id"))
+	case "heal":
+		c.net.Heal()
+		b.WriteString("network healed\n")
+	case "campaign":
+		if err := c.nodes[id("id")].Campaign(); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		b.WriteString(c.flush(*verbose))
+	case "transfer":
+		if err := c.nodes[id("from")].TransferLeadership(id("to")); err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		b.WriteString(c.flush(*verbose))
+	case "status":
+		for _, n := range c.ids {
+			b.WriteString(c.statusOf(n))
+		}
+	default:
+		d.Fatalf(t, "unknown command %q", d.Cmd)
+	}
+	return b.String()
+}
+
+func fmtAt(at time.Duration) string {
+	return fmt.Sprintf("%10s", at.Round(time.Microsecond))
+}
+
+func (c *cluster) statusOf(id election.ID) string {
+	n := c.nodes[id]
+	if n == nil {
+		return fmt.Sprintf("n%d: down\n", id)
+	}
+	st := n.Status()
+	return fmt.Sprintf("n%d: %s term=%d vote=%d leader=%d\n", id, st.Role, st.Term, st.Vote, st.Leader)
+}
+
+// flush formats and forgets the traced events.
+func (c *cluster) flush(verbose bool) string {
+	var b strings.Builder
+	for _, e := range c.trace {
+		switch e.Type {
+		case election.EventElectionStart, election.EventLeaderElected, election.EventLeaderKnown,
+			election.EventStepDown, election.EventVoteDenied:
+		case election.EventIgnored:
+			continue
+		default:
+			if !verbose {
+				continue
+			}
+		}
+		b.WriteString(fmtEvent(e))
+	}
+	c.trace = c.trace[:0]
+	return b.String()
+}
+
+func fmtEvent(e election.Event) string {
+	s := fmt.Sprintf("%s n%d %s t%d", fmtAt(e.At), e.Node, e.Type, e.Term)
+	switch e.Type {
+	case election.EventRoleChange:
+		s += " " + e.Role.String()
+	case election.EventLeaderKnown:
+		s += " leader=" + strconv.FormatUint(uint64(e.Leader), 10)
+	case election.EventVoteGranted, election.EventVoteDenied:
+		s += " to=" + strconv.FormatUint(uint64(e.Peer), 10)
+	}
+	if e.PreVote {
+		s += " pre-vote"
+	}
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s + "\n"
+}
