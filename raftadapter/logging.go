@@ -1,0 +1,24 @@
+package raftadapter
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// NewLogger returns a go-hclog logger named "raftick" writing to w at the
+// given level: "trace", "debug", "info", "warn", "error" or "off" (any
+// case). hashicorp/raft silently treats an unknown level as its default; an
+// unknown level is an error here. A nil w is an error.
+func NewLogger(w io.Writer, level string) (hclog.Logger, error) {
+	if w == nil {
+		return nil, fmt.Errorf("raftadapter: NewLogger: nil writer")
+	}
+	lv := hclog.LevelFromString(level)
+	if lv == hclog.NoLevel {
+		return nil, fmt.Errorf("raftadapter: log level %q is unknown (want trace, debug, info, warn, error or off)", strings.TrimSpace(level))
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: lv, Output: w}), nil
+}
