@@ -35,12 +35,14 @@
 // re-bucketed lazily when its old bucket comes due. Only moving a deadline
 // earlier than its bucket takes the wheel's lock. Reset does not read the
 // clock either (25ns of a 35ns Reset on a typical VM): while timers are being
-// scheduled, the driver publishes a coarse clock once a tick, measures how
-// long each published value stayed current, and delays every fire by the
-// longest such epoch of the last few seconds. A deadline computed from a
-// coarse value is therefore never fired before the Reset call plus d, and a
-// real-time timer fires at most about one tick plus scheduler delay late.
-// When nothing is being scheduled the driver stops publishing and sleeps.
+// scheduled, the driver publishes a coarse clock at least once a millisecond
+// and measures how long each published value stayed current (its epoch). The
+// epoch travels in the low bits of the deadlines computed from it, and a
+// timer fires only once its deadline plus its own epoch's length has passed,
+// so it never fires before the Reset call plus d, and a driver stall delays
+// only the timers scheduled during it. A real-time timer fires at most about
+// a tick plus scheduler delay late. When nothing is being scheduled the
+// driver stops publishing and sleeps until the next deadline.
 //
 // # Structure
 //

@@ -15,8 +15,7 @@ func (w *Wheel) drive() {
 			return
 		}
 		now, ticking := w.closeEpoch()
-		slack := max(w.slackCur, w.slackPrev)
-		target := now - slack
+		target := now
 		// Claim and run one timer at a time, so that a callback can still
 		// stop a timer due at the same instant that has not started.
 		ran := false
@@ -34,7 +33,7 @@ func (w *Wheel) drive() {
 			}
 			w.mu.Unlock()
 			w.inCallback.Store(true)
-			w.noteLateness(now - f.when)
+			w.noteLateness(int64(time.Since(w.epoch)) - f.when)
 			w.invoke(f.f)
 			w.inCallback.Store(false)
 			w.mu.Lock()
@@ -46,12 +45,10 @@ func (w *Wheel) drive() {
 		if ran {
 			now, ticking = w.closeEpoch()
 		}
-		if target >= 0 {
-			w.moveCursor(target/w.tick + 1)
-		}
-		next := w.nextEvent(slack)
+		w.moveCursor(target/w.tick + 1)
+		next := w.nextEvent()
 		if ticking {
-			next = min(next, now+w.tick)
+			next = min(next, now+min(w.tick, maxEpoch))
 		}
 		w.sleepUntil.Store(next)
 		w.mu.Unlock()
@@ -89,41 +86,4 @@ func (w *Wheel) noteLateness(late int64) {
 			return
 		}
 	}
-}
-
-// suspendCoarse unpublishes the coarse clock and records the epoch it ends.
-// mu held.
-func (w *Wheel) suspendCoarse() {
-	if c := w.coarse.Swap(-1); c >= 0 {
-		w.slackCur = max(w.slackCur, int64(time.Since(w.epoch))-c)
-	}
-}
-
-// closeEpoch ends the current coarse-clock epoch, records its length, and
-// publishes a new one if timers were scheduled during it. It returns the
-// current time and whether the driver must wake again within a tick to keep
-// the coarse clock fresh. Called by the driver with mu held.
-func (w *Wheel) closeEpoch() (now int64, ticking bool) {
-	// Unpublish first: a Reset that read the old value did so before this
-	// swap, hence before the clock read below, so the measured length
-	// bounds how far behind real time the value it used was.
-	c := w.coarse.Swap(-1)
-	now = int64(time.Since(w.epoch))
-	if now-w.periodStart >= slackPeriod {
-		if now-w.periodStart >= 2*slackPeriod {
-			w.slackPrev = 0
-		} else {
-			w.slackPrev = w.slackCur
-		}
-		w.slackCur = 0
-		w.periodStart = now
-	}
-	if c >= 0 {
-		w.slackCur = max(w.slackCur, now-c)
-	}
-	if w.demand.Swap(false) {
-		w.coarse.Store(now)
-		return now, true
-	}
-	return now, false
 }

@@ -160,12 +160,13 @@ func (t *Timer) Wheel() *Wheel { return t.w }
 // when the timer has moved since.
 type entry struct {
 	t    *Timer
-	when int64
+	when int64 // the timer's deadline when pushed
+	key  int64 // when it may fire: when, plus its epoch's slack on real time
 	seq  uint64
 }
 
 func (a entry) less(b entry) bool {
-	return a.when < b.when || (a.when == b.when && a.seq < b.seq)
+	return a.key < b.key || (a.key == b.key && a.seq < b.seq)
 }
 
 // readyHeap is a binary min-heap of entries ordered by (when, seq).

@@ -22,19 +22,6 @@ const (
 	// deadline+1, so one value is kept free.
 	maxWhen = math.MaxInt64 - 1
 	never   = int64(math.MaxInt64)
-
-	// Delays up to coarseMaxDelay may be scheduled on the coarse clock
-	// (longer ones read the clock). The slack is the longest epoch that
-	// ended in the last slackPeriod to 2*slackPeriod. A coarse timer's epoch
-	// started at most coarseMaxDelay before its recorded deadline and ended
-	// before the driver decides to fire it; if that decision comes within
-	// slackPeriod of the epoch's end the slack covers the epoch, and if it
-	// comes later the fire is already more than coarseMaxDelay after the
-	// Reset call. Either way the timer is not early. A long epoch (the driver
-	// starved of CPU past its planned wake-up) delays fires for at most
-	// 2*slackPeriod.
-	coarseMaxDelay = 4 * time.Second
-	slackPeriod    = int64(coarseMaxDelay)
 )
 
 // level is one ring of the hierarchy: 64 slots, each an intrusive doubly
@@ -85,25 +72,20 @@ type Wheel struct {
 
 	// Real-time driver.
 	//
-	// coarse is a clock the driver publishes once a tick while timers are
-	// being scheduled (demand), so that Reset need not read the clock; -1
-	// when not published. An epoch is the time between two publications; the
-	// driver measures each epoch's length and fires every timer only once
-	// its deadline plus the longest epoch of the last slackPeriod..2*slackPeriod
-	// has passed (slack, guarded by mu). A timer scheduled in an epoch that
-	// started at c was scheduled before the epoch ended, so c+d+len(epoch) is
-	// not before the Reset call plus d.
-	coarse      atomic.Int64
-	demand      atomic.Bool
-	slackCur    int64        // longest epoch in the current period; mu
-	slackPrev   int64        // longest epoch in the previous period; mu
-	periodStart int64        // mu
-	sleepUntil  atomic.Int64 // ns; the driver's next planned wake-up
-	inCallback  atomic.Bool  // driver is running callbacks
-	wakeCh      chan struct{}
-	stopCh      chan struct{}
-	doneCh      chan struct{}
-	batch       []firing // owned by the driver goroutine
+	// The coarse clock (see coarse.go): published by the driver, read by
+	// Reset instead of the real clock.
+	coarse     atomic.Int64 // (epoch start &^ tagMask) | tag, or -1
+	demand     atomic.Bool  // a timer was scheduled on the coarse clock
+	slack      []slackEntry // per tag: longest recent epoch; nil on virtual wheels; mu
+	epochSeq   int64        // epochs published; mu
+	openTag    int64        // tag of the published epoch, 0 if none; mu
+	openBase   int64        // its start; mu
+	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
+	inCallback atomic.Bool  // driver is running callbacks
+	wakeCh     chan struct{}
+	stopCh     chan struct{}
+	doneCh     chan struct{}
+	batch      []firing // owned by the driver goroutine
 }
 
 // firing is one claimed timer about to run.
@@ -138,6 +120,9 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	}
 	w.sleepUntil.Store(never)
 	w.coarse.Store(-1)
+	if !virtual {
+		w.slack = make([]slackEntry, tagMask+1)
+	}
 	return w, nil
 }
 
@@ -199,34 +184,6 @@ func addDeadline(now int64, d time.Duration) int64 {
 		return maxWhen
 	}
 	return now + int64(d)
-}
-
-// scheduleDeadline is the deadline recorded for a timer scheduled d from
-// now. On a real-time wheel it avoids reading the clock when it can: it uses
-// the coarse clock (see coarse), which may lag real time by up to one coarse
-// epoch. The driver delays every fire by the longest recent epoch (the
-// slack), so a deadline computed from the coarse clock still never fires
-// before the Reset call plus d.
-func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
-	if w.virtual {
-		return addDeadline(w.vnow.Load(), d)
-	}
-	if d <= coarseMaxDelay {
-		if c := w.coarse.Load(); c >= 0 {
-			if !w.demand.Load() {
-				w.demand.Store(true)
-			}
-			return addDeadline(c, d)
-		}
-		if w.demand.CompareAndSwap(false, true) {
-			// Ask a long-sleeping driver to start publishing the coarse clock.
-			select {
-			case w.wakeCh <- struct{}{}:
-			default:
-			}
-		}
-	}
-	return addDeadline(int64(time.Since(w.epoch)), d)
 }
 
 // AfterFunc schedules f to run once, d from now, and returns its Timer. It
@@ -372,7 +329,7 @@ func (w *Wheel) place(t *Timer) {
 				continue
 			}
 			t.loc = locReady
-			w.ready.push(entry{t: t, when: when, seq: t.seq.Load()})
+			w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
 			return
 		}
 		var lvl int
@@ -504,8 +461,8 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 		if ok {
 			slotStart = w.tickStart(start)
 		}
-		if haveTop && top.when < slotStart {
-			return top, top.when <= limit
+		if haveTop && top.key < slotStart {
+			return top, top.key <= limit
 		}
 		if !ok || slotStart > limit {
 			return entry{}, false
@@ -514,21 +471,17 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 	}
 }
 
-// nextEvent returns a lower bound on when the driver must next look (the
-// earlier of the next occupied slot's start and the ready heap's top, plus
-// the slack by which the driver delays fires), without re-bucketing.
-func (w *Wheel) nextEvent(slack int64) int64 {
+// nextEvent returns when the driver must next look: the earlier of the next
+// occupied slot's start and the ready heap's top, without re-bucketing.
+func (w *Wheel) nextEvent() int64 {
 	next := never
 	if top, ok := w.cleanTop(); ok {
-		next = top.when
+		next = top.key
 	}
 	if _, _, start, ok := w.nextSlot(); ok {
 		next = min(next, w.tickStart(start))
 	}
-	if next > never-slack {
-		return never
-	}
-	return next + slack
+	return next
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
@@ -559,6 +512,16 @@ func (w *Wheel) popDue(target int64) (firing, bool) {
 		e, ok := w.peek(target)
 		if !ok {
 			return firing{}, false
+		}
+		if w.slack != nil {
+			// Real time: a deadline from the coarse clock is due only once
+			// its epoch's length has passed too.
+			if s := w.slackFor(e.when & tagMask); e.when+s > e.key {
+				w.ready.pop()
+				e.key = e.when + s
+				w.ready.push(e)
+				continue
+			}
 		}
 		w.ready.pop()
 		t := e.t

@@ -1,0 +1,139 @@
+package wheel
+
+import "time"
+
+// The coarse clock.
+//
+// Reading the monotonic clock costs about 25ns on a typical VM, most of a
+// Reset. While timers are being scheduled, the real-time driver therefore
+// publishes a coarse clock at least once a millisecond, and Reset computes
+// deadlines from it. A published value starts an epoch; the epoch ends when
+// the driver unpublishes it, which it does before reading the clock, so
+// every Reset that used the value happened before the measured end of the
+// epoch. A deadline computed from an epoch's start is thus early by at most
+// the epoch's length.
+//
+// Each epoch carries a tag (1..tagMask, 0 meaning "exact clock") that
+// travels in the low bits of the deadlines computed from it, so the tag is
+// written atomically with the deadline. The driver records, per tag, the
+// longest epoch recently seen, and fires a timer only once its deadline plus
+// its own epoch's length has passed. A driver stalled past its planned
+// wake-up (CPU starvation) therefore delays only the timers scheduled during
+// the stall, and never lets one fire early. The driver stops publishing
+// while callbacks run, so a slow callback never stretches an epoch.
+//
+// Real-time deadlines are rounded up to a multiple of tagMask+1 ns (4.096µs)
+// to make room for the tag; virtual wheels keep exact deadlines and never
+// use the coarse clock.
+
+const (
+	tagBits = 12
+	tagMask = 1<<tagBits - 1
+
+	// coarseMaxDelay bounds the delays scheduled on the coarse clock; longer
+	// ones read the clock. slackWindow is how long an epoch's length is
+	// remembered. A coarse timer's epoch ends before the driver decides to
+	// fire it; if that decision comes more than slackWindow after the
+	// epoch's end, the fire is already more than coarseMaxDelay after the
+	// Reset call, so forgetting the epoch cannot make it early.
+	coarseMaxDelay = 4 * time.Second
+	slackWindow    = int64(coarseMaxDelay)
+
+	// maxEpoch bounds how long the driver lets an epoch run while timers
+	// are being scheduled, whatever the tick.
+	maxEpoch = int64(time.Millisecond)
+)
+
+// slackEntry is the longest epoch recently seen for one tag.
+type slackEntry struct {
+	len int64 // ns
+	end int64 // when the latest epoch with this tag ended
+}
+
+// encodeRT returns the real-time deadline base+d rounded up to make room
+// for tag in its low bits, saturating at the end of time.
+func encodeRT(base int64, d time.Duration, tag int64) int64 {
+	when := addDeadline(base, d)
+	if when > maxWhen-tagMask {
+		return maxWhen // the end of time: no slack needed
+	}
+	return ((when + tagMask) &^ tagMask) | tag
+}
+
+// scheduleDeadline is the deadline recorded for a timer scheduled d from
+// now.
+func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
+	if w.virtual {
+		return addDeadline(w.vnow.Load(), d)
+	}
+	if d <= coarseMaxDelay {
+		if c := w.coarse.Load(); c >= 0 {
+			if !w.demand.Load() {
+				w.demand.Store(true)
+			}
+			return encodeRT(c&^tagMask, d, c&tagMask)
+		}
+		if w.demand.CompareAndSwap(false, true) {
+			// Ask a long-sleeping driver to start publishing.
+			select {
+			case w.wakeCh <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return encodeRT(int64(time.Since(w.epoch)), d, 0)
+}
+
+// slackFor returns how long after its recorded deadline a timer scheduled
+// in the epoch with this tag may fire. mu held.
+func (w *Wheel) slackFor(tag int64) int64 {
+	if tag == 0 {
+		return 0
+	}
+	now := int64(time.Since(w.epoch))
+	if tag == w.openTag {
+		// The epoch is still published: any Reset in it happened before now.
+		return now - w.openBase
+	}
+	e := w.slack[tag]
+	if now-e.end > slackWindow {
+		return 0
+	}
+	return e.len
+}
+
+// suspendCoarse unpublishes the coarse clock and records the epoch it ends.
+// It returns the time. mu held.
+func (w *Wheel) suspendCoarse() int64 {
+	// Unpublish first: a Reset that read the value did so before this swap,
+	// hence before the clock read below.
+	c := w.coarse.Swap(-1)
+	now := int64(time.Since(w.epoch))
+	if c >= 0 {
+		tag := c & tagMask
+		e := &w.slack[tag]
+		if now-e.end > slackWindow {
+			e.len = 0
+		}
+		e.len = max(e.len, now-(c&^tagMask))
+		e.end = now
+	}
+	w.openTag = 0
+	return now
+}
+
+// closeEpoch ends the current epoch and publishes a new one if timers were
+// scheduled on the coarse clock since the last one. It returns the time and
+// whether the driver must wake again within maxEpoch to keep the clock
+// fresh. mu held.
+func (w *Wheel) closeEpoch() (now int64, ticking bool) {
+	now = w.suspendCoarse()
+	if !w.demand.Swap(false) {
+		return now, false
+	}
+	w.epochSeq++
+	tag := 1 + w.epochSeq%tagMask
+	w.openTag, w.openBase = tag, now&^tagMask
+	w.coarse.Store(w.openBase | tag)
+	return now, true
+}

@@ -1,0 +1,639 @@
+package wheel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// Real-time tests run the driver goroutine against the monotonic clock. They
+// never sleep for synchronization: they wait on channels, with a generous
+// limit that only a lost timer reaches. Randomized ones take -seed (shared
+// with TestModel) and print how to reproduce a failure.
+
+const rtWaitLimit = 5 * time.Second
+
+// rtSeed returns the seed for a randomized real-time test and arranges for
+// it to be printed, with the command to reproduce, if the test fails.
+func rtSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(1)
+	if *seedFlag != 0 {
+		seed = *seedFlag
+	}
+	name := t.Name()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d; reproduce: go test ./wheel -race -run '^%s$' -seed=%d -v", seed, name, seed)
+		}
+	})
+	return seed
+}
+
+// newRealtime returns a real-time wheel with the given tick; the wheel is
+// stopped, its driver's exit awaited and goroutine leaks checked when the
+// test ends.
+func newRealtime(t *testing.T, tick time.Duration) *Wheel {
+	t.Helper()
+	ignore := goleak.IgnoreCurrent()
+	cfg := DefaultConfig()
+	cfg.Tick = tick
+	w, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		w.Stop()
+		select {
+		case <-w.Done():
+		case <-time.After(rtWaitLimit):
+			t.Errorf("driver did not exit within %v of Stop", rtWaitLimit)
+		}
+		goleak.VerifyNone(t, ignore)
+	})
+	return w
+}
+
+// waitN receives n values from ch, failing if that takes longer than limit.
+func waitN[T any](t *testing.T, ch <-chan T, n int, what string) {
+	t.Helper()
+	deadline := time.After(rtWaitLimit)
+	for i := range n {
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out after %v: %d of %d %s", rtWaitLimit, i, n, what)
+		}
+	}
+}
+
+// quiesce returns once every pending timer of w has fired and its callback
+// has returned. Callers must have stopped scheduling (callbacks must not
+// re-arm). It schedules probe timers of its own, which it reports in probes.
+func quiesce(t *testing.T, w *Wheel) (probes int64) {
+	t.Helper()
+	done := make(chan struct{}, 1)
+	var probe Timer
+	require.NoError(t, probe.Init(w, func() { done <- struct{}{} }))
+	limit := time.After(rtWaitLimit)
+	for {
+		// The probe fires after every earlier deadline; callbacks run one
+		// batch after another, so once the probe has run and nothing else
+		// is pending, one more probe flushes the callbacks of its batch.
+		probe.Reset(5 * time.Millisecond)
+		probes++
+		select {
+		case <-done:
+		case <-limit:
+			t.Fatalf("timers still pending after %v: %+v", rtWaitLimit, w.Stats())
+		}
+		if w.Stats().Pending == 0 {
+			probe.Reset(0)
+			probes++
+			select {
+			case <-done:
+			case <-limit:
+				t.Fatalf("flush probe did not fire within %v", rtWaitLimit)
+			}
+			return probes
+		}
+	}
+}
+
+// checkStructure verifies, under the wheel's lock, the invariants of the
+// hierarchy that the lock-free Reset must preserve: occupancy bits match the
+// slot lists, links and locations are consistent, no pending timer sits in a
+// slot that starts after its deadline (it would fire late), and every
+// pending timer is reachable from a slot or a live ready-heap entry. Call it
+// only while no goroutine schedules or stops timers.
+func checkStructure(t *testing.T, w *Wheel) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	reachable := map[*Timer]bool{}
+	for l := range w.levels {
+		lv := &w.levels[l]
+		for i, head := range lv.slots {
+			require.Equal(t, head != nil, lv.occupied&(1<<uint(i)) != 0, "level %d slot %d: occupancy bit", l, i)
+			var prev *Timer
+			for tm := head; tm != nil; tm = tm.next {
+				require.Equal(t, locSlot, tm.loc, "level %d slot %d: timer location", l, i)
+				require.Equal(t, uint8(l), tm.lvl)
+				require.Equal(t, uint8(i), tm.idx)
+				require.Same(t, prev, tm.prev, "level %d slot %d: back link", l, i)
+				prev = tm
+				due := tm.due.Load()
+				if due == 0 {
+					continue // stopped; unlinked lazily
+				}
+				start := tm.slotStart.Load()
+				require.GreaterOrEqual(t, start, int64(0), "slotted timer without a slot start")
+				require.GreaterOrEqual(t, due-1, start,
+					"level %d slot %d: deadline %v before the slot's start %v: the timer would fire late",
+					l, i, time.Duration(due-1), time.Duration(start))
+				reachable[tm] = true
+			}
+		}
+	}
+	for _, e := range w.ready {
+		tm := e.t
+		if tm.loc == locReady && tm.w == w && tm.seq.Load() == e.seq && tm.due.Load() != 0 {
+			require.Equal(t, int64(-1), tm.slotStart.Load(), "a timer in the ready heap has a slot start")
+			require.False(t, reachable[tm] && tm.loc == locSlot, "timer both in a slot and in the heap")
+			reachable[tm] = true
+		}
+	}
+	require.Equal(t, w.pending.Load(), int64(len(reachable)), "pending timers vs timers reachable in the structure")
+}
+
+// TestRealtimeNeverEarly schedules a few hundred timers with random delays of
+// 0-30ms in four ways (AfterFunc; Init+Reset; Reset earlier, the locked path;
+// Reset later, the lock-free path) and checks, on the monotonic clock, that
+// each fires no earlier than the start of the Reset that set its deadline
+// plus its delay, and that all of them fire.
+func TestRealtimeNeverEarly(t *testing.T) {
+	for _, tick := range []time.Duration{time.Millisecond, 10 * time.Millisecond, 100 * time.Microsecond, time.Hour} {
+		t.Run("tick="+tick.String(), func(t *testing.T) {
+			seed := rtSeed(t)
+			rng := rand.New(rand.NewPCG(seed, 0xea71))
+			w := newRealtime(t, tick)
+
+			const n = 300
+			type rec struct {
+				start time.Time     // before the Reset that set the final deadline
+				d     time.Duration // its delay
+				fires []time.Time   // written by the driver, read after the wait
+				mode  int
+			}
+			recs := make([]rec, n)
+			timers := make([]*Timer, n)
+			fired := make(chan int, 2*n)
+			want := 0
+			schedule := func(i int) {
+				r := &recs[i]
+				r.mode = i % 4
+				r.d = time.Duration(rng.Int64N(int64(30 * time.Millisecond)))
+				cb := func() {
+					r.fires = append(r.fires, time.Now())
+					fired <- i
+				}
+				switch r.mode {
+				case 0: // AfterFunc
+					r.start = time.Now()
+					tm, err := w.AfterFunc(r.d, cb)
+					require.NoError(t, err)
+					timers[i] = tm
+					want++
+				case 1: // an embedded timer's first Reset
+					timers[i] = new(Timer)
+					require.NoError(t, timers[i].Init(w, cb))
+					r.start = time.Now()
+					require.False(t, timers[i].Reset(r.d))
+					want++
+				case 2: // pending far out, then Reset earlier
+					timers[i] = new(Timer)
+					require.NoError(t, timers[i].Init(w, cb))
+					timers[i].Reset(time.Hour)
+					r.start = time.Now()
+					require.True(t, timers[i].Reset(r.d))
+					want++
+				case 3: // Reset, then Reset later
+					timers[i] = new(Timer)
+					require.NoError(t, timers[i].Init(w, cb))
+					first := r.d / 2
+					timers[i].Reset(first)
+					r.start = time.Now()
+					if timers[i].Reset(r.d) {
+						want++
+					} else {
+						want += 2 // the first schedule fired in between
+					}
+				}
+			}
+			// Spread the Resets over a few ticks (the input pattern, not
+			// synchronization): on a real-time wheel a Reset may compute its
+			// deadline from a clock the driver published up to a tick
+			// earlier, so Resets late in a tick are the ones that could fire
+			// early. The second wave also meets a driver busy firing.
+			gap := func() {
+				spin := time.Duration(rng.Int64N(int64(min(tick, time.Millisecond) / 4)))
+				for t0 := time.Now(); time.Since(t0) < spin; {
+					runtime.Gosched()
+				}
+			}
+			for i := range n / 2 {
+				schedule(i)
+				gap()
+			}
+			waitN(t, fired, 20, "fires of the first wave")
+			for i := n / 2; i < n; i++ {
+				schedule(i)
+				gap()
+			}
+			waitN(t, fired, want-20, "fires")
+
+			for i, r := range recs {
+				require.NotEmpty(t, r.fires, "timer %d never fired", i)
+				last := r.fires[len(r.fires)-1]
+				require.GreaterOrEqual(t, last.Sub(r.start), r.d,
+					"timer %d (mode %d) fired %v early", i, r.mode, r.d-last.Sub(r.start))
+			}
+			require.Empty(t, w.Stop(), "no timer left pending")
+			s := w.Stats()
+			require.Equal(t, int64(want), s.Fired)
+			require.Equal(t, s.Scheduled, s.Fired+s.Cancelled+s.Dropped+s.Pending, "%+v", s)
+			t.Logf("fires %d, late fires %d, max lateness %v, wake-ups %d", s.Fired, s.LateFires, s.MaxLateness, s.Wakeups)
+		})
+	}
+}
+
+// rtCounters tracks, for one timer, how many pending periods began (a
+// schedule of an idle timer), ended by a fire, and ended by a Stop.
+type rtCounters struct {
+	starts, fires, stops atomic.Int64
+}
+
+// TestRealtimeConcurrent hammers a real-time wheel from 8 goroutines with
+// Reset, Stop and AfterFunc on shared timers while the driver fires them,
+// then checks that every pending period ended exactly once (a fire or a
+// successful Stop) and that the wheel's counters agree.
+func TestRealtimeConcurrent(t *testing.T) {
+	seed := rtSeed(t)
+	w := newRealtime(t, time.Millisecond)
+	const (
+		goroutines = 8
+		ops        = 4000
+		shared     = 32
+	)
+	timers := make([]Timer, shared)
+	counts := make([]rtCounters, shared)
+	for i := range timers {
+		require.NoError(t, timers[i].Init(w, func() { counts[i].fires.Add(1) }))
+	}
+	var af rtCounters // all AfterFunc timers together
+
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(seed, uint64(g)))
+			var own []*Timer
+			delay := func() time.Duration {
+				if rng.IntN(10) == 0 {
+					return -time.Duration(rng.IntN(1000))
+				}
+				return time.Duration(rng.Int64N(int64(3 * time.Millisecond)))
+			}
+			for range ops {
+				i := rng.IntN(shared)
+				switch k := rng.IntN(100); {
+				case k < 45:
+					wasPending, err := timers[i].TryReset(delay())
+					if err != nil {
+						errs <- fmt.Errorf("TryReset: %w", err)
+						return
+					}
+					if !wasPending {
+						counts[i].starts.Add(1)
+					}
+				case k < 70:
+					if timers[i].Stop() {
+						counts[i].stops.Add(1)
+					}
+				case k < 85:
+					tm, err := w.AfterFunc(delay(), func() { af.fires.Add(1) })
+					if err != nil {
+						errs <- fmt.Errorf("AfterFunc: %w", err)
+						return
+					}
+					af.starts.Add(1)
+					own = append(own, tm)
+				case k < 95:
+					if len(own) > 0 {
+						j := rng.IntN(len(own))
+						if own[j].Stop() {
+							af.stops.Add(1)
+						}
+					}
+				default:
+					if d, ok := timers[i].Deadline(); ok && d < 0 {
+						errs <- fmt.Errorf("negative deadline %v", d)
+						return
+					}
+					_ = timers[i].Pending()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	checkStructure(t, w)
+	probes := quiesce(t, w)
+	checkStructure(t, w)
+
+	var starts, fires, stops int64
+	for i := range counts {
+		c := &counts[i]
+		require.Equal(t, c.starts.Load(), c.fires.Load()+c.stops.Load(),
+			"timer %d: %d schedules, %d fires, %d stops", i, c.starts.Load(), c.fires.Load(), c.stops.Load())
+		require.False(t, timers[i].Pending())
+		starts += c.starts.Load()
+		fires += c.fires.Load()
+		stops += c.stops.Load()
+	}
+	require.Equal(t, af.starts.Load(), af.fires.Load()+af.stops.Load(), "AfterFunc timers")
+	s := w.Stats()
+	require.Equal(t, Stats{
+		Scheduled:   starts + af.starts.Load() + probes,
+		Fired:       fires + af.fires.Load() + probes,
+		Cancelled:   stops + af.stops.Load(),
+		Pending:     0,
+		LateFires:   s.LateFires,
+		MaxLateness: s.MaxLateness,
+		Wakeups:     s.Wakeups,
+	}, s)
+	require.Empty(t, w.Stop())
+	t.Logf("%d schedules, %d fires, %d stops; %+v", starts+af.starts.Load(), fires+af.fires.Load(), stops+af.stops.Load(), s)
+}
+
+// TestRealtimeResetRacesRebucketing has many goroutines push the same timers
+// later (the lock-free path) while their slots come due and the driver
+// re-buckets them. No timer may be lost or fire twice for one schedule, and
+// once the pushing stops every timer fires, not early and not grossly late.
+func TestRealtimeResetRacesRebucketing(t *testing.T) {
+	for _, tick := range []time.Duration{100 * time.Microsecond, time.Millisecond} {
+		t.Run("tick="+tick.String(), func(t *testing.T) {
+			seed := rtSeed(t)
+			w := newRealtime(t, tick)
+			const (
+				goroutines = 8
+				pushFor    = 100 * time.Millisecond
+				n          = 1024
+			)
+			timers := make([]Timer, n)
+			counts := make([]rtCounters, n)
+			lastFire := make([]atomic.Int64, n) // ns since start
+			start := time.Now()
+			for i := range timers {
+				require.NoError(t, timers[i].Init(w, func() {
+					counts[i].fires.Add(1)
+					lastFire[i].Store(int64(time.Since(start)))
+				}))
+				timers[i].Reset(time.Duration(i) * tick)
+				counts[i].starts.Add(1)
+			}
+			// Half the pushes land within a few ticks, so timers keep coming
+			// due under the pushers; the others straddle level-0 slot
+			// boundaries (64 ticks), so pushes race with cascades too.
+			maxDelay := 80 * tick
+			var wg sync.WaitGroup
+			var pushes atomic.Int64
+			for g := range goroutines {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(seed, uint64(g)))
+					k := 0
+					for ; k%64 != 0 || time.Since(start) < pushFor; k++ {
+						i := rng.IntN(n)
+						d := time.Duration(rng.Int64N(int64(3 * tick)))
+						if rng.IntN(2) == 0 {
+							d = tick + time.Duration(rng.Int64N(int64(maxDelay-tick)))
+						}
+						if !timers[i].Reset(d) {
+							counts[i].starts.Add(1)
+						}
+						if k%16 == 0 {
+							runtime.Gosched() // let the driver in on 2 cores
+						}
+					}
+					pushes.Add(int64(k))
+				})
+			}
+			wg.Wait()
+			pushEnd := time.Since(start)
+			checkStructure(t, w)
+			probes := quiesce(t, w)
+			checkStructure(t, w)
+
+			var starts, fires int64
+			for i := range counts {
+				c := &counts[i]
+				require.Equal(t, c.starts.Load(), c.fires.Load(), "timer %d: schedules vs fires", i)
+				require.False(t, timers[i].Pending())
+				late := time.Duration(lastFire[i].Load()) - pushEnd - maxDelay - tick
+				require.Less(t, late, time.Second, "timer %d fired %v after its latest possible deadline", i, late)
+				starts += c.starts.Load()
+				fires += c.fires.Load()
+			}
+			s := w.Stats()
+			require.Equal(t, starts+probes, s.Scheduled, "%+v", s)
+			require.Equal(t, fires+probes, s.Fired, "%+v", s)
+			require.Zero(t, s.Pending)
+			require.Greater(t, starts, int64(n), "no timer came due while pushed: the test did not race")
+			t.Logf("%d schedules, %d fires, %d pushes, max lateness %v", starts, fires, pushes.Load(), s.MaxLateness)
+		})
+	}
+}
+
+// TestRealtimeNoGoroutineLeak checks that Stop ends the driver goroutine in
+// each state the wheel can be in.
+func TestRealtimeNoGoroutineLeak(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, w *Wheel)
+	}{
+		{"never started", func(*testing.T, *Wheel) {}},
+		{"idle after fires", func(t *testing.T, w *Wheel) {
+			done := make(chan struct{}, 10)
+			for i := range 10 {
+				_, err := w.AfterFunc(time.Duration(i)*100*time.Microsecond, func() { done <- struct{}{} })
+				require.NoError(t, err)
+			}
+			waitN(t, done, 10, "fires")
+		}},
+		{"sleeping on far timers", func(t *testing.T, w *Wheel) {
+			for i := range 100 {
+				_, err := w.AfterFunc(time.Hour+time.Duration(i), func() {})
+				require.NoError(t, err)
+			}
+		}},
+		{"busy", func(t *testing.T, w *Wheel) {
+			for i := range 1000 {
+				_, err := w.AfterFunc(time.Duration(i%50)*10*time.Microsecond, func() {})
+				require.NoError(t, err)
+			}
+		}},
+		{"stopped from a callback", func(t *testing.T, w *Wheel) {
+			_, err := w.AfterFunc(time.Hour, func() {})
+			require.NoError(t, err)
+			got := make(chan int, 1)
+			_, err = w.AfterFunc(0, func() { got <- len(w.Stop()) })
+			require.NoError(t, err)
+			waitN(t, got, 1, "Stop from a callback")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			w, err := New(DefaultConfig())
+			require.NoError(t, err)
+			tc.run(t, w)
+			w.Stop()
+			select {
+			case <-w.Done():
+			case <-time.After(rtWaitLimit):
+				t.Fatal("driver did not exit")
+			}
+		})
+	}
+}
+
+// TestRealtimeSlowCallbackDoesNotDelayLaterTimers: lateness on a real-time
+// wheel is bounded by about a tick plus scheduler delay (DESIGN.md). One
+// slow callback delays the timers due while it runs, but must not make
+// timers scheduled afterwards fire late.
+func TestRealtimeSlowCallbackDoesNotDelayLaterTimers(t *testing.T) {
+	const slow = 300 * time.Millisecond
+	w := newRealtime(t, time.Millisecond)
+	var heartbeat Timer
+	require.NoError(t, heartbeat.Init(w, func() {}))
+	started := make(chan struct{})
+	finished := make(chan struct{})
+	_, err := w.AfterFunc(10*time.Millisecond, func() {
+		close(started)
+		time.Sleep(slow) // the slow callback under test, not synchronization
+		close(finished)
+	})
+	require.NoError(t, err)
+	// Heartbeats keep Reset busy until the slow callback starts, as in a
+	// Raft process where followers reset their election timers all the time.
+waitStart:
+	for {
+		heartbeat.Reset(time.Second)
+		select {
+		case <-started:
+			break waitStart
+		default:
+			runtime.Gosched()
+		}
+	}
+	heartbeat.Reset(time.Second)
+	waitN(t, finished, 1, "slow callback")
+
+	// Timers scheduled after the slow callback returned.
+	const n, d = 20, 5 * time.Millisecond
+	fired := make(chan time.Duration, n)
+	for range n {
+		start := time.Now()
+		_, err := w.AfterFunc(d, func() { fired <- time.Since(start) - d })
+		require.NoError(t, err)
+	}
+	var worst time.Duration
+	for range n {
+		select {
+		case late := <-fired:
+			worst = max(worst, late)
+		case <-time.After(rtWaitLimit):
+			t.Fatal("timer lost")
+		}
+	}
+	require.Less(t, worst, slow/2,
+		"timers scheduled after a %v callback fire %v late (stats %+v)", slow, worst, w.Stats())
+}
+
+// TestRealtimeLatenessCountsSlowCallbacks: Stats.MaxLateness is the largest
+// delay between a deadline and the driver starting the callback, so a timer
+// that waited behind a slow callback due at the same time must show that
+// wait.
+func TestRealtimeLatenessCountsSlowCallbacks(t *testing.T) {
+	const slow = 50 * time.Millisecond
+	w := newRealtime(t, time.Millisecond)
+	done := make(chan struct{})
+	var a, b Timer
+	require.NoError(t, a.Init(w, func() { time.Sleep(slow) })) // the slow callback under test
+	require.NoError(t, b.Init(w, func() { close(done) }))
+	_, err := w.AfterFunc(0, func() {
+		a.Reset(0)
+		b.Reset(0) // due no later than a starts, so it starts at least slow late
+		// Stay a little, so that a and b are both well due when the driver
+		// next looks and it takes them in one go.
+		time.Sleep(2 * time.Millisecond)
+	})
+	require.NoError(t, err)
+	waitN(t, done, 1, "b")
+	s := w.Stats()
+	require.GreaterOrEqual(t, s.MaxLateness, slow, "b started %v or more after its deadline: %+v", slow, s)
+	require.GreaterOrEqual(t, s.LateFires, int64(1), "%+v", s)
+}
+
+// TestRealtimeDriverStallDoesNotDelayLaterTimers: the driver may be held up
+// (CPU starvation, a GC pause, waiting for its lock behind a burst of
+// schedules); timers due meanwhile fire late, but timers scheduled after the
+// stall must again fire within about a tick plus scheduler delay (doc.go,
+// DESIGN.md), not a whole stall late for seconds. The stall is simulated by
+// holding the wheel's lock while Resets keep the coarse clock in use.
+func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
+	const stall = 100 * time.Millisecond
+	w := newRealtime(t, time.Millisecond)
+	var heartbeat Timer
+	require.NoError(t, heartbeat.Init(w, func() {}))
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				heartbeat.Reset(time.Second) // followers hearing heartbeats
+				runtime.Gosched()
+			}
+		}
+	}()
+	warm := make(chan struct{})
+	_, err := w.AfterFunc(5*time.Millisecond, func() { close(warm) })
+	require.NoError(t, err)
+	waitN(t, warm, 1, "warm-up timer")
+	// Take the lock while the coarse clock is published (white box: the
+	// stall must hit a published clock, as it does when the driver is
+	// starved while ticking).
+	for limit := time.Now().Add(rtWaitLimit); ; {
+		w.mu.Lock()
+		if w.coarse.Load() >= 0 {
+			break
+		}
+		w.mu.Unlock()
+		require.True(t, time.Now().Before(limit), "the coarse clock is never published")
+		runtime.Gosched()
+	}
+	time.Sleep(stall) // the stall under test, not synchronization
+	w.mu.Unlock()
+	close(stop)
+	<-stopped
+
+	const n, d = 20, 5 * time.Millisecond
+	fired := make(chan time.Duration, n)
+	for range n {
+		start := time.Now()
+		_, err := w.AfterFunc(d, func() { fired <- time.Since(start) - d })
+		require.NoError(t, err)
+	}
+	var worst time.Duration
+	for range n {
+		select {
+		case late := <-fired:
+			worst = max(worst, late)
+		case <-time.After(rtWaitLimit):
+			t.Fatal("timer lost")
+		}
+	}
+	require.Less(t, worst, stall/2,
+		"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
+}
