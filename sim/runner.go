@@ -55,8 +55,11 @@ func splitmix64(x uint64) uint64 {
 // depend on the number of workers or on scheduling. If ctx is cancelled,
 // workers finish the trial they are running, start no new one, and Run
 // returns the trials that finished (still in trial order, with gaps
-// removed) together with ctx.Err().
+// removed) together with ctx.Err(). A nil ctx means context.Background().
 func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	total := 0
 	starts := make([]int, len(jobs)+1)
 	for j, job := range jobs {

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/raftick/raftick/sim"
+)
+
+// usageError is a bad flag, argument or value: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// flagError returns a usage error naming the flag.
+func flagError(flag string, format string, args ...any) error {
+	return usageError{fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...))}
+}
+
+// errInterrupted is returned after partial results were printed.
+var errInterrupted = errors.New("interrupted")
+
+// run executes raftsim with args and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errInterrupted):
+		return 130
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "raftsim: %v\n", oneLine(err))
+		return 2
+	default:
+		fmt.Fprintf(stderr, "raftsim: %v\n", oneLine(err))
+		return 1
+	}
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}
+
+// app holds the command's outputs.
+type app struct {
+	stdout, stderr io.Writer
+	// progressAfter is how long a run must take before a progress bar
+	// appears (on a terminal only).
+	progressAfter time.Duration
+	// forceProgress shows the bar even if stderr is not a terminal (tests).
+	forceProgress bool
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "raftsim",
+		Short: "Simulate Raft leader elections in virtual time",
+		Long: `raftsim runs leader-election experiments on simulated Raft clusters: the
+election package's nodes on one virtual timing wheel that carries every
+timer and every message in flight, so thousands of elections run per second
+and a seed reproduces a run byte for byte.
+
+Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q (see raftsim --help)", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd())
+	root.CompletionOptions.DisableDefaultCmd = true
+	return root
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s: unexpected argument %q (see --help)", cmd.CommandPath(), args[0])}
+	}
+	return nil
+}
+
+// stderrIsTerminal reports whether stderr is an interactive terminal.
+func (a *app) stderrIsTerminal() bool {
+	if a.forceProgress {
+		return true
+	}
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progress returns a Run progress callback and a function to call when
+// the run ends. A bar appears on stderr only when stderr is a terminal and
+// the run has lasted progressAfter (one second by default).
+func (a *app) progress(what string) (func(done, total int), func()) {
+	if !a.stderrIsTerminal() {
+		return nil, func() {}
+	}
+	after := a.progressAfter
+	if after == 0 {
+		after = time.Second
+	}
+	var done, total atomic.Int64
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		start := time.Now()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var bar *progressbar.ProgressBar
+		for {
+			select {
+			case <-stop:
+				if bar != nil {
+					_ = bar.Clear()
+				}
+				return
+			case <-tick.C:
+				if bar == nil && time.Since(start) >= after && total.Load() > 0 {
+					bar = progressbar.NewOptions64(total.Load(),
+						progressbar.OptionSetWriter(a.stderr),
+						progressbar.OptionSetDescription(what),
+						progressbar.OptionShowCount(),
+						progressbar.OptionSetPredictTime(true),
+						progressbar.OptionThrottle(100*time.Millisecond),
+						progressbar.OptionClearOnFinish(),
+						progressbar.OptionSetWidth(30))
+				}
+				if bar != nil {
+					_ = bar.Set64(done.Load())
+				}
+			}
+		}
+	}()
+	update := func(d, t int) {
+		done.Store(int64(d))
+		total.Store(int64(t))
+	}
+	return update, func() { close(stop); <-finished }
+}
+
+// runExperiments runs trials[i] trials of exps[i] and summarizes them. On
+// an interrupt it summarizes what finished and reports interrupted.
+func (a *app) runExperiments(ctx context.Context, what string, exps []sim.Experiment, trials []int, seed uint64, workers int) (ss []sim.Summary, interrupted bool, err error) {
+	jobs := make([]sim.Job, len(exps))
+	total := 0
+	for i, e := range exps {
+		jobs[i] = sim.JobOf(e, trials[i])
+		total += trials[i]
+	}
+	update, finish := a.progress(what)
+	start := time.Now()
+	res, err := sim.Run(ctx, jobs, sim.RunOptions{Seed: seed, Workers: workers, Progress: update})
+	finish()
+	done := 0
+	for i, e := range exps {
+		s := sim.Summarize(e.Params(), res[i])
+		s.Seed = seed
+		ss = append(ss, s)
+		done += len(res[i])
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", done, total)
+			return ss, true, nil
+		}
+		return ss, false, err
+	}
+	if time.Since(start) > time.Second || a.forceProgress {
+		w := workers
+		if w <= 0 {
+			w = runtime.GOMAXPROCS(0)
+		}
+		fmt.Fprintf(a.stderr, "raftsim: %d trials in %.1fs on %d workers\n", total, time.Since(start).Seconds(), w)
+	}
+	return ss, false, nil
+}

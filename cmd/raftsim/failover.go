@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raftick/raftick/raftadapter"
+	"github.com/raftick/raftick/sim"
+)
+
+func (a *app) failoverCmd() *cobra.Command {
+	o := &opts{}
+	cmd := &cobra.Command{
+		Use:   "failover",
+		Short: "Crash the leader of a stable cluster and time the election of a new one",
+		Long: `failover runs the experiment of Figure 16 of the Raft paper: a stable cluster
+whose leader just sent a heartbeat to every follower (so their election
+timers start together, the worst case for split votes) loses its leader at
+a random point of the heartbeat interval; two of the survivors have shorter
+logs and cannot win. Each trial measures the time from the crash until every
+survivor has accepted the new leader's first heartbeat.
+
+With --engine hashicorp the trials run on real hashicorp/raft clusters in
+real time (raftadapter), one after another.`,
+		Example: `  raftsim failover --timeout 150ms-300ms
+  raftsim failover --timeout 12-24ms --trials 500 --json
+  raftsim failover --latency normal:5ms,2ms --disk none --model plain --plot failover.svg
+  raftsim failover --timeout 150-155ms --trace --trace-trial 3`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runFailover(cmd, o, false) },
+	}
+	addModelFlags(cmd, o, true)
+	addRunFlags(cmd, o, 1000, true)
+	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time) or hashicorp (real hashicorp/raft nodes, real time)")
+	return cmd
+}
+
+func (a *app) bootstrapCmd() *cobra.Command {
+	o := &opts{}
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Start a fresh cluster and time the election of its first leader",
+		Long: `bootstrap starts every server of a fresh cluster at the same instant and
+measures the time until a majority knows the first leader (the leader and
+enough followers that accepted its first heartbeat).`,
+		Example: `  raftsim bootstrap --nodes 3 --timeout 150ms-300ms
+  raftsim bootstrap --prevote --latency uniform:1ms,5ms --csv`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runFailover(cmd, o, true) },
+	}
+	addModelFlags(cmd, o, true)
+	addRunFlags(cmd, o, 1000, true)
+	return cmd
+}
+
+func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
+	if err := o.checkRun(cmd); err != nil {
+		return err
+	}
+	s, err := o.setup(cmd)
+	if err != nil {
+		return err
+	}
+	var e sim.Experiment = sim.Failover{Setup: s}
+	if bootstrap {
+		e = sim.Bootstrap{Setup: s}
+	} else {
+		switch o.engine {
+		case "raftick":
+		case "hashicorp":
+			return a.runHashicorp(cmd.Context(), o, s)
+		default:
+			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
+		}
+	}
+	if o.trace {
+		return traceTrial(a.stdout, o, e)
+	}
+	ss, interrupted, err := a.runExperiments(cmd.Context(), e.Params().Experiment, []sim.Experiment{e}, []int{o.trials}, o.seed, o.workers)
+	if err != nil {
+		return err
+	}
+	if !o.json && !o.csv {
+		fmt.Fprintf(a.stdout, "%s: %s, heartbeat %v, seed %d\n", e.Params().Experiment, describe(s), e.Params().Heartbeat, o.seed)
+	}
+	if err := writeResults(a.stdout, o, ss, sim.SummaryTable(ss, false)); err != nil {
+		return err
+	}
+	if err := writePlot(o, []sim.Panel{{Title: e.Params().Experiment + ": " + describe(s), Summaries: ss}}); err != nil {
+		return err
+	}
+	if interrupted {
+		return errInterrupted
+	}
+	return nil
+}
+
+// runHashicorp runs the failover experiment on real hashicorp/raft
+// clusters (raftadapter) and prints the same summary.
+func (a *app) runHashicorp(ctx context.Context, o *opts, s sim.Setup) error {
+	if s.TimeoutMax != 2*s.TimeoutMin {
+		return flagError("timeout", "--engine hashicorp draws timeouts from [T, 2T) (hashicorp/raft's rule): give T-2T, got %s", o.timeout)
+	}
+	if o.trace {
+		return flagError("trace", "is not available with --engine hashicorp")
+	}
+	if s.Disk != nil && o.model == "plain" {
+		fmt.Fprintln(a.stderr, "raftsim: note: --engine hashicorp uses in-memory stores; --disk is ignored")
+	}
+	cfg := raftadapter.DefaultFailoverConfig()
+	cfg.Trials = o.trials
+	cfg.Cluster.Nodes = s.Nodes
+	cfg.Cluster.Seed = o.seed
+	if s.Latency != nil {
+		cfg.Cluster.Latency = s.Latency
+	}
+	cfg.Cluster.Timing.ElectionTimeout = s.TimeoutMin
+	cfg.Cluster.Timing.PreVote = s.PreVote
+	update, finish := a.progress("hashicorp failover")
+	cfg.Progress = func(done, total int, _ raftadapter.Trial) {
+		if update != nil {
+			update(done, total)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		finish()
+		return usageError{err}
+	}
+	trials, err := raftadapter.FailoverTrials(ctx, cfg)
+	finish()
+	interrupted := false
+	if err != nil {
+		if ctx.Err() == nil {
+			return err
+		}
+		interrupted = true
+		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", len(trials), o.trials)
+	}
+	outs := make([]sim.Outcome, len(trials))
+	for i, t := range trials {
+		terms := int(t.NewTerm - t.OldTerm)
+		outs[i] = sim.Outcome{Time: t.Failover, Terms: terms, Splits: max(terms-1, 0), OK: true}
+	}
+	p := sim.Params{
+		Experiment: "failover", Label: sim.RangeLabel(s.TimeoutMin, s.TimeoutMax), Nodes: s.Nodes, Alive: s.Nodes - 1,
+		TimeoutMin: s.TimeoutMin, TimeoutMax: s.TimeoutMax, PreVote: s.PreVote, Model: "hashicorp-engine",
+	}
+	if s.Latency != nil {
+		p.Latency = s.Latency.String()
+	}
+	sum := sim.Summarize(p, outs)
+	sum.Seed = o.seed
+	ss := []sim.Summary{sum}
+	if !o.json && !o.csv {
+		fmt.Fprintf(a.stdout, "failover on real hashicorp/raft nodes (real time, %d servers, latency %v); hashicorp's timers are not seeded\n", s.Nodes, p.Latency)
+	}
+	if err := writeResults(a.stdout, o, ss, sim.SummaryTable(ss, false)); err != nil {
+		return err
+	}
+	if err := writePlot(o, []sim.Panel{{Title: "failover on hashicorp/raft", Summaries: ss}}); err != nil {
+		return err
+	}
+	if interrupted {
+		return errInterrupted
+	}
+	return nil
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// raftsim runs the command in-process and returns its exit status, stdout
+// and stderr.
+func raftsim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	return raftsimCtx(t, context.Background(), args...)
+}
+
+func raftsimCtx(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"failover", "--trials", "0"}, "--trials"},
+		{[]string{"failover", "--trials", "x"}, "--trials"},
+		{[]string{"failover", "--timeout", "banana"}, "--timeout"},
+		{[]string{"failover", "--timeout", "300ms-150ms"}, "--timeout"},
+		{[]string{"failover", "--heartbeat", "200ms"}, "--heartbeat"},
+		{[]string{"failover", "--heartbeat", "-1ms"}, "--heartbeat"},
+		{[]string{"failover", "--latency", "warp:9"}, "--latency"},
+		{[]string{"failover", "--latency", "uniform:5ms,1ms"}, "--latency"},
+		{[]string{"failover", "--disk", "normal:1ms"}, "--disk"},
+		{[]string{"failover", "--noise", "x"}, "--noise"},
+		{[]string{"failover", "--nodes", "0"}, "--nodes"},
+		{[]string{"failover", "--loss", "1"}, "--loss"},
+		{[]string{"failover", "--dup", "-0.1"}, "--dup"},
+		{[]string{"failover", "--model", "quantum"}, "--model"},
+		{[]string{"failover", "--engine", "zookeeper"}, "--engine"},
+		{[]string{"failover", "--plot", "out.pdf"}, "--plot"},
+		{[]string{"failover", "--json", "--csv"}, "--csv"},
+		{[]string{"failover", "--cdf"}, "--cdf"},
+		{[]string{"failover", "--trace-trial", "3"}, "--trace-trial"},
+		{[]string{"failover", "--max-time", "0s"}, "--max-time"},
+		{[]string{"failover", "--workers", "-1"}, "--workers"},
+		{[]string{"failover", "--bogus"}, "--bogus"},
+		{[]string{"bootstrap", "--seed", "-1"}, "--seed"},
+		{[]string{"paper", "--trials", "-5"}, "--trials"},
+		{[]string{"splitvote", "--l", "0.1,2"}, "--l"},
+		{[]string{"splitvote", "--alive", "9"}, "--alive"},
+		{[]string{"splitvote", "--sv-model", "x"}, "--sv-model"},
+		{[]string{"splitvote", "--range", "-1s"}, "--range"},
+		{[]string{"splitvote", "--timeout", "150ms"}, "--timeout"},
+		{[]string{"sweep"}, "--over"},
+		{[]string{"sweep", "--over", "colour=red"}, "--over"},
+		{[]string{"sweep", "--over", "nodes=3,x"}, "--over"},
+		{[]string{"sweep", "--over", "nodes=3", "--experiment", "x"}, "--experiment"},
+		{[]string{"failover", "--engine", "hashicorp", "--timeout", "150-155ms"}, "--timeout"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errOut := raftsim(t, tc.args...)
+			require.Equal(t, 2, code, "stderr: %s", errOut)
+			require.Empty(t, out)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			require.Contains(t, errOut, tc.flag)
+			require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
+		})
+	}
+}
+
+func TestUnknownCommandAndArgs(t *testing.T) {
+	code, _, errOut := raftsim(t, "frobnicate")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unknown command "frobnicate"`)
+	code, _, errOut = raftsim(t, "failover", "extra")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `unexpected argument "extra"`)
+}
+
+func TestHelp(t *testing.T) {
+	code, out, _ := raftsim(t)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "raftsim paper")
+	for _, sub := range []string{"paper", "failover", "bootstrap", "splitvote", "sweep"} {
+		code, out, errOut := raftsim(t, sub, "--help")
+		require.Equal(t, 0, code, sub)
+		require.Empty(t, errOut)
+		require.Contains(t, out, "Usage:")
+		require.Contains(t, out, "--seed", sub)
+	}
+}
+
+func TestPaperReduced(t *testing.T) {
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "fig16.svg")
+	code, out, errOut := raftsim(t, "paper", "--trials", "60", "--plot", plot, "--max-time", "20s")
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"Figure 16 (top)", "Figure 16 (bottom)", "150-150ms", "150-155ms", "12-24ms",
+		"median ~287ms", "max ~513ms", "mean ~35.0ms", "The paper's figures beside the simulator's", "shape (as in the paper)"} {
+		require.Contains(t, out, want)
+	}
+	b, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "<svg")
+}
+
+func TestJSONIsDeterministic(t *testing.T) {
+	args := []string{"paper", "--seed", "7", "--json", "--trials", "40", "--max-time", "20s"}
+	_, first, _ := raftsim(t, args...)
+	_, second, _ := raftsim(t, args...)
+	require.Equal(t, first, second)
+	var arr []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(first), &arr))
+	require.Len(t, arr, 11)
+	for _, k := range []string{"experiment", "nodes", "timeout_min_ms", "timeout_max_ms", "trials", "seed", "min_ms",
+		"p10_ms", "p50_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "split_vote_rate", "mean_terms"} {
+		require.Contains(t, arr[0], k)
+	}
+	require.Equal(t, 7.0, arr[0]["seed"])
+	require.Equal(t, "failover", arr[0]["experiment"])
+
+	// The number of workers (and GOMAXPROCS) changes nothing.
+	for _, procs := range []int{1, 2} {
+		old := runtime.GOMAXPROCS(procs)
+		_, out, _ := raftsim(t, args...)
+		runtime.GOMAXPROCS(old)
+		require.Equal(t, first, out, "GOMAXPROCS=%d", procs)
+	}
+	_, out, _ := raftsim(t, append(args, "--workers", "3")...)
+	require.Equal(t, first, out)
+}
+
+func TestFailoverOutputs(t *testing.T) {
+	code, out, _ := raftsim(t, "failover", "--timeout", "150-200ms", "--trials", "50", "--json")
+	require.Equal(t, 0, code)
+	require.Equal(t, 1, strings.Count(out, "\n"))
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	require.Equal(t, 150.0, m["timeout_min_ms"])
+	require.Equal(t, 200.0, m["timeout_max_ms"])
+	require.Equal(t, 50.0, m["trials"])
+
+	code, out, _ = raftsim(t, "failover", "--trials", "30", "--csv", "--model", "plain", "--latency", "normal:5ms,2ms", "--disk", "none")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(out, "experiment,label,nodes"))
+	require.Contains(t, out, "normal:5ms,2ms")
+
+	code, out, _ = raftsim(t, "failover", "--trials", "30", "--model", "hashicorp", "--timeout", "100ms", "--prevote")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "100-200ms")
+	require.Contains(t, out, "last-contact detection")
+}
+
+func TestTrace(t *testing.T) {
+	code, out, _ := raftsim(t, "failover", "--timeout", "150-155ms", "--trace", "--trace-trial", "2", "--seed", "3")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "# failover 150-155ms, seed 3, trial 2")
+	require.Contains(t, out, "crash")
+	require.Contains(t, out, "LeaderKnown")
+	require.Contains(t, out, "# finished")
+	_, again, _ := raftsim(t, "failover", "--timeout", "150-155ms", "--trace", "--trace-trial", "2", "--seed", "3")
+	require.Equal(t, out, again)
+}
+
+func TestSplitVoteCommand(t *testing.T) {
+	code, out, _ := raftsim(t, "splitvote", "--trials", "3000", "--json")
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &m))
+	require.Equal(t, "splitvote", m["experiment"])
+	require.InDelta(t, 0.1808, m["analytic_split_vote_rate"], 1e-4)
+	require.InDelta(t, 0.1808, m["split_vote_rate"], 0.03)
+
+	code, out, _ = raftsim(t, "splitvote", "--trials", "500", "--sv-model", "cluster", "--l", "0.2")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "cluster")
+	require.Contains(t, out, "18.080%")
+
+	code, out, _ = raftsim(t, "splitvote", "--trials", "500", "--latency", "uniform:10ms,20ms")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "uniform")
+}
+
+func TestSweepCommand(t *testing.T) {
+	code, out, errOut := raftsim(t, "sweep", "--over", "timeout=150-155ms,150-300ms", "--over", "latency=fixed:250us;fixed:1ms", "--trials", "40")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "timeout=150-155ms latency=fixed:250us")
+	require.Contains(t, out, "timeout=150-300ms latency=fixed:1ms")
+	code, out, _ = raftsim(t, "sweep", "--experiment", "bootstrap", "--over", "prevote=false,true", "--trials", "20", "--json")
+	require.Equal(t, 0, code)
+	require.Equal(t, 2, strings.Count(out, "\n"))
+	require.Contains(t, out, `"experiment":"bootstrap"`)
+}
+
+func TestInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, out, errOut := raftsimCtx(t, ctx, "failover", "--trials", "100000")
+	require.Equal(t, 130, code)
+	require.Contains(t, errOut, "interrupted")
+	require.Contains(t, out, "timeout") // the table of what finished (nothing) is still printed
+}
+
+func TestProgressOnlyOnTerminal(t *testing.T) {
+	// Not a terminal (a buffer): nothing on stderr.
+	code, _, errOut := raftsim(t, "failover", "--trials", "200")
+	require.Equal(t, 0, code)
+	require.Empty(t, errOut)
+
+	// Forced on, with a short threshold: the bar shows, then the summary line.
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb, forceProgress: true, progressAfter: time.Millisecond}
+	root := a.rootCmd()
+	root.SetArgs([]string{"failover", "--trials", "3000", "--timeout", "150-151ms", "--max-time", "5s"})
+	require.NoError(t, root.ExecuteContext(context.Background()))
+	require.Contains(t, errb.String(), "trials in")
+	require.Contains(t, errb.String(), "failover", "the bar shows its description: %q", errb.String())
+}

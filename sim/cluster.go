@@ -1,0 +1,548 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+// ClusterConfig configures a Cluster.
+type ClusterConfig struct {
+	// Nodes is the number of servers, with IDs 1..Nodes; in [1, 1000].
+	Nodes int
+	// Election is the template of every node's configuration; NewCluster
+	// sets ID, Voters (all servers), Rand and Observer per node.
+	Election election.Config
+	// Network is the message and disk model.
+	Network Network
+	// Rand drives everything random in the cluster (latencies, loss, the
+	// nodes' timer jitter); required. The cluster is deterministic for a
+	// given Rand state.
+	Rand *rand.Rand
+	// Observer, if set, receives every node's events in the order they
+	// happen.
+	Observer func(election.Event)
+	// OnSend, if set, sees every message a node sends, before the network
+	// model touches it.
+	OnSend func(election.Message)
+	// Trace, if set, receives one line per fault the cluster injects
+	// (crash, restart, pause, resume, partition), for --trace.
+	Trace func(at time.Duration, node election.ID, what string)
+	// CandidatesWait models the Raft paper's candidate (and LogCabin's,
+	// hashicorp/raft's): it ignores vote rejections and stays a candidate
+	// until it wins, hears of a leader or a higher term, or its vote timer
+	// fires. The election package instead steps a candidate down when a
+	// majority rejects it and restarts its election timer (etcd's
+	// behaviour), which re-synchronizes the candidates of a split vote at
+	// the instant the rejections arrive. With CandidatesWait the cluster
+	// does not deliver rejections that carry no higher term (they would
+	// change nothing but that timer); they are counted in
+	// NetStats.Withheld.
+	CandidatesWait bool
+	// Logger is given to the nodes; nil means a null logger.
+	Logger hclog.Logger
+}
+
+// ErrBadCluster is wrapped by NewCluster's errors.
+var ErrBadCluster = errors.New("sim: bad cluster")
+
+// Cluster is a simulated Raft group: election.Nodes on one virtual wheel
+// that carries every node's timers and every message in flight, so the
+// whole group runs as "jump to the next deadline, fire it", on one
+// goroutine, reproducibly. A Cluster is not safe for concurrent use.
+type Cluster struct {
+	cfg     ClusterConfig
+	w       *wheel.Virtual
+	rng     *rand.Rand
+	members []*member
+	cut     [][]bool // cut[from][to]: link from->to is down
+	stats   NetStats
+	free    *envelope
+	voters  []election.ID
+}
+
+type member struct {
+	id       election.ID
+	node     *election.Node
+	store    *diskStorage
+	log      *Log
+	up       bool // started and not crashed
+	paused   bool
+	resume   *wheel.Timer
+	outbox   []election.Message // sent while paused
+	inbox    []election.Message // arrived while paused
+	diskAt   time.Duration      // instant of the last write issued
+	diskEnd  time.Duration      // when the last write issued completes
+	writes   int
+	pauseEnd time.Duration // end of the last Pause
+	diskBusy time.Duration // blocking disk: frozen until then
+}
+
+// Log is a mutable election.LogView: experiments give servers logs of
+// different lengths and change them between phases.
+type Log struct{ index, term uint64 }
+
+// Last returns the index and term of the last entry.
+func (l *Log) Last() (index, term uint64) { return l.index, l.term }
+
+// Set sets the last entry.
+func (l *Log) Set(index, term uint64) { l.index, l.term = index, term }
+
+// diskStorage keeps a node's HardState in memory (it survives crashes, as
+// a disk would) and charges each Save to the node's simulated disk.
+type diskStorage struct {
+	c     *Cluster
+	m     *member
+	inner *election.MemoryStorage
+}
+
+func (s *diskStorage) Load() (election.HardState, error) { return s.inner.Load() }
+
+func (s *diskStorage) Save(hs election.HardState) error {
+	prev, _ := s.inner.Load()
+	if err := s.inner.Save(hs); err != nil {
+		return err
+	}
+	// One write per durable change, as LogCabin makes them: a voter
+	// writes when it adopts a higher term and again when it casts its
+	// vote, however the node batches them into Saves; a candidate writes
+	// its new term and its vote for itself at once. (GroupCommit merges
+	// everything of one instant.)
+	writes := 0
+	if hs.Term != prev.Term {
+		writes++
+	}
+	if hs.Vote != election.None && hs.Vote != s.m.id && (hs.Vote != prev.Vote || hs.Term != prev.Term) {
+		writes++
+	}
+	s.c.diskWrite(s.m, max(writes, 1))
+	return nil
+}
+
+// envelope is a message in flight: a reusable wheel timer that delivers it.
+type envelope struct {
+	t    wheel.Timer
+	c    *Cluster
+	m    election.Message
+	next *envelope
+}
+
+func (e *envelope) fire() {
+	c, m := e.c, e.m
+	e.next, c.free = c.free, e
+	c.deliver(m)
+}
+
+// NewCluster builds a cluster of cfg.Nodes servers, none started.
+func NewCluster(cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Nodes < 1 || cfg.Nodes > 1000 {
+		return nil, fmt.Errorf("%w: ClusterConfig.Nodes (%d) must be in [1, 1000]", ErrBadCluster, cfg.Nodes)
+	}
+	if cfg.Rand == nil {
+		return nil, fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
+	}
+	if err := cfg.Network.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c.voters = make([]election.ID, cfg.Nodes)
+	c.cut = make([][]bool, cfg.Nodes+1)
+	for i := range c.cut {
+		c.cut[i] = make([]bool, cfg.Nodes+1)
+	}
+	for i := range cfg.Nodes {
+		c.voters[i] = election.ID(i + 1)
+	}
+	for _, id := range c.voters {
+		m := &member{id: id, log: &Log{}}
+		m.store = &diskStorage{c: c, m: m, inner: election.NewMemoryStorage()}
+		c.members = append(c.members, m)
+		if err := c.newNode(m); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Cluster) newNode(m *member) error {
+	ec := c.cfg.Election
+	ec.ID = m.id
+	ec.Voters = c.voters
+	ec.Rand = c.rng
+	ec.Logger = c.cfg.Logger
+	ec.Observer = c.cfg.Observer
+	if c.cfg.Network.LeaderWrite && c.cfg.Network.Disk != nil {
+		obs := c.cfg.Observer
+		ec.Observer = func(e election.Event) {
+			if e.Type == election.EventLeaderElected && m.up {
+				c.diskWrite(m, 1)
+			}
+			if obs != nil {
+				obs(e)
+			}
+		}
+	}
+	tr := election.TransportFunc(func(msg election.Message) { c.send(m, msg) })
+	n, err := election.NewNode(ec, c.w.Wheel, tr, m.store, m.log)
+	if err != nil {
+		return fmt.Errorf("%w: node %d: %w", ErrBadCluster, m.id, err)
+	}
+	m.node = n
+	return nil
+}
+
+// Wheel returns the cluster's virtual wheel.
+func (c *Cluster) Wheel() *wheel.Virtual { return c.w }
+
+// Now returns the cluster's virtual time.
+func (c *Cluster) Now() time.Duration { return c.w.Now() }
+
+// Rand returns the cluster's random source (for experiments that draw
+// their own random choices in the same stream).
+func (c *Cluster) Rand() *rand.Rand { return c.rng }
+
+// IDs returns the servers' IDs, 1..Nodes.
+func (c *Cluster) IDs() []election.ID { return c.voters }
+
+func (c *Cluster) member(id election.ID) *member {
+	if id < 1 || int(id) > len(c.members) {
+		return nil
+	}
+	return c.members[id-1]
+}
+
+// Node returns server id's current node (a new one after each Restart),
+// or nil for an unknown id.
+func (c *Cluster) Node(id election.ID) *election.Node {
+	if m := c.member(id); m != nil {
+		return m.node
+	}
+	return nil
+}
+
+// Log returns server id's log, or nil for an unknown id.
+func (c *Cluster) Log(id election.ID) *Log {
+	if m := c.member(id); m != nil {
+		return m.log
+	}
+	return nil
+}
+
+// Up reports whether server id is started and not crashed.
+func (c *Cluster) Up(id election.ID) bool {
+	m := c.member(id)
+	return m != nil && m.up
+}
+
+// Stats returns the network counters.
+func (c *Cluster) Stats() NetStats { return c.stats }
+
+func (c *Cluster) trace(id election.ID, what string) {
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(c.w.Now(), id, what)
+	}
+}
+
+// Start starts the given servers (every server if none is given). Starting
+// a running server is an error.
+func (c *Cluster) Start(ids ...election.ID) error {
+	if len(ids) == 0 {
+		ids = c.voters
+	}
+	for _, id := range ids {
+		m := c.member(id)
+		if m == nil {
+			return fmt.Errorf("%w: Start: no server %d", ErrBadCluster, id)
+		}
+		if m.up {
+			return fmt.Errorf("%w: Start: server %d is already running", ErrBadCluster, id)
+		}
+		if err := m.node.Start(); err != nil {
+			return fmt.Errorf("sim: Start server %d: %w", id, err)
+		}
+		m.up = true
+	}
+	return nil
+}
+
+// Crash stops server id at once: its timers die, messages to it are
+// dropped, messages it already sent stay in flight. Its term and vote
+// survive in its storage. Crashing a server that is down does nothing.
+func (c *Cluster) Crash(id election.ID) {
+	m := c.member(id)
+	if m == nil || !m.up {
+		return
+	}
+	c.trace(id, "crash")
+	m.up = false
+	m.node.Stop()
+	if m.paused {
+		m.paused = false
+		m.resume.Stop()
+	}
+	m.pauseEnd, m.diskBusy = 0, 0
+	c.stats.DroppedDown += len(m.inbox)
+	m.outbox, m.inbox = m.outbox[:0], m.inbox[:0]
+}
+
+// Restart brings a crashed server back as a new node that loads its term
+// and vote from storage and starts as a follower.
+func (c *Cluster) Restart(id election.ID) error {
+	m := c.member(id)
+	if m == nil {
+		return fmt.Errorf("%w: Restart: no server %d", ErrBadCluster, id)
+	}
+	if m.up {
+		return fmt.Errorf("%w: Restart: server %d is running (Crash it first)", ErrBadCluster, id)
+	}
+	if err := c.newNode(m); err != nil {
+		return err
+	}
+	m.diskEnd = c.w.Now()
+	c.trace(id, "restart")
+	return c.Start(id)
+}
+
+// Pause freezes server id for d, like a long garbage-collection pause or
+// a SIGSTOP: messages that arrive meanwhile queue up, and messages it
+// sends meanwhile (its timers keep firing, as overdue timers do when a
+// process resumes) are held back. When it resumes, the held messages
+// leave, then the queued ones are delivered, in order. Pausing a paused
+// server extends the pause to end d from now.
+func (c *Cluster) Pause(id election.ID, d time.Duration) error {
+	m := c.member(id)
+	if m == nil || !m.up {
+		return fmt.Errorf("%w: Pause: server %d is not running", ErrBadCluster, id)
+	}
+	c.trace(id, fmt.Sprintf("pause for %v", d))
+	m.pauseEnd = c.w.Now() + max(d, 0)
+	return c.block(m, m.pauseEnd)
+}
+
+// block freezes m until at least until.
+func (c *Cluster) block(m *member, until time.Duration) error {
+	if m.resume == nil {
+		m.resume = new(wheel.Timer)
+		if err := m.resume.Init(c.w.Wheel, func() { c.resume(m) }); err != nil {
+			return err
+		}
+	}
+	if d, ok := m.resume.Deadline(); m.paused && ok && d >= until {
+		return nil
+	}
+	m.paused = true
+	m.resume.Reset(until - c.w.Now())
+	return nil
+}
+
+func (c *Cluster) resume(m *member) {
+	if !m.up || !m.paused {
+		return
+	}
+	if end := max(m.pauseEnd, m.diskBusy); end > c.w.Now() {
+		m.resume.Reset(end - c.w.Now())
+		return
+	}
+	if m.pauseEnd == c.w.Now() {
+		c.trace(m.id, "resume")
+	}
+	m.paused = false
+	out := m.outbox
+	m.outbox = nil
+	for _, msg := range out {
+		c.transmit(m, msg)
+	}
+	for len(m.inbox) > 0 && m.up && !m.paused {
+		msg := m.inbox[0]
+		m.inbox = m.inbox[1:]
+		c.step(m, msg)
+	}
+	if len(m.inbox) == 0 {
+		m.inbox = nil
+	}
+}
+
+// Partition splits the servers into groups that cannot reach each other
+// (a full partition): every link between different groups is cut both
+// ways; links within a group are restored. Servers not listed form one
+// more group together.
+func (c *Cluster) Partition(groups ...[]election.ID) {
+	group := make([]int, len(c.members)+1)
+	for g, ids := range groups {
+		for _, id := range ids {
+			if c.member(id) != nil {
+				group[id] = g + 1
+			}
+		}
+	}
+	for a := 1; a <= len(c.members); a++ {
+		for b := 1; b <= len(c.members); b++ {
+			c.cut[a][b] = group[a] != group[b]
+		}
+	}
+	c.trace(0, fmt.Sprintf("partition %v", groups))
+}
+
+// Cut cuts the one-way link from -> to (an asymmetric partition: to's
+// messages still reach from). Cut both directions of a few links for a
+// partial partition, where some servers still reach everyone.
+func (c *Cluster) Cut(from, to election.ID) {
+	if c.member(from) != nil && c.member(to) != nil {
+		c.cut[from][to] = true
+		c.trace(0, fmt.Sprintf("cut %d->%d", from, to))
+	}
+}
+
+// Heal restores every link.
+func (c *Cluster) Heal() {
+	for a := range c.cut {
+		clear(c.cut[a])
+	}
+	c.trace(0, "heal")
+}
+
+// Run advances virtual time deadline by deadline until done returns true
+// (checked before each instant is processed, and once more after the
+// last) or the next deadline lies beyond limit. It returns done().
+func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
+	for !done() {
+		next, ok := c.w.NextDeadline()
+		if !ok || next > limit {
+			return done()
+		}
+		c.w.AdvanceTo(next)
+	}
+	return true
+}
+
+// Close stops the wheel; the cluster must not be used afterwards.
+func (c *Cluster) Close() { c.w.Stop() }
+
+// diskWrite charges n writes to m's disk, after the writes it already
+// issued.
+func (c *Cluster) diskWrite(m *member, n int) {
+	disk := c.cfg.Network.Disk
+	if disk == nil {
+		return
+	}
+	now := c.w.Now()
+	if c.cfg.Network.GroupCommit {
+		if m.writes > 0 && m.diskAt == now {
+			return // same instant: one write
+		}
+		n = 1
+	}
+	end := max(now, m.diskEnd)
+	for range n {
+		end += disk.Sample(c.rng)
+	}
+	m.diskAt, m.diskEnd = now, end
+	m.writes += n
+	c.stats.DiskWrites += n
+	if c.cfg.Network.DiskBlocks {
+		m.diskBusy = m.diskEnd
+		_ = c.block(m, m.diskEnd)
+	}
+}
+
+func (c *Cluster) send(from *member, msg election.Message) {
+	c.stats.Sent++
+	if c.cfg.OnSend != nil {
+		c.cfg.OnSend(msg)
+	}
+	if !from.up {
+		c.stats.DroppedDown++
+		return
+	}
+	if from.paused {
+		c.stats.Held++
+		from.outbox = append(from.outbox, msg)
+		return
+	}
+	c.transmit(from, msg)
+}
+
+func (c *Cluster) transmit(from *member, msg election.Message) {
+	now := c.w.Now()
+	var depart time.Duration
+	if msg.Type.IsResponse() && from.diskEnd > now {
+		depart = from.diskEnd - now
+	}
+	net := &c.cfg.Network
+	if net.Loss > 0 && c.rng.Float64() < net.Loss {
+		c.stats.DroppedLoss++
+		return
+	}
+	copies := 1
+	if net.Duplicate > 0 && c.rng.Float64() < net.Duplicate {
+		copies = 2
+		c.stats.Duplicated++
+	}
+	lat := net.latency(from.id, msg.To)
+	for range copies {
+		d := depart
+		if lat != nil {
+			d += lat.Sample(c.rng)
+		}
+		c.schedule(msg, d)
+	}
+}
+
+func (c *Cluster) schedule(msg election.Message, d time.Duration) {
+	e := c.free
+	if e != nil {
+		c.free = e.next
+		e.next = nil
+	} else {
+		e = &envelope{c: c}
+		if err := e.t.Init(c.w.Wheel, e.fire); err != nil {
+			c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
+			return
+		}
+	}
+	e.m = msg
+	if _, err := e.t.TryReset(d); err != nil {
+		c.stats.DroppedDown++
+	}
+}
+
+func (c *Cluster) deliver(msg election.Message) {
+	to := c.member(msg.To)
+	if to == nil || !to.up {
+		c.stats.DroppedDown++
+		return
+	}
+	if from := c.member(msg.From); from != nil && c.cut[msg.From][msg.To] {
+		c.stats.DroppedPartition++
+		return
+	}
+	if to.paused {
+		c.stats.Held++
+		to.inbox = append(to.inbox, msg)
+		return
+	}
+	c.step(to, msg)
+}
+
+// step hands msg to its node, unless CandidatesWait withholds it.
+func (c *Cluster) step(to *member, msg election.Message) {
+	if c.cfg.CandidatesWait && msg.Type == election.MsgVoteResp && !msg.Granted && msg.Term <= to.node.Status().Term {
+		c.stats.Withheld++
+		return
+	}
+	c.stats.Delivered++
+	to.node.Step(msg)
+}

@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+// Failover is the experiment of Figure 16 of the Raft paper (Ongaro and
+// Ousterhout, extended version; Figure 14 in the USENIX ATC'14
+// proceedings): a stable cluster loses its leader, and the trial measures
+// the time from the crash until every surviving server accepted the new
+// leader's first heartbeat.
+//
+// Each trial:
+//  1. starts all servers; server 1 campaigns at once and the trial runs
+//     until every server follows it;
+//  2. gives the leader and Nodes-1-ShortLogs survivors logs one entry
+//     longer than the other ShortLogs survivors (chosen at random), so the
+//     short ones cannot win;
+//  3. waits for the leader's next heartbeat broadcast: it resets every
+//     follower's election timer at about the same time (the paper
+//     synchronized the heartbeat RPCs before killing the leader, the worst
+//     case for split votes);
+//  4. crashes the leader at a uniformly random point of the heartbeat
+//     interval after that broadcast;
+//  5. runs until one server leads a term above the old leader's and every
+//     other survivor accepted its heartbeat (election.EventLeaderKnown), or
+//     until MaxTime.
+type Failover struct{ Setup }
+
+// Params describes the experiment.
+func (f Failover) Params() Params { return f.Setup.params("failover") }
+
+// Trial runs one failover.
+func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+	s := f.Setup
+	tr := newTracker(s.Nodes)
+	var c *Cluster
+	var (
+		phase     int // 0 setup, 1 waiting for the heartbeat, 2 crash scheduled, 3 crashed, 4 done
+		leader    election.ID
+		crashAt   time.Duration
+		crashTerm uint64
+		sent0     int
+		endAt     time.Duration
+		winTerm   uint64
+	)
+	hb := s.heartbeat()
+	var crashTimer *wheel.Timer
+	check := func(at time.Duration) {
+		switch phase {
+		case 0:
+			l, term, fol, others := tr.accepted(c)
+			if l != election.None && fol == others && others == s.Nodes-1 {
+				leader = l
+				phase = 1
+				// Logs: the leader and the first survivors in a random order
+				// are one entry longer than the ShortLogs others.
+				for _, id := range c.IDs() {
+					c.Log(id).Set(10, 1)
+				}
+				var survivors []election.ID
+				for _, id := range c.IDs() {
+					if id != leader {
+						survivors = append(survivors, id)
+					}
+				}
+				perm := rng.Perm(len(survivors))
+				for k := range s.ShortLogs {
+					c.Log(survivors[perm[k]]).Set(9, 1)
+				}
+				if trace != nil {
+					trace(FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
+				}
+			}
+		case 3:
+			l, term, fol, others := tr.accepted(c)
+			if l != election.None && term > crashTerm && fol == others {
+				phase, endAt, winTerm = 4, at, term
+			}
+		}
+	}
+	cfg := ClusterConfig{
+		Nodes:          s.Nodes,
+		Election:       s.electionConfig(),
+		Network:        s.network(),
+		Rand:           rng,
+		Trace:          tracerFor(trace),
+		CandidatesWait: s.CandidatesWait,
+		Observer: func(e election.Event) {
+			tr.observe(e)
+			if trace != nil && e.Type != election.EventIgnored {
+				trace(FormatEvent(e.At, e.Node, eventText(e)))
+			}
+			check(e.At)
+		},
+		OnSend: func(m election.Message) {
+			if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
+				phase = 2
+				u := time.Duration(rng.Int64N(int64(hb)))
+				if trace != nil {
+					trace(FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
+				}
+				crashTimer.Reset(u)
+			}
+		},
+	}
+	var err error
+	c, err = NewCluster(cfg)
+	if err != nil {
+		return Outcome{}
+	}
+	defer c.Close()
+	crashTimer = new(wheel.Timer)
+	_ = crashTimer.Init(c.Wheel().Wheel, func() {
+		crashAt, crashTerm, sent0 = c.Now(), c.Node(leader).Status().Term, c.Stats().Sent
+		phase = 3
+		c.Crash(leader)
+	})
+	if err := c.Start(); err != nil {
+		return Outcome{}
+	}
+	_ = c.Node(1).Campaign()
+	setupLimit := 100 * (s.TimeoutMax + s.TimeoutMin)
+	if !c.Run(setupLimit, func() bool { return phase >= 3 }) {
+		return Outcome{Time: s.maxTime(), OK: false}
+	}
+	limit := crashAt + s.maxTime()
+	if !c.Run(limit, func() bool { return phase == 4 }) {
+		terms := int(tr.maxTerm - crashTerm)
+		return Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent - sent0}
+	}
+	terms := int(winTerm - crashTerm)
+	return Outcome{
+		Time:     endAt - crashAt,
+		Terms:    terms,
+		Splits:   terms - 1,
+		Messages: c.Stats().Sent - sent0,
+		OK:       true,
+	}
+}
+
+func shortList(c *Cluster, ids []election.ID) []election.ID {
+	var out []election.ID
+	for _, id := range ids {
+		if i, _ := c.Log(id).Last(); i < 10 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Bootstrap is the cold-start experiment: every server starts fresh at the
+// same instant with an empty log; a trial measures the time until a leader
+// is known to a majority (the leader and enough followers that accepted
+// its first heartbeat), or MaxTime.
+type Bootstrap struct{ Setup }
+
+// Params describes the experiment.
+func (b Bootstrap) Params() Params { return b.Setup.params("bootstrap") }
+
+// Trial runs one cold start.
+func (b Bootstrap) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+	s := b.Setup
+	tr := newTracker(s.Nodes)
+	quorum := s.Nodes/2 + 1
+	var c *Cluster
+	var done bool
+	var endAt time.Duration
+	var winTerm uint64
+	cfg := ClusterConfig{
+		Nodes:          s.Nodes,
+		Election:       s.electionConfig(),
+		Network:        s.network(),
+		Rand:           rng,
+		Trace:          tracerFor(trace),
+		CandidatesWait: s.CandidatesWait,
+		Observer: func(e election.Event) {
+			tr.observe(e)
+			if trace != nil && e.Type != election.EventIgnored {
+				trace(FormatEvent(e.At, e.Node, eventText(e)))
+			}
+			if !done {
+				if l, term, fol, _ := tr.accepted(c); l != election.None && 1+fol >= quorum {
+					done, endAt, winTerm = true, e.At, term
+				}
+			}
+		},
+	}
+	c, err := NewCluster(cfg)
+	if err != nil {
+		return Outcome{}
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		return Outcome{}
+	}
+	if !c.Run(s.maxTime(), func() bool { return done }) {
+		terms := int(tr.maxTerm)
+		return Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent}
+	}
+	terms := int(winTerm)
+	return Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Stats().Sent, OK: true}
+}

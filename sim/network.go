@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/raftick/raftick/election"
+)
+
+// Link is a directed network link between two servers.
+type Link struct{ From, To election.ID }
+
+// Network is the message and disk model of a simulated cluster.
+//
+// A message from a to b leaves a when it is sent (a response waits for
+// the sender's pending disk writes first, see Disk) and arrives after a
+// one-way delay drawn from the link's latency. Messages of a link may
+// overtake each other when the distribution is not fixed (reordering by
+// latency). Each message is independently lost with probability Loss and
+// delivered twice (with two independent delays) with probability
+// Duplicate. Partitions are set on the Cluster while it runs; a message
+// is dropped if its link is cut when it would arrive.
+type Network struct {
+	// Latency is the one-way delay of every link not listed in Links.
+	// nil means no delay (delivery at the same virtual instant).
+	Latency Latency
+	// Links overrides Latency for individual directed links.
+	Links map[Link]Latency
+	// Loss is the probability that a message is dropped; in [0, 1].
+	Loss float64
+	// Duplicate is the probability that a message is delivered twice; in
+	// [0, 1].
+	Duplicate float64
+	// Disk is the time a write of a server's term and vote takes (fsync).
+	// A server's writes are serialized (a write starts when the previous
+	// one finished; see GroupCommit), and
+	// its responses (vote, pre-vote and heartbeat answers) leave only once
+	// every write it issued before them is durable: Raft answers a vote
+	// only after persisting it. Requests (vote requests, heartbeats) are
+	// sent while the sender's own write is in flight, as the Raft paper
+	// allows a leader to write its log in parallel with replicating it.
+	// nil means writes are instantaneous.
+	Disk Latency
+	// DiskBlocks makes a disk write block its server, as an
+	// implementation that writes while holding its lock does (LogCabin):
+	// until the write completes, the server's outbound messages (requests
+	// too) are held and inbound ones queue, exactly as during Pause.
+	DiskBlocks bool
+	// GroupCommit merges the writes a server issues at one instant into
+	// one. Without it every durable change is a write of its own, as in
+	// LogCabin, which writes its metadata once when it adopts a higher
+	// term and again when it grants its vote (even though the election
+	// package saves both at once).
+	GroupCommit bool
+	// LeaderWrite charges a disk write to a server when it wins an
+	// election, issued before its first heartbeats: the new leader
+	// appends a no-op entry of its term to its log (Raft, section 8). With
+	// DiskBlocks the first heartbeats wait for it, as in an implementation
+	// that appends under its lock.
+	LeaderWrite bool
+}
+
+// ErrBadNetwork is wrapped by Network.Validate errors.
+var ErrBadNetwork = errors.New("sim: bad network")
+
+// Validate reports the first invalid field of n, or nil.
+func (n Network) Validate() error {
+	prob := func(name string, p float64) error {
+		if math.IsNaN(p) || p < 0 || p > 1 {
+			return fmt.Errorf("%w: Network.%s (%v) must be in [0, 1]", ErrBadNetwork, name, p)
+		}
+		return nil
+	}
+	if err := prob("Loss", n.Loss); err != nil {
+		return err
+	}
+	if err := prob("Duplicate", n.Duplicate); err != nil {
+		return err
+	}
+	for l, lat := range n.Links {
+		if lat == nil {
+			return fmt.Errorf("%w: Network.Links[%d->%d] is nil", ErrBadNetwork, l.From, l.To)
+		}
+	}
+	return nil
+}
+
+func (n *Network) latency(from, to election.ID) Latency {
+	if l, ok := n.Links[Link{from, to}]; ok {
+		return l
+	}
+	return n.Latency
+}
+
+// NetStats counts what the network did with the messages of a cluster.
+// Every message handed to the network is either delivered, dropped (and
+// counted under one reason) or still in flight.
+type NetStats struct {
+	Sent             int // messages handed to the network by nodes
+	Delivered        int // messages passed to a node's Step
+	Duplicated       int // extra copies created by Duplicate
+	DroppedLoss      int // dropped by Loss
+	DroppedPartition int // link cut when the message would have arrived
+	DroppedDown      int // destination crashed, not started, or unknown
+	Held             int // messages held while their sender or receiver was paused (later delivered or dropped)
+	Withheld         int // same-term vote rejections not delivered (ClusterConfig.CandidatesWait)
+	DiskWrites       int // disk writes (Storage.Save calls that started a write)
+}

@@ -1,0 +1,150 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPaperShape runs a reduced `raftsim paper` (fewer trials) and checks
+// the shape the paper reports: no randomness (150-150ms) is far slower
+// than a little (150-155ms), which is slower than 150-300ms at the median,
+// and more randomness cuts the tail.
+func TestPaperShape(t *testing.T) {
+	t.Logf("seed %d; reproduce: go test ./sim -run TestPaperShape -seed=%d", *seedFlag, *seedFlag)
+	base := LAN()
+	base.MaxTime = 30 * time.Second
+	exps := PaperExperiments(base)
+	rows := PaperRows()
+	n := 300
+	if raceEnabled || testing.Short() {
+		n = 120
+	}
+	jobs := make([]Job, len(rows))
+	for i, r := range rows {
+		trials := n
+		if r.Min == r.Max {
+			trials = 12
+		}
+		jobs[i] = JobOf(exps[i], trials)
+	}
+	res, err := Run(context.Background(), jobs, RunOptions{Seed: *seedFlag})
+	require.NoError(t, err)
+	ss := make([]Summary, len(rows))
+	for i := range rows {
+		ss[i] = Summarize(exps[i].Params(), res[i])
+		ss[i].Paper = rows[i].Quoted
+	}
+	var b strings.Builder
+	require.NoError(t, SummaryTable(ss, true).Write(&b))
+	t.Log("\n" + b.String())
+	none, little, more := ss[0], ss[2], ss[5]
+	require.Greater(t, none.P50, 10*little.P50, "150-150 far slower than 150-155")
+	require.Greater(t, none.P50, 3*time.Second)
+	require.Greater(t, little.P50, more.P50, "150-155 slower than 150-300 at the median")
+	require.Greater(t, little.P99, ss[4].P99, "more randomness cuts the tail")
+	require.Greater(t, little.SplitVoteRate, more.SplitVoteRate)
+	// Bottom panel: a smaller minimum timeout elects faster.
+	require.Less(t, ss[6].P50, ss[7].P50)
+	require.Less(t, ss[7].P50, ss[8].P50)
+	require.Less(t, ss[8].P50, ss[9].P50)
+	require.Contains(t, PaperShape(ss), "as in the paper")
+	// The quoted figures land in the paper's neighbourhood even with few
+	// trials (the full run is compared in README).
+	require.InDelta(t, 287, float64(little.P50)/1e6, 60)
+	require.InDelta(t, 35, float64(ss[6].Mean)/1e6, 10)
+}
+
+func TestPaperRows(t *testing.T) {
+	rows := PaperRows()
+	total := 0
+	for _, r := range rows {
+		total += r.Trials
+	}
+	require.Equal(t, 10100, total)
+	require.Len(t, PaperExperiments(LAN()), len(rows))
+	quoted := 0
+	for _, r := range rows {
+		quoted += len(r.Quoted)
+	}
+	require.Equal(t, 5, quoted)
+	require.Equal(t, "median ~287ms", rows[2].Quoted[0].Describe())
+	require.Equal(t, "median >10.0s", rows[0].Quoted[0].Describe())
+}
+
+func TestBroadcastTimes(t *testing.T) {
+	s := Setup{Nodes: 5, Latency: Fixed(ms), Disk: Fixed(2 * ms)}
+	bt := BroadcastTimes(s)
+	require.Equal(t, 4*ms, bt.RoundTripWrite)
+	require.Equal(t, 6*ms, bt.VoteRound) // two writes at the voter
+	s.DiskBlocks = true
+	require.Equal(t, 8*ms, BroadcastTimes(s).VoteRound) // and the candidate's own first
+	s.GroupCommit = true
+	require.Equal(t, 6*ms, BroadcastTimes(s).VoteRound)
+}
+
+func TestFailoverTrial(t *testing.T) {
+	s := LAN()
+	s.TimeoutMin, s.TimeoutMax = 150*ms, 300*ms
+	var lines []string
+	o := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), func(l string) { lines = append(lines, l) })
+	require.True(t, o.OK)
+	// Detection alone takes at least the minimum timeout minus a heartbeat
+	// interval, and the election adds at least a broadcast.
+	require.Greater(t, o.Time, 75*ms)
+	require.Less(t, o.Time, 2*time.Second)
+	require.GreaterOrEqual(t, o.Terms, 1)
+	require.Equal(t, o.Terms-1, o.Splits)
+	require.Positive(t, o.Messages)
+	text := strings.Join(lines, "\n")
+	require.Contains(t, text, "setup done")
+	require.Contains(t, text, "heartbeat broadcast; crash in")
+	require.Contains(t, text, "crash")
+	require.Contains(t, text, "LeaderElected")
+	// Same rng state, same trial.
+	again := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	require.Equal(t, o, again)
+}
+
+func TestFailoverShortLogsNeverWin(t *testing.T) {
+	s := LAN()
+	s.TimeoutMin, s.TimeoutMax = 150*ms, 155*ms
+	for i := range 30 {
+		var short []string
+		var winner string
+		Failover{s}.Trial(i, TrialRand(*seedFlag, i), func(l string) {
+			if k := strings.Index(l, "short logs: ["); k >= 0 {
+				short = strings.Fields(strings.Trim(l[k+len("short logs: "):], "[]"))
+			}
+			if strings.Contains(l, "LeaderElected") && !strings.Contains(l, " t1 ") {
+				winner = strings.TrimPrefix(strings.Fields(l)[1], "n")
+			}
+		})
+		require.Len(t, short, 2)
+		require.NotContains(t, short, winner, "trial %d: a short log won", i)
+	}
+}
+
+func TestBootstrapTrial(t *testing.T) {
+	s := LAN()
+	s.Nodes = 3
+	s.PreVote = true
+	o := Bootstrap{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	require.True(t, o.OK)
+	require.GreaterOrEqual(t, o.Time, 150*ms)
+	require.GreaterOrEqual(t, o.Terms, 1)
+}
+
+func TestTimedOutTrial(t *testing.T) {
+	s := LAN()
+	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
+	s.TimerNoise = nil // identical timeouts forever: never converges
+	s.MaxTime = 2 * time.Second
+	o := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	require.False(t, o.OK)
+	require.Equal(t, 2*time.Second, o.Time)
+	require.Equal(t, o.Terms, o.Splits)
+}

@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrBadParam is wrapped by Setup.Set, SplitVote.Set and ParseAxis errors.
+var ErrBadParam = errors.New("sim: bad parameter")
+
+// SetupParams lists the parameter names Setup.Set accepts.
+var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "noise", "granularity",
+	"prevote", "checkquorum", "stickiness", "shortlogs", "diskblocks", "groupcommit", "leaderwrite", "candidateswait"}
+
+// Set sets one parameter of s from its command-line form: nodes=5,
+// timeout=150ms-300ms, heartbeat=75ms (0: half the minimum timeout),
+// latency=normal:5ms,2ms, disk=fixed:2ms (none: no disk), loss=0.01,
+// dup=0.01, noise=uniform:0,1ms (none), granularity=1ms, shortlogs=2, and
+// the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
+// leaderwrite and candidateswait (true or false).
+func (s *Setup) Set(name, value string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s=%q: %s", ErrBadParam, name, value, fmt.Sprintf(format, args...))
+	}
+	optLatency := func() (Latency, error) {
+		if value == "" || value == "none" || value == "0" {
+			return nil, nil
+		}
+		l, err := ParseLatency(value)
+		if err != nil {
+			return nil, bad("%v", strings.TrimPrefix(err.Error(), ErrBadLatency.Error()+" "))
+		}
+		return l, nil
+	}
+	switch name {
+	case "nodes", "shortlogs":
+		n, err := strconv.Atoi(value)
+		if err != nil {
+			return bad("not an integer")
+		}
+		if name == "nodes" {
+			if n < 1 || n > 1000 {
+				return bad("must be in [1, 1000]")
+			}
+			s.Nodes = n
+		} else {
+			if n < 0 {
+				return bad("must not be negative")
+			}
+			s.ShortLogs = n
+		}
+	case "timeout":
+		lo, hi, err := ParseRange(value)
+		if err != nil {
+			return bad("%v", err)
+		}
+		s.TimeoutMin, s.TimeoutMax = lo, hi
+	case "heartbeat", "granularity":
+		d, err := time.ParseDuration(value)
+		if err != nil {
+			return bad("not a duration (e.g. 75ms)")
+		}
+		if d < 0 {
+			return bad("must not be negative")
+		}
+		if name == "heartbeat" {
+			s.Heartbeat = d
+		} else {
+			s.Granularity = d
+		}
+	case "latency":
+		l, err := optLatency()
+		if err != nil {
+			return err
+		}
+		s.Latency = l
+	case "disk":
+		l, err := optLatency()
+		if err != nil {
+			return err
+		}
+		s.Disk = l
+	case "noise":
+		l, err := optLatency()
+		if err != nil {
+			return err
+		}
+		s.TimerNoise = l
+	case "loss", "dup":
+		p, err := strconv.ParseFloat(value, 64)
+		if err != nil || p < 0 || p > 1 || p != p {
+			return bad("must be a probability in [0, 1]")
+		}
+		if name == "loss" {
+			if p >= 1 {
+				return bad("must be below 1 (every message lost)")
+			}
+			s.Loss = p
+		} else {
+			s.Duplicate = p
+		}
+	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait":
+		b, err := strconv.ParseBool(value)
+		if err != nil {
+			return bad("must be true or false")
+		}
+		*map[string]*bool{
+			"prevote": &s.PreVote, "checkquorum": &s.CheckQuorum, "stickiness": &s.LeaderStickiness,
+			"diskblocks": &s.DiskBlocks, "groupcommit": &s.GroupCommit, "leaderwrite": &s.LeaderWrite,
+			"candidateswait": &s.CandidatesWait,
+		}[name] = b
+	default:
+		return fmt.Errorf("%w %q: unknown (want one of %s)", ErrBadParam, name, strings.Join(SetupParams, ", "))
+	}
+	return nil
+}
+
+// SplitVoteParams lists the parameter names SplitVote.Set accepts.
+var SplitVoteParams = []string{"nodes", "alive", "l", "range", "model", "latency"}
+
+// Set sets one parameter of sv: nodes=5, alive=4, l=0.1, range=100ms,
+// model=race|cluster, latency=uniform:10ms,20ms (none: fixed l).
+func (sv *SplitVote) Set(name, value string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %s=%q: %s", ErrBadParam, name, value, fmt.Sprintf(format, args...))
+	}
+	switch name {
+	case "nodes", "alive":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > 1000 {
+			return bad("must be an integer in [1, 1000]")
+		}
+		if name == "nodes" {
+			sv.Nodes = n
+		} else {
+			sv.Alive = n
+		}
+	case "l":
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil || f < 0 || f > 1 || f != f {
+			return bad("must be a fraction in [0, 1]")
+		}
+		sv.Fraction = f
+	case "range":
+		d, err := time.ParseDuration(value)
+		if err != nil || d <= 0 {
+			return bad("must be a positive duration")
+		}
+		sv.Range = d
+	case "model":
+		if value != "race" && value != "cluster" {
+			return bad("must be race or cluster")
+		}
+		sv.Model = value
+	case "latency":
+		if value == "" || value == "none" {
+			sv.Latency = nil
+			return nil
+		}
+		l, err := ParseLatency(value)
+		if err != nil {
+			return bad("%v", strings.TrimPrefix(err.Error(), ErrBadLatency.Error()+" "))
+		}
+		sv.Latency = l
+	default:
+		return fmt.Errorf("%w %q: unknown (want one of %s)", ErrBadParam, name, strings.Join(SplitVoteParams, ", "))
+	}
+	return nil
+}
+
+// Axis is one swept parameter and its values.
+type Axis struct {
+	Name   string
+	Values []string
+}
+
+// ParseAxis parses "name=v1,v2,v3". Values are separated by ';' when the
+// list contains one (latency specs contain commas: "latency=fixed:1ms;
+// uniform:1ms,5ms"), and by ',' otherwise (for latency and disk, a ','
+// list is split only where it is followed by a new kind:).
+func ParseAxis(s string) (Axis, error) {
+	name, list, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.TrimSpace(list) == "" {
+		return Axis{}, fmt.Errorf("%w %q: want name=value1,value2", ErrBadParam, s)
+	}
+	var vals []string
+	switch {
+	case strings.Contains(list, ";"):
+		vals = strings.Split(list, ";")
+	case name == "latency" || name == "disk" || name == "noise":
+		for _, part := range strings.Split(list, ",") {
+			part = strings.TrimSpace(part)
+			if len(vals) > 0 && !strings.Contains(part, ":") && part != "none" {
+				vals[len(vals)-1] += "," + part // continuation of a spec's arguments
+				continue
+			}
+			vals = append(vals, part)
+		}
+	default:
+		vals = strings.Split(list, ",")
+	}
+	for i := range vals {
+		vals[i] = strings.TrimSpace(vals[i])
+		if vals[i] == "" {
+			return Axis{}, fmt.Errorf("%w %q: empty value", ErrBadParam, s)
+		}
+	}
+	return Axis{Name: name, Values: vals}, nil
+}
+
+// Grid returns every combination of the axes' values (the first axis
+// varies slowest), each as a list of (name, value) settings.
+func Grid(axes []Axis) [][][2]string {
+	out := [][][2]string{nil}
+	for _, a := range axes {
+		var next [][][2]string
+		for _, prefix := range out {
+			for _, v := range a.Values {
+				p := append(append([][2]string(nil), prefix...), [2]string{a.Name, v})
+				next = append(next, p)
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// GridLabel formats a grid point, e.g. "timeout=150-155ms latency=fixed:1ms".
+func GridLabel(point [][2]string) string {
+	parts := make([]string, len(point))
+	for i, kv := range point {
+		parts[i] = kv[0] + "=" + kv[1]
+	}
+	return strings.Join(parts, " ")
+}

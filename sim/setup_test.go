@@ -1,0 +1,118 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSetupValidate(t *testing.T) {
+	ok := LAN()
+	require.NoError(t, ok.Validate())
+	for _, tc := range []struct {
+		mod  func(*Setup)
+		want string
+	}{
+		{func(s *Setup) { s.Nodes = 0 }, "Setup.Nodes"},
+		{func(s *Setup) { s.TimeoutMin = 0 }, "Setup.TimeoutMin"},
+		{func(s *Setup) { s.TimeoutMax = s.TimeoutMin - 1 }, "Setup.TimeoutMax"},
+		{func(s *Setup) { s.Heartbeat = -1 }, "Setup.Heartbeat"},
+		{func(s *Setup) { s.Heartbeat = s.TimeoutMin }, "Setup.Heartbeat"},
+		{func(s *Setup) { s.TimeoutMin, s.TimeoutMax = 1, 1 }, "TimeoutMin/2"},
+		{func(s *Setup) { s.Loss = 1 }, "Setup.Loss"},
+		{func(s *Setup) { s.Duplicate = 2 }, "Setup.Duplicate"},
+		{func(s *Setup) { s.ShortLogs = 4 }, "Setup.ShortLogs"},
+		{func(s *Setup) { s.Granularity = -1 }, "Setup.Granularity"},
+		{func(s *Setup) { s.MaxTime = -1 }, "Setup.MaxTime"},
+	} {
+		s := LAN()
+		tc.mod(&s)
+		err := s.Validate()
+		require.ErrorIs(t, err, ErrBadSetup)
+		require.Contains(t, err.Error(), tc.want)
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		lo, hi time.Duration
+	}{
+		{"150ms-300ms", 150 * ms, 300 * ms},
+		{"150-300ms", 150 * ms, 300 * ms},
+		{"12-24ms", 12 * ms, 24 * ms},
+		{"150ms", 150 * ms, 150 * ms},
+		{"1s-1500ms", time.Second, 1500 * ms},
+		{"0.5-1s", 500 * ms, time.Second},
+	} {
+		lo, hi, err := ParseRange(tc.in)
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.lo, lo, tc.in)
+		require.Equal(t, tc.hi, hi, tc.in)
+	}
+	for _, bad := range []string{"", "fast", "300ms-150ms", "0-1s", "x-1s", "1s-y", "-5ms"} {
+		_, _, err := ParseRange(bad)
+		require.Error(t, err, bad)
+	}
+	require.Equal(t, "150-155ms", RangeLabel(150*ms, 155*ms))
+	require.Equal(t, "1.5ms-2ms", RangeLabel(1500*time.Microsecond, 2*ms))
+}
+
+func TestSetupSet(t *testing.T) {
+	s := LAN()
+	for _, kv := range [][2]string{
+		{"nodes", "7"}, {"timeout", "100-200ms"}, {"heartbeat", "20ms"}, {"latency", "uniform:1ms,2ms"},
+		{"disk", "none"}, {"loss", "0.1"}, {"dup", "0.05"}, {"noise", "fixed:1ms"}, {"granularity", "0s"},
+		{"prevote", "true"}, {"checkquorum", "true"}, {"shortlogs", "1"}, {"candidateswait", "false"}, {"diskblocks", "false"},
+		{"stickiness", "true"}, {"groupcommit", "true"}, {"leaderwrite", "false"},
+	} {
+		require.NoError(t, s.Set(kv[0], kv[1]), kv)
+	}
+	require.Equal(t, 7, s.Nodes)
+	require.Equal(t, 100*ms, s.TimeoutMin)
+	require.Equal(t, "uniform:1ms,2ms", s.Latency.String())
+	require.Nil(t, s.Disk)
+	require.True(t, s.PreVote && s.CheckQuorum && s.LeaderStickiness && s.GroupCommit)
+	require.False(t, s.CandidatesWait || s.DiskBlocks || s.LeaderWrite)
+	require.NoError(t, s.Validate())
+	for _, kv := range [][2]string{
+		{"nodes", "x"}, {"nodes", "0"}, {"timeout", "9-1ms"}, {"heartbeat", "soon"}, {"latency", "warp:1"},
+		{"loss", "1"}, {"dup", "-1"}, {"prevote", "maybe"}, {"shortlogs", "-1"}, {"colour", "red"},
+	} {
+		err := s.Set(kv[0], kv[1])
+		require.ErrorIs(t, err, ErrBadParam, kv)
+		require.Contains(t, err.Error(), kv[0])
+	}
+	var sv SplitVote
+	require.NoError(t, sv.Set("nodes", "5"))
+	require.NoError(t, sv.Set("alive", "4"))
+	require.NoError(t, sv.Set("l", "0.1"))
+	require.NoError(t, sv.Set("model", "cluster"))
+	require.NoError(t, sv.Set("range", "50ms"))
+	require.NoError(t, sv.Set("latency", "uniform:1ms,2ms"))
+	require.NoError(t, sv.Validate())
+	require.Error(t, sv.Set("l", "2"))
+	require.Error(t, sv.Set("model", "x"))
+	require.Error(t, sv.Set("what", "x"))
+}
+
+func TestParseAxisAndGrid(t *testing.T) {
+	a, err := ParseAxis("timeout=150-155ms,150-200ms")
+	require.NoError(t, err)
+	require.Equal(t, []string{"150-155ms", "150-200ms"}, a.Values)
+	b, err := ParseAxis("latency=fixed:1ms,uniform:1ms,5ms,normal:5ms,2ms")
+	require.NoError(t, err)
+	require.Equal(t, []string{"fixed:1ms", "uniform:1ms,5ms", "normal:5ms,2ms"}, b.Values)
+	c, err := ParseAxis("latency=uniform:1ms,5ms;fixed:2ms")
+	require.NoError(t, err)
+	require.Equal(t, []string{"uniform:1ms,5ms", "fixed:2ms"}, c.Values)
+	for _, bad := range []string{"", "timeout", "=1,2", "nodes=", "nodes=1,,2"} {
+		_, err := ParseAxis(bad)
+		require.ErrorIs(t, err, ErrBadParam, bad)
+	}
+	g := Grid([]Axis{a, {Name: "nodes", Values: []string{"3", "5", "7"}}})
+	require.Len(t, g, 6)
+	require.Equal(t, "timeout=150-155ms nodes=3", GridLabel(g[0]))
+	require.Equal(t, "timeout=150-200ms nodes=7", GridLabel(g[5]))
+}

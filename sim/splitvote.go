@@ -1,0 +1,282 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+// SplitVote measures how often the first election term of a cluster ends
+// without a leader, to compare with the closed form of Ongaro's thesis
+// (chapter 9.3, "Split vote rate with fixed latency"), SplitVoteAnalytic.
+//
+// Alive of Nodes servers start at the same instant with timeouts drawn
+// uniformly from [Range, 2*Range) — only the width of the range matters
+// to the model — and every message takes Fraction*Range (or a draw from
+// Latency, if set). Two models:
+//
+//   - "race" is the thesis' own simulation, as a timer race on a virtual
+//     wheel: every server times out once; a server that has not voted
+//     when it times out votes for itself and sends vote requests; a server
+//     that gets a request before voting grants it (and its timer is
+//     cancelled); the term splits if no candidate collects a majority of
+//     Nodes. Nothing else is modelled: no retries, no terms, no disk.
+//   - "cluster" runs election.Node servers in a Cluster (no pre-vote, no
+//     disk delay) and reports whether the first leader was elected in
+//     term 1: it checks that the real election code behaves as the model
+//     assumes.
+type SplitVote struct {
+	Nodes, Alive int
+	// Fraction is the thesis' l: one-way latency as a fraction of the
+	// timeout range; in [0, 1].
+	Fraction float64
+	// Range is the width of the timeout range; 0 means 100ms (the thesis'
+	// example).
+	Range time.Duration
+	// Latency, if set, replaces the fixed Fraction*Range latency (the
+	// thesis' variable-latency study); the analytic value is then NaN.
+	Latency Latency
+	// Model is "race" (default) or "cluster".
+	Model string
+}
+
+// ErrBadSplitVote is wrapped by SplitVote.Validate errors.
+var ErrBadSplitVote = errors.New("sim: bad splitvote")
+
+func (sv SplitVote) rng() time.Duration {
+	if sv.Range > 0 {
+		return sv.Range
+	}
+	return 100 * time.Millisecond
+}
+
+func (sv SplitVote) latency() Latency {
+	if sv.Latency != nil {
+		return sv.Latency
+	}
+	return Fixed(time.Duration(math.Round(sv.Fraction * float64(sv.rng()))))
+}
+
+// Validate reports the first invalid field, or nil.
+func (sv SplitVote) Validate() error {
+	switch {
+	case sv.Nodes < 1 || sv.Nodes > 1000:
+		return fmt.Errorf("%w: SplitVote.Nodes (%d) must be in [1, 1000]", ErrBadSplitVote, sv.Nodes)
+	case sv.Alive < 1 || sv.Alive > sv.Nodes:
+		return fmt.Errorf("%w: SplitVote.Alive (%d) must be in [1, Nodes=%d]", ErrBadSplitVote, sv.Alive, sv.Nodes)
+	case math.IsNaN(sv.Fraction) || sv.Fraction < 0 || sv.Fraction > 1:
+		return fmt.Errorf("%w: SplitVote.Fraction (%v) must be in [0, 1]", ErrBadSplitVote, sv.Fraction)
+	case sv.Range < 0:
+		return fmt.Errorf("%w: SplitVote.Range (%v) must not be negative (0 means 100ms)", ErrBadSplitVote, sv.Range)
+	case sv.Model != "" && sv.Model != "race" && sv.Model != "cluster":
+		return fmt.Errorf("%w: SplitVote.Model %q must be race or cluster", ErrBadSplitVote, sv.Model)
+	}
+	return nil
+}
+
+// Params describes the experiment.
+func (sv SplitVote) Params() Params {
+	model := sv.Model
+	if model == "" {
+		model = "race"
+	}
+	r := sv.rng()
+	return Params{
+		Experiment:      "splitvote",
+		Label:           fmt.Sprintf("n=%d s=%d l=%g", sv.Nodes, sv.Alive, sv.Fraction),
+		Nodes:           sv.Nodes,
+		Alive:           sv.Alive,
+		TimeoutMin:      r,
+		TimeoutMax:      2 * r,
+		Latency:         sv.latency().String(),
+		LatencyFraction: sv.Fraction,
+		Model:           model,
+	}
+}
+
+// Analytic returns the thesis' split-vote rate for the experiment, or NaN
+// if its latency is not fixed.
+func (sv SplitVote) Analytic() float64 {
+	if sv.Latency != nil {
+		return math.NaN()
+	}
+	return SplitVoteAnalytic(sv.Nodes, sv.Alive, sv.Fraction)
+}
+
+// SplitVoteAnalytic returns the probability that an election term splits
+// when s of n servers are alive, timeouts are uniform over a range and
+// every message takes the fixed fraction l of that range (Ongaro's thesis,
+// section 9.3). The first server to time out gets every vote except those
+// of the servers that time out within l after it (they vote for
+// themselves), so the term splits when at least c = s - floor(n/2) + 1
+// servers, the first included, time out within l of the first:
+//
+//	Pr(split) = Pr(T(c) - T(1) <= l) = Sum_{k=c-1..s} C(s,k) l^k (1-l)^(s-k)
+//
+// where T(i) is the i-th smallest of s uniform timeouts. (The sum is the
+// probability that at least c-1 of s uniforms fall below l: the gaps
+// between sorted uniforms are exchangeable, so T(c)-T(1) has the law of
+// T(c-1).) It is 1 when s is not a majority of n, and l is clamped to
+// [0, 1]. A single server never splits.
+func SplitVoteAnalytic(n, s int, l float64) float64 {
+	if s <= n/2 {
+		return 1
+	}
+	l = min(max(l, 0), 1)
+	c := s - n/2 + 1
+	if c > s {
+		return 0 // the first server alone is a majority
+	}
+	var p float64
+	for k := c - 1; k <= s; k++ {
+		p += binom(s, k) * math.Pow(l, float64(k)) * math.Pow(1-l, float64(s-k))
+	}
+	return min(p, 1)
+}
+
+func binom(n, k int) float64 {
+	if k < 0 || k > n {
+		return 0
+	}
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}
+
+// Trial runs one election term.
+func (sv SplitVote) Trial(i int, rng *rand.Rand, trace func(string)) Outcome {
+	if sv.Model == "cluster" {
+		return sv.clusterTrial(rng, trace)
+	}
+	return sv.raceTrial(rng, trace)
+}
+
+// raceTrial is the thesis' simulation on a virtual wheel.
+func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) Outcome {
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		return Outcome{}
+	}
+	defer w.Stop()
+	s, quorum := sv.Alive, sv.Nodes/2+1
+	r := sv.rng()
+	lat := sv.latency()
+	vote := make([]int, s) // vote[i]: server voted for, -1 none
+	votes := make([]int, s)
+	timers := make([]*wheel.Timer, s)
+	winner, msgs := -1, 0
+	var end time.Duration
+	say := func(id int, what string) {
+		if trace != nil {
+			trace(FormatEvent(w.Now(), election.ID(id+1), what))
+		}
+	}
+	for k := range vote {
+		vote[k] = -1
+	}
+	var grant func(cand int) func()
+	grant = func(cand int) func() {
+		return func() {
+			votes[cand]++
+			say(cand, fmt.Sprintf("vote received (%d of %d needed)", votes[cand], quorum))
+			if votes[cand] >= quorum && winner < 0 {
+				winner, end = cand, w.Now()
+				say(cand, "wins")
+			}
+		}
+	}
+	request := func(cand, to int) func() {
+		return func() {
+			if vote[to] >= 0 {
+				say(to, fmt.Sprintf("denies n%d (voted n%d)", cand+1, vote[to]+1))
+				msgs++
+				return
+			}
+			vote[to] = cand
+			timers[to].Stop()
+			say(to, fmt.Sprintf("grants n%d", cand+1))
+			msgs++
+			_, _ = w.AfterFunc(lat.Sample(rng), grant(cand))
+		}
+	}
+	for k := range s {
+		d := r + time.Duration(rng.Int64N(int64(r)))
+		timers[k], _ = w.AfterFunc(d, func() {
+			if vote[k] >= 0 {
+				return
+			}
+			vote[k] = k
+			votes[k]++
+			say(k, "times out, votes for itself, requests votes")
+			for j := range s {
+				if j != k {
+					msgs++
+					_, _ = w.AfterFunc(lat.Sample(rng), request(k, j))
+				}
+			}
+			if votes[k] >= quorum && winner < 0 {
+				winner, end = k, w.Now()
+			}
+		})
+	}
+	w.RunUntilIdle()
+	if winner < 0 {
+		end = w.Now()
+		say(-1, "split: no candidate has a majority")
+		return Outcome{Time: end, Terms: 1, Splits: 1, Messages: msgs, OK: true}
+	}
+	return Outcome{Time: end, Terms: 1, Messages: msgs, OK: true}
+}
+
+// clusterTrial runs election nodes and reports whether term 1 elected.
+func (sv SplitVote) clusterTrial(rng *rand.Rand, trace func(string)) Outcome {
+	r := sv.rng()
+	ec := election.DefaultConfig()
+	ec.ElectionTimeout = r
+	ec.ElectionJitter = timeoutJitter(r, 2*r, 0, nil)
+	ec.VoteTimeout = r
+	ec.HeartbeatInterval = r / 2
+	ec.PreVote, ec.CheckQuorum, ec.LeaderStickiness = false, false, false
+	ec.Detection = election.ResetOnHeartbeat
+	var term uint64
+	cfg := ClusterConfig{
+		Nodes:    sv.Nodes,
+		Election: ec,
+		Network:  Network{Latency: sv.latency()},
+		Rand:     rng,
+		Trace:    tracerFor(trace),
+		Observer: func(e election.Event) {
+			if trace != nil && e.Type != election.EventIgnored {
+				trace(FormatEvent(e.At, e.Node, eventText(e)))
+			}
+			if e.Type == election.EventLeaderElected && term == 0 {
+				term = e.Term
+			}
+		},
+	}
+	c, err := NewCluster(cfg)
+	if err != nil {
+		return Outcome{}
+	}
+	defer c.Close()
+	ids := c.IDs()[:sv.Alive]
+	if err := c.Start(ids...); err != nil {
+		return Outcome{}
+	}
+	limit := 50 * 2 * r
+	if !c.Run(limit, func() bool { return term != 0 }) {
+		return Outcome{Time: limit, Terms: 1, Splits: 1, Messages: c.Stats().Sent}
+	}
+	o := Outcome{Time: c.Now(), Terms: 1, Messages: c.Stats().Sent, OK: true}
+	if term > 1 {
+		o.Splits = 1
+	}
+	return o
+}
