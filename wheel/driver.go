@@ -1,6 +1,9 @@
 package wheel
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // drive is the real-time driver goroutine: fire what is due, then sleep until
 // the next occupied slot or heap deadline, or until woken by a nearer timer.
@@ -41,6 +44,13 @@ func (w *Wheel) drive() {
 				w.mu.Unlock()
 				return
 			}
+		}
+		if len(w.drains) > 0 {
+			// A big slot is being re-bucketed: let waiting Resets in,
+			// then go on without sleeping.
+			w.mu.Unlock()
+			runtime.Gosched()
+			continue
 		}
 		if ran {
 			now, ticking = w.closeEpoch()

@@ -369,10 +369,17 @@ func TestRealtimeConcurrent(t *testing.T) {
 // re-buckets them. No timer may be lost or fire twice for one schedule, and
 // once the pushing stops every timer fires, not early and not grossly late.
 func TestRealtimeResetRacesRebucketing(t *testing.T) {
-	for _, tick := range []time.Duration{100 * time.Microsecond, time.Millisecond} {
-		t.Run("tick="+tick.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		tick   time.Duration
+		budget int // timers re-bucketed per lock hold (0: the default); 3 makes every cascade yield
+	}{{100 * time.Microsecond, 0}, {time.Millisecond, 0}, {time.Millisecond, 3}} {
+		tick := tc.tick
+		t.Run(fmt.Sprintf("tick=%v/drain=%d", tick, tc.budget), func(t *testing.T) {
 			seed := rtSeed(t)
 			w := newRealtime(t, tick)
+			if tc.budget > 0 {
+				w.drainBudget = tc.budget // before the driver starts
+			}
 			const (
 				goroutines = 8
 				pushFor    = 100 * time.Millisecond

@@ -43,14 +43,15 @@ type level struct {
 // wait in a small min-heap ordered by (exact deadline, schedule sequence).
 type Wheel struct {
 	// Immutable after construction.
-	tick       int64 // ns
-	maxTick    int64
-	virtual    bool
-	shared     bool
-	maxPending int64
-	exec       Executor
-	log        hclog.Logger
-	epoch      time.Time
+	tick        int64 // ns
+	drainBudget int   // timers re-bucketed per lock hold by the driver; 0: all
+	maxTick     int64
+	virtual     bool
+	shared      bool
+	maxPending  int64
+	exec        Executor
+	log         hclog.Logger
+	epoch       time.Time
 
 	vnow atomic.Int64 // virtual clock, ns
 
@@ -60,6 +61,7 @@ type Wheel struct {
 	cur     int64 // cursor tick: timers due before it are in ready
 	levels  []level
 	ready   readyHeap
+	drains  []int // slots being re-bucketed, lvl<<8|idx, in order
 	stopped bool
 	started bool // real-time driver running
 
@@ -122,6 +124,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	w.coarse.Store(-1)
 	if !virtual {
 		w.slack = make([]slackEntry, tagMask+1)
+		w.drainBudget = 4096
 	}
 	return w, nil
 }
@@ -250,6 +253,7 @@ func (w *Wheel) Stop() []*Timer {
 		}
 	}
 	w.ready = nil
+	w.drains = nil
 	started := w.started
 	w.mu.Unlock()
 
@@ -424,18 +428,18 @@ func (w *Wheel) replace(head *Timer) {
 // processSlot moves the cursor to a slot's start and re-buckets its timers:
 // one level down, or into the ready heap when due within the cursor's tick.
 func (w *Wheel) processSlot(lvl, idx int, start int64) {
-	head := w.take(lvl, idx)
 	if lvl == 0 {
+		head := w.take(lvl, idx)
 		w.moveCursor(start + 1)
-	} else {
-		w.moveCursor(start)
+		w.replace(head)
+		return
 	}
-	w.replace(head)
+	w.moveCursor(start) // queues this slot for draining
 }
 
 // moveCursor moves the cursor forward to tick c. Every slot starting before
 // c must already be processed. Slots of higher levels that start exactly at
-// c are cascaded.
+// c are queued for draining (see drainSome).
 func (w *Wheel) moveCursor(c int64) {
 	if c <= w.cur {
 		return
@@ -444,9 +448,38 @@ func (w *Wheel) moveCursor(c int64) {
 	for l := len(w.levels) - 1; l >= 1; l-- {
 		idx := int((c >> uint(l*slotBits)) & slotMask)
 		if w.levels[l].occupied&(1<<uint(idx)) != 0 {
-			w.replace(w.take(l, idx))
+			w.drains = append(w.drains, l<<8|idx)
 		}
 	}
+}
+
+// drainSome re-buckets the timers of the slots queued by moveCursor, at most
+// drainBudget of them (0: all), and reports whether the queue is empty. A
+// higher-level slot can hold hundreds of thousands of timers; the real-time
+// driver drains it in chunks and releases the lock in between, so that
+// locked Resets are not held up for milliseconds. While a slot drains it
+// stays linked: the cursor sits at its start, so neither the slot search
+// (strictly after the cursor on levels above 0) nor a new placement (which
+// needs a later slot on that level) can reach it, and Reset, Stop and
+// unlink work on its timers as usual.
+func (w *Wheel) drainSome() bool {
+	n := 0
+	for len(w.drains) > 0 {
+		d := w.drains[0]
+		lv := &w.levels[d>>8]
+		idx := d & 0xff
+		for t := lv.slots[idx]; t != nil; t = lv.slots[idx] {
+			if w.drainBudget > 0 && n >= w.drainBudget {
+				return false
+			}
+			n++
+			w.unlink(t)
+			w.place(t)
+		}
+		copy(w.drains, w.drains[1:])
+		w.drains = w.drains[:len(w.drains)-1]
+	}
+	return true
 }
 
 // peek returns the earliest pending deadline if it is <= limit,
@@ -455,6 +488,9 @@ func (w *Wheel) moveCursor(c int64) {
 // lives in the ready heap, where Reset takes the locked path.
 func (w *Wheel) peek(limit int64) (entry, bool) {
 	for {
+		if !w.drainSome() {
+			return entry{}, false // the real-time driver yields the lock
+		}
 		top, haveTop := w.cleanTop()
 		lvl, idx, start, ok := w.nextSlot()
 		slotStart := never
@@ -474,6 +510,9 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
 func (w *Wheel) nextEvent() int64 {
+	if len(w.drains) > 0 {
+		return 0 // timers are still being re-bucketed: look again at once
+	}
 	next := never
 	if top, ok := w.cleanTop(); ok {
 		next = top.key
