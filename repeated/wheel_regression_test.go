@@ -1,7 +1,6 @@
 package repeated_test
 
 import (
-	"flag"
 	"runtime"
 	"testing"
 	"time"
@@ -11,15 +10,13 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// Tests that demonstrate wheel defects found while building this package.
-// They fail until the wheel is fixed, so they are skipped unless asked for:
-//
-//	go test ./repeated -run TestWheelBug -wheelbugs
-var wheelBugs = flag.Bool("wheelbugs", false, "run the tests demonstrating known wheel bugs (they fail until fixed)")
+// Regression tests for wheel defects found while building this package
+// (all fixed in the wheel; kept here because they exercise the wheel the
+// way a repeated timer does).
 
-// TestWheelBug_ResetBeforeCursorGrowsReadyHeap: once an advance (virtual)
-// or a driver pass (real-time) has peeked at a timer, the wheel's cursor
-// sits past that timer's tick and the timer lives in the ready heap. Every
+// TestWheelRegression_ResetBeforeCursorGrowsReadyHeap: an advance used to
+// re-bucket slots past its target, so the wheel's cursor sat past a pending
+// timer's tick and the timer lives in the ready heap. Every
 // Reset to a deadline before the cursor then takes the locked path and
 // pushes a new heap entry, leaving the old one behind as stale, and a stale
 // entry is only dropped when it reaches the top of the heap. The heap, and
@@ -29,15 +26,12 @@ var wheelBugs = flag.Bool("wheelbugs", false, "run the tests demonstrating known
 // DESIGN.md: "Extending a live timer's deadline must not take a lock or
 // allocate"; "Zero allocations for a timer embedded in the caller's struct
 // and reused".
-func TestWheelBug_ResetBeforeCursorGrowsReadyHeap(t *testing.T) {
-	if !*wheelBugs {
-		t.Skip("known wheel bug; run with -wheelbugs")
-	}
+func TestWheelRegression_ResetBeforeCursorGrowsReadyHeap(t *testing.T) {
 	v := newVirtual(t)
 	var wt wheel.Timer
 	require.NoError(t, wt.Init(v.Wheel, func() {}))
 	wt.Reset(200 * ms)
-	v.AdvanceTo(ms) // nothing due; the cursor moves to tick 201
+	v.AdvanceTo(ms) // nothing due; the cursor used to move to tick 201
 
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
