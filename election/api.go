@@ -194,6 +194,36 @@ func (d DetectionMode) String() string {
 	return fmt.Sprintf("DetectionMode(%d)", uint8(d))
 }
 
+// StickinessMode decides how long a node stays loyal to a leader it knows:
+// while it does, it refuses pre-votes (Config.PreVote) and, with
+// Config.LeaderStickiness, votes (leadership transfers excepted).
+type StickinessMode uint8
+
+const (
+	// StickyByContact: loyal while the node is leader or heard from its
+	// leader within ElectionTimeout (Ongaro's thesis, section 9.6; etcd,
+	// SOFAJRaft).
+	StickyByContact StickinessMode = iota
+	// StickyUntilTimeout: loyal while the node is leader or knows a
+	// leader, whenever it last heard from it, towards every candidate but
+	// that leader. A follower forgets its leader only when its own election
+	// timer fires and finds no recent contact (it then campaigns), or when
+	// it campaigns or moves to a higher term (hashicorp/raft, whose nodes
+	// refuse every (pre-)vote while they know a leader).
+	StickyUntilTimeout
+)
+
+// String returns the mode's name.
+func (s StickinessMode) String() string {
+	switch s {
+	case StickyByContact:
+		return "StickyByContact"
+	case StickyUntilTimeout:
+		return "StickyUntilTimeout"
+	}
+	return fmt.Sprintf("StickinessMode(%d)", uint8(s))
+}
+
 // EventType is the kind of an Event.
 type EventType uint8
 

@@ -31,8 +31,22 @@ type Config struct {
 	ElectionJitter repeated.Jitter
 
 	// HeartbeatInterval is how often a leader sends heartbeats; in
-	// (0, ElectionTimeout). 0 means ElectionTimeout/10.
+	// (0, ElectionTimeout). 0 means ElectionTimeout/10. It is the base of
+	// HeartbeatJitter.
 	HeartbeatInterval time.Duration
+	// HeartbeatJitter randomizes every heartbeat period; nil means
+	// repeated.None(): exactly HeartbeatInterval. hashicorp/raft waits
+	// uniform [HT/10, HT/5) between heartbeats, which is
+	// HeartbeatInterval HT/10 with repeated.Proportional(1). Choose it so
+	// that periods stay well below ElectionTimeout; that is not checked.
+	HeartbeatJitter repeated.Jitter
+	// HeartbeatPerPeer gives the leader one heartbeat timer per peer, each
+	// drawing its own periods from HeartbeatJitter, instead of one timer
+	// that heartbeats every peer at once, as hashicorp/raft runs one
+	// heartbeat goroutine per follower. On winning, the leader still
+	// heartbeats every peer at once and then arms every peer's timer.
+	// Without jitter it only costs timers.
+	HeartbeatPerPeer bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
 	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
@@ -44,6 +58,33 @@ type Config struct {
 	// term, as SOFAJRaft's stepDownWhenVoteTimedout. Without PreVote it only
 	// adds the step-down event.
 	StepDownWhenVoteTimedOut bool
+	// WaitForVoteTimeout makes a candidate ignore vote rejections: it
+	// stays a candidate until it wins, hears from a leader or of a higher
+	// term, or its vote timer fires. This is the Raft paper's candidate,
+	// LogCabin's and hashicorp/raft's. Without it a candidate steps down
+	// (and re-arms its election timer) as soon as a majority rejected it,
+	// as etcd does, which re-synchronizes the candidates of a split vote at
+	// the instant the rejections arrive. Rejections are still counted in
+	// the round's tally and reported. Pre-candidates are not affected: one
+	// that lost its pre-vote becomes a follower, but its election timer
+	// runs on unchanged either way.
+	WaitForVoteTimeout bool
+	// KeepTimerOnStepDown makes a candidate that steps down to follower
+	// (on a higher term, a lost election, or a new leader) keep the
+	// deadline of its running vote timer: the follower's election timer
+	// fires at that very instant (exactly, on a virtual wheel, or 1ns
+	// later if it is the instant of the step-down itself; never earlier on
+	// a real-time wheel), then runs on with fresh ElectionJitter periods. Anything that re-arms a follower's timer (a heartbeat, a
+	// granted vote) still does. This is LogCabin's single election timer,
+	// which RaftConsensus::stepDown leaves alone. Without it, as in etcd and
+	// hashicorp/raft, a candidate that steps down draws a fresh election
+	// timeout, so candidates deposed by the same higher-term request time
+	// out again together. A leader that steps down has no running timer
+	// and always gets a fresh one; a pre-candidate's election timer is
+	// never re-armed by a step-down; a step-down inside the vote timer's
+	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
+	// gets a fresh timeout.
+	KeepTimerOnStepDown bool
 
 	// StepDownInterval is the period of the leader's step-down timer, which
 	// checks (with CheckQuorum) that a quorum answered within the lease.
@@ -80,8 +121,20 @@ type Config struct {
 	CheckQuorum bool
 	// LeaderStickiness makes a node ignore vote requests (other than
 	// leadership transfers), without adopting their term, while it is
-	// leader or heard from a leader within ElectionTimeout.
+	// leader or a leader is alive in the sense of Stickiness.
 	LeaderStickiness bool
+	// Stickiness decides for how long a node stays loyal to a leader it
+	// knows, refusing pre-votes (with PreVote) and votes (with
+	// LeaderStickiness). StickyByContact (the zero value): while it heard
+	// from the leader within ElectionTimeout (the thesis, etcd, SOFAJRaft).
+	// StickyUntilTimeout: as long as it knows the leader, however long ago
+	// the last contact was, except to the leader itself campaigning; it
+	// forgets the leader only when its own election timer fires and
+	// finds the leader silent, or when it campaigns or moves to a higher
+	// term (hashicorp/raft). After a leader crash, a candidate then wins
+	// only once a quorum of survivors have each timed out on their own
+	// timers.
+	Stickiness StickinessMode
 
 	// Priority is this node's election priority; >= 0, 0 disables priority
 	// election for this node (it always may campaign). A node whose
@@ -257,6 +310,12 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Detection > CheckLastContact {
 		return c, fmt.Errorf("election: Config.Detection (%v) is not a known mode", c.Detection)
+	}
+	if c.Stickiness > StickyUntilTimeout {
+		return c, fmt.Errorf("election: Config.Stickiness (%v) is not a known mode", c.Stickiness)
+	}
+	if c.HeartbeatJitter == nil {
+		c.HeartbeatJitter = repeated.None()
 	}
 	if c.Rand == nil {
 		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x9e3779b97f4a7c15))

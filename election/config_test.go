@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
 )
 
 func validConfig() election.Config {
@@ -54,6 +55,7 @@ func TestConfigValidate(t *testing.T) {
 		}, "must equal Config.Priority"},
 		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "Config.PriorityDecayGap"},
 		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Config.Detection"},
+		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Config.Stickiness (StickinessMode(7))"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,6 +87,9 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 10, got.PriorityDecayGap)
 	require.NotNil(t, got.ElectionJitter)
 	require.NotNil(t, got.VoteJitter)
+	require.Equal(t, repeated.None(), got.HeartbeatJitter)
+	require.Equal(t, election.StickyByContact, got.Stickiness)
+	require.False(t, got.WaitForVoteTimeout || got.KeepTimerOnStepDown || got.HeartbeatPerPeer)
 	require.NotNil(t, got.Rand)
 	require.NotNil(t, got.Logger)
 	require.Equal(t, 2, c.Quorum())

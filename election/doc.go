@@ -23,9 +23,13 @@
 //     pre-vote (PreVote) or campaigns in a new term.
 //   - vote (candidates): VoteTimeout randomized by VoteJitter. When it fires
 //     the candidate starts the next term with a fresh random timeout, or,
-//     with StepDownWhenVoteTimedOut, steps down and pre-votes again.
+//     with StepDownWhenVoteTimedOut, steps down and pre-votes again. A
+//     candidate that steps down gets a fresh election timeout, or, with
+//     KeepTimerOnStepDown, keeps its round's deadline (LogCabin).
 //   - heartbeat (leader): a heartbeat to every voter right after winning,
-//     then every HeartbeatInterval.
+//     then every HeartbeatInterval randomized by HeartbeatJitter, on one
+//     timer for all peers or, with HeartbeatPerPeer, one per peer
+//     (hashicorp/raft).
 //   - step-down (leader, with CheckQuorum): every StepDownInterval (ET/2)
 //     the leader counts the voters that answered a heartbeat within the
 //     lease (ET*LeaseRatio) and steps down without a quorum.
@@ -41,10 +45,16 @@
 // last contact is older than ElectionTimeout.
 //
 // PreVote (thesis section 9.6) makes a node ask first whether it could win;
-// nodes refuse while they heard from a leader within ElectionTimeout, so a
-// node rejoining after a partition cannot disrupt a healthy group.
-// CheckQuorum makes a leader that lost its majority step down.
-// LeaderStickiness makes nodes ignore vote requests while a leader is alive.
+// nodes refuse while a leader is alive, so a node rejoining after a
+// partition cannot disrupt a healthy group. CheckQuorum makes a leader that
+// lost its majority step down. LeaderStickiness makes nodes ignore vote
+// requests while a leader is alive. Stickiness says what "alive" means:
+// heard from within ElectionTimeout (StickyByContact), or known until the
+// node's own timer finds it silent (StickyUntilTimeout, hashicorp/raft).
+//
+// By default a candidate rejected by a majority steps down at once (etcd);
+// WaitForVoteTimeout makes it wait for its vote timer, as the Raft paper's
+// candidate, LogCabin's and hashicorp/raft's do.
 // TransferLeadership hands leadership over with MsgTimeoutNow, bypassing
 // pre-vote and stickiness. Priority election (SOFAJRaft) makes nodes below
 // the target priority skip election timeouts, the target decaying every

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -66,6 +67,12 @@ type Node struct {
 	quorum int
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
+	// peerHeartbeatT holds one heartbeat timer per peer (same order as
+	// peers) with Config.HeartbeatPerPeer; heartbeatT is nil then.
+	peerHeartbeatT []*repeated.Timer
+	// keep forces the next schedule of the election timer to a given
+	// delay (Config.KeepTimerOnStepDown); nil without that option.
+	keep *keepJitter
 
 	started, stopped bool
 
@@ -141,7 +148,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		return repeated.New(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
 			repeated.WithJitter(j), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
 	}
-	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, c.ElectionJitter); err != nil {
+	electionJitter := c.ElectionJitter
+	if c.KeepTimerOnStepDown {
+		n.keep = &keepJitter{inner: c.ElectionJitter}
+		electionJitter = n.keep
+	}
+	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
 		return nil, err
 	}
 	if n.voteT, err = mk("vote", c.VoteTimeout, n.onVoteTimer, c.VoteJitter); err != nil {
@@ -150,7 +162,16 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if n.stepDownT, err = mk("stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
 		return nil, err
 	}
-	if n.heartbeatT, err = mk("heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, repeated.None()); err != nil {
+	if c.HeartbeatPerPeer {
+		for _, p := range n.peers {
+			var t *repeated.Timer
+			t, err = mk(fmt.Sprintf("heartbeat-%d", p), c.HeartbeatInterval, func() { n.onPeerHeartbeatTimer(p, t) }, c.HeartbeatJitter)
+			if err != nil {
+				return nil, err
+			}
+			n.peerHeartbeatT = append(n.peerHeartbeatT, t)
+		}
+	} else if n.heartbeatT, err = mk("heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, c.HeartbeatJitter); err != nil {
 		return nil, err
 	}
 	if c.SnapshotInterval > 0 {
@@ -214,10 +235,13 @@ func (n *Node) Stop() {
 	n.stopped = true
 	n.outbox, n.events = nil, nil
 	n.mu.Unlock()
-	for _, t := range []*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
+	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {
 			t.Destroy()
 		}
+	}
+	for _, t := range n.peerHeartbeatT {
+		t.Destroy()
 	}
 }
 
@@ -283,7 +307,7 @@ func (n *Node) BroadcastHeartbeat() error {
 		return ErrNotLeader
 	}
 	n.broadcastHeartbeat()
-	n.heartbeatT.Restart()
+	n.restartHeartbeats()
 	n.unlockAndFlush()
 	return nil
 }
@@ -428,13 +452,27 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	}
 	n.role = Follower
 	n.votes, n.acks = nil, nil
+	var keepAt time.Duration
+	keep := false
+	if old == Candidate && n.keep != nil {
+		// KeepTimerOnStepDown: the follower's timer takes over the
+		// deadline of the round (if the vote timer is pending: not inside
+		// its own trigger).
+		keepAt, keep = n.voteT.Deadline()
+	}
 	n.voteT.Stop()
-	n.heartbeatT.Stop()
+	n.stopHeartbeats()
 	n.stepDownT.Stop()
 	if old != PreCandidate {
 		// A pre-candidate's election timer is still running; leaders and
-		// candidates get a fresh one.
-		n.electionT.Restart()
+		// candidates get a fresh one, or candidates keep their deadline.
+		var d time.Duration
+		if keep {
+			// Due at this very instant but not fired yet: as soon as
+			// possible (a timer cannot be armed for 0).
+			d = max(keepAt-n.w.Now(), 1)
+		}
+		n.restartElectionTimer(d)
 	}
 	n.stats.StepDowns++
 	n.logger.Debug("stepped down", "from", old, "term", n.term, "reason", reason)
@@ -443,13 +481,86 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	return true
 }
 
-// leaderAlive reports whether the node is leader or heard from a leader
-// within the election timeout.
-func (n *Node) leaderAlive() bool {
+// loyal reports whether the node stays loyal to a leader against
+// candidate's (pre-)vote request: it is the leader, or it knows a leader
+// that is alive in the sense of Config.Stickiness.
+func (n *Node) loyal(candidate ID) bool {
 	if n.role == Leader {
 		return true
 	}
+	if n.cfg.Stickiness == StickyUntilTimeout {
+		return n.leader != None && n.leader != candidate
+	}
 	return n.leader != None && n.hasContact && n.w.Now()-n.lastContact < n.cfg.ElectionTimeout
+}
+
+// loyalReason is the reason reported for a refusal by loyal: reason, or
+// "leader known" with StickyUntilTimeout.
+func (n *Node) loyalReason(reason string) string {
+	if n.cfg.Stickiness == StickyUntilTimeout && n.role != Leader {
+		return reasonLeaderKnown
+	}
+	return reason
+}
+
+// keepJitter is the election timer's jitter with KeepTimerOnStepDown: it
+// returns a forced delay once, then defers to inner. The timer calls Next
+// with its own lock held, possibly without the node's (when it re-arms
+// after a trigger on a real-time wheel), hence the atomic.
+type keepJitter struct {
+	inner  repeated.Jitter
+	forced atomic.Int64
+}
+
+func (k *keepJitter) Next(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+	if d := k.forced.Swap(0); d > 0 {
+		return time.Duration(d)
+	}
+	return k.inner.Next(base, st, rng)
+}
+
+// force makes the next schedule wait exactly d (> 0), or clears a forced
+// delay (d == 0). A nil k (no KeepTimerOnStepDown) does nothing.
+func (k *keepJitter) force(d time.Duration) {
+	if k != nil {
+		k.forced.Store(int64(d))
+	}
+}
+
+// restartElectionTimer re-arms the election timer with a fresh timeout, or
+// (d > 0, KeepTimerOnStepDown only) to fire after exactly d. Every re-arm
+// goes through here, so that a forced delay whose schedule was deferred
+// (the timer's own trigger running) is never used by a later one.
+func (n *Node) restartElectionTimer(d time.Duration) {
+	n.keep.force(d)
+	n.electionT.Restart()
+}
+
+// stopElectionTimer stops the election timer and clears a forced delay.
+func (n *Node) stopElectionTimer() {
+	n.keep.force(0)
+	n.electionT.Stop()
+}
+
+// stopHeartbeats stops the leader's heartbeat timer(s).
+func (n *Node) stopHeartbeats() {
+	if n.heartbeatT != nil {
+		n.heartbeatT.Stop()
+	}
+	for _, t := range n.peerHeartbeatT {
+		t.Stop()
+	}
+}
+
+// restartHeartbeats (re)arms the leader's heartbeat timer(s) with fresh
+// periods.
+func (n *Node) restartHeartbeats() {
+	if n.heartbeatT != nil {
+		n.heartbeatT.Restart()
+	}
+	for _, t := range n.peerHeartbeatT {
+		t.Restart()
+	}
 }
 
 // logOK applies Raft's up-to-date rule to a candidate's last entry.
@@ -463,8 +574,9 @@ func (n *Node) logOK(m Message) bool {
 func (n *Node) resetElectionTimer() {
 	n.lastReset = n.w.Now()
 	if n.cfg.Detection == ResetOnHeartbeat {
-		n.electionT.Restart()
+		n.restartElectionTimer(0)
 	} else {
+		n.keep.force(0)
 		n.electionT.Start()
 	}
 }
@@ -480,8 +592,11 @@ func (n *Node) onElectionTimer() {
 	switch n.role {
 	case Leader, Candidate:
 		// A fire that raced with becoming candidate or leader.
-		n.electionT.Stop()
+		n.stopElectionTimer()
 	case Follower, PreCandidate:
+		// A deadline forced while this fire was on its way (real-time
+		// wheel) is void: the timer fired anyway.
+		n.keep.force(0)
 		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
 			n.w.Now()-n.lastReset < n.cfg.ElectionTimeout {
 			break // heard from the leader recently; the timer keeps running
@@ -557,6 +672,22 @@ func (n *Node) onHeartbeatTimer() {
 		n.heartbeatT.Stop()
 	} else {
 		n.broadcastHeartbeat()
+	}
+	n.unlockAndFlush()
+}
+
+// onPeerHeartbeatTimer is the trigger of peer's heartbeat timer t
+// (Config.HeartbeatPerPeer).
+func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
+	n.mu.Lock()
+	if n.usable() != nil {
+		n.mu.Unlock()
+		return
+	}
+	if n.role != Leader {
+		t.Stop()
+	} else {
+		n.send(Message{Type: MsgHeartbeat, To: peer, Term: n.term})
 	}
 	n.unlockAndFlush()
 }
@@ -637,7 +768,7 @@ func (n *Node) becomePreCandidate(reason string) {
 	n.leader = None
 	n.setRole(PreCandidate, reason)
 	n.votes = map[ID]bool{n.id: true}
-	n.electionT.Restart()
+	n.restartElectionTimer(0)
 	n.stats.PreVotes++
 	n.emitEvent(Event{Type: EventElectionStart, Term: n.term + 1, Reason: reason, PreVote: true})
 	idx, lt := n.lv.Last()
@@ -663,7 +794,7 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	n.emit(EventTermChange, None, reason)
 	n.setRole(Candidate, reason)
 	n.votes = map[ID]bool{n.id: true}
-	n.electionT.Stop()
+	n.stopElectionTimer()
 	n.voteT.Restart()
 	n.stats.Elections++
 	n.emit(EventElectionStart, None, reason)
@@ -683,7 +814,7 @@ func (n *Node) becomeLeader() {
 	n.setRole(Leader, "won election")
 	n.votes = nil
 	n.voteT.Stop()
-	n.electionT.Stop()
+	n.stopElectionTimer()
 	n.lastContact, n.hasContact = now, true
 	n.acks = make(map[ID]time.Duration, len(n.peers))
 	for _, p := range n.peers {
@@ -694,7 +825,7 @@ func (n *Node) becomeLeader() {
 	n.logger.Info("elected leader", "term", n.term)
 	n.emit(EventLeaderElected, None, "")
 	n.broadcastHeartbeat()
-	n.heartbeatT.Restart()
+	n.restartHeartbeats()
 	if n.cfg.CheckQuorum {
 		n.stepDownT.Restart()
 	}
@@ -831,9 +962,9 @@ func (n *Node) handlePreVote(m Message) {
 		n.stats.IgnoredStale++
 		n.deny(m, MsgPreVoteResp, reasonStale, true)
 		return
-	case n.leaderAlive():
+	case n.loyal(m.From):
 		n.stats.LeaseRejections++
-		n.deny(m, MsgPreVoteResp, reasonLeaderAlive, true)
+		n.deny(m, MsgPreVoteResp, n.loyalReason(reasonLeaderAlive), true)
 		return
 	}
 	canVote := m.Term > n.term || n.vote == m.From || (n.vote == None && n.leader == None)
@@ -885,9 +1016,9 @@ func (n *Node) handleVote(m Message) {
 		n.deny(m, MsgVoteResp, reasonStale, false)
 		return
 	}
-	if n.cfg.LeaderStickiness && !m.Transfer && n.leaderAlive() {
+	if n.cfg.LeaderStickiness && !m.Transfer && n.loyal(m.From) {
 		n.stats.LeaseRejections++
-		n.deny(m, MsgVoteResp, reasonLease, false)
+		n.deny(m, MsgVoteResp, n.loyalReason(reasonLease), false)
 		return
 	}
 	if m.Term > n.term {
@@ -955,7 +1086,7 @@ func (n *Node) handleVoteResp(m Message) {
 	switch {
 	case granted >= n.quorum:
 		n.becomeLeader()
-	case rejected > len(n.cfg.Voters)-n.quorum:
+	case rejected > len(n.cfg.Voters)-n.quorum && !n.cfg.WaitForVoteTimeout:
 		n.stepDown(n.term, reasonLostElection, None)
 	}
 }

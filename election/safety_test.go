@@ -95,8 +95,15 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	maxDelay := []time.Duration{100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 15 * time.Millisecond}[rng.IntN(4)]
 	loss := []float64{0, 0.01, 0.1, 0.3}[rng.IntN(4)]
 	dup := []float64{0, 0.05, 0.2}[rng.IntN(3)]
-	desc := fmt.Sprintf("n=%d hb=%v jitter=%s prevote=%v checkquorum=%v sticky=%v contact=%v vote-stepdown=%v priorities=%v delay<=%v loss=%v dup=%v",
-		size, hb, jit.name, prevote, checkQuorum, sticky, contact, voteStepDown, prios, maxDelay, loss, dup)
+	// Later options draw from their own stream, so that adding one does
+	// not change the choices above for a seed.
+	orng := rand.New(rand.NewPCG(seed, 0x0b7105))
+	wait, keep, untilTimeout := orng.IntN(3) == 0, orng.IntN(3) == 0, orng.IntN(3) == 0
+	hbJitter, hbPerPeer := orng.IntN(3) == 0, orng.IntN(3) == 0
+	desc := fmt.Sprintf("n=%d hb=%v jitter=%s prevote=%v checkquorum=%v sticky=%v contact=%v vote-stepdown=%v priorities=%v delay<=%v loss=%v dup=%v"+
+		" wait=%v keep-timer=%v sticky-until-timeout=%v hb-jitter=%v hb-per-peer=%v",
+		size, hb, jit.name, prevote, checkQuorum, sticky, contact, voteStepDown, prios, maxDelay, loss, dup,
+		wait, keep, untilTimeout, hbJitter, hbPerPeer)
 
 	c := newCluster(t, clusterOpts{n: size, delay: 0, seed: rng.Uint64(), config: func(cfg *election.Config) {
 		cfg.ElectionTimeout, cfg.HeartbeatInterval, cfg.VoteTimeout = et, hb, et
@@ -104,6 +111,13 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 		cfg.StepDownInterval = et / 2
 		cfg.PreVote, cfg.CheckQuorum, cfg.LeaderStickiness = prevote, checkQuorum, sticky
 		cfg.StepDownWhenVoteTimedOut = voteStepDown
+		cfg.WaitForVoteTimeout, cfg.KeepTimerOnStepDown, cfg.HeartbeatPerPeer = wait, keep, hbPerPeer
+		if untilTimeout {
+			cfg.Stickiness = election.StickyUntilTimeout
+		}
+		if hbJitter {
+			cfg.HeartbeatJitter = repeated.Proportional(1)
+		}
 		if contact {
 			cfg.Detection = election.CheckLastContact
 		}

@@ -18,8 +18,13 @@ import (
 // comment saying what it shows. Commands:
 //
 //	cluster n=3 [et=150ms] [hb=50ms] [delay=1ms] [seed=1] [prevote] [checkquorum]
-//	        [sticky] [detect=contact] [jitter=none|prop|extra:10ms] [vote-stepdown]
-//	        [priority=(p1,p2,...)]      create the nodes (not started)
+//	        [sticky] [stickiness=contact|until-timeout] [detect=contact]
+//	        [jitter=none|prop|extra:10ms] [vote-stepdown] [wait] [keep-timer]
+//	        [hb-jitter] [hb-per-peer] [priority=(p1,p2,...)]
+//	                                    create the nodes (not started); wait is
+//	                                    WaitForVoteTimeout, keep-timer
+//	                                    KeepTimerOnStepDown, hb-jitter heartbeats
+//	                                    every [hb, 2hb)
 //	start [id=N]                        start one node or all
 //	log id=N index=I term=T             set a node's last log entry
 //	run for=D | run until=leader [limit=D]   advance virtual time, print events
@@ -27,6 +32,7 @@ import (
 //	cut from=A to=B / isolate id=N / heal    network faults
 //	campaign id=N / transfer from=A to=B     API calls
 //	status                              print every node's state
+//	timers                              print every node's pending election and vote deadlines
 //
 // Events printed by run: ElectionStart, LeaderElected, LeaderKnown,
 // StepDown and VoteDenied ("run ... verbose" prints all but Ignored). Every
@@ -90,8 +96,9 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 				d.Fatalf(t, "unknown jitter %q", js)
 			}
 		}
-		var detect string
+		var detect, stickiness string
 		d.MaybeScanArgs(t, "detect", &detect)
+		d.MaybeScanArgs(t, "stickiness", &stickiness)
 		c = newCluster(t, clusterOpts{n: n, delay: dur("delay", time.Millisecond), seed: seed, config: func(cfg *election.Config) {
 			cfg.ElectionTimeout, cfg.HeartbeatInterval = et, hb
 			cfg.VoteTimeout = et
@@ -101,6 +108,19 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 			cfg.CheckQuorum = d.HasArg("checkquorum")
 			cfg.LeaderStickiness = d.HasArg("sticky")
 			cfg.StepDownWhenVoteTimedOut = d.HasArg("vote-stepdown")
+			cfg.WaitForVoteTimeout = d.HasArg("wait")
+			cfg.KeepTimerOnStepDown = d.HasArg("keep-timer")
+			cfg.HeartbeatPerPeer = d.HasArg("hb-per-peer")
+			if d.HasArg("hb-jitter") {
+				cfg.HeartbeatJitter = repeated.Proportional(1)
+			}
+			switch stickiness {
+			case "", "contact":
+			case "until-timeout":
+				cfg.Stickiness = election.StickyUntilTimeout
+			default:
+				d.Fatalf(t, "unknown stickiness %q", stickiness)
+			}
 			if detect == "contact" {
 				cfg.Detection = election.CheckLastContact
 			}
@@ -176,6 +196,22 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 	case "status":
 		for _, n := range c.ids {
 			b.WriteString(c.statusOf(n))
+		}
+	case "timers":
+		for _, id := range c.ids {
+			n := c.nodes[id]
+			if n == nil {
+				fmt.Fprintf(&b, "n%d: down\n", id)
+				continue
+			}
+			el, elOK, vote, voteOK := n.TimerDeadlines()
+			show := func(d time.Duration, ok bool) string {
+				if !ok {
+					return "-"
+				}
+				return d.Round(time.Microsecond).String()
+			}
+			fmt.Fprintf(&b, "n%d: %s election timer %s, vote timer %s\n", id, n.Status().Role, show(el, elOK), show(vote, voteOK))
 		}
 	default:
 		d.Fatalf(t, "unknown command %q", d.Cmd)

@@ -12,7 +12,7 @@ import (
 func BenchmarkFailoverTrial(b *testing.B) {
 	paper := LAN()
 	plain := LAN()
-	plain.DiskBlocks, plain.LeaderWrite, plain.CandidatesWait, plain.Granularity, plain.TimerNoise = false, false, false, 0, nil
+	plain.DiskBlocks, plain.LeaderWrite, plain.CandidatesWait, plain.KeepTimer, plain.Granularity, plain.TimerNoise = false, false, false, false, 0, nil
 	for _, bc := range []struct {
 		name string
 		s    Setup

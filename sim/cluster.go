@@ -34,17 +34,6 @@ type ClusterConfig struct {
 	// Trace, if set, receives one line per fault the cluster injects
 	// (crash, restart, pause, resume, partition), for --trace.
 	Trace func(at time.Duration, node election.ID, what string)
-	// CandidatesWait models the Raft paper's candidate (and LogCabin's,
-	// hashicorp/raft's): it ignores vote rejections and stays a candidate
-	// until it wins, hears of a leader or a higher term, or its vote timer
-	// fires. The election package instead steps a candidate down when a
-	// majority rejects it and restarts its election timer (etcd's
-	// behaviour), which re-synchronizes the candidates of a split vote at
-	// the instant the rejections arrive. With CandidatesWait the cluster
-	// does not deliver rejections that carry no higher term (they would
-	// change nothing but that timer); they are counted in
-	// NetStats.Withheld.
-	CandidatesWait bool
 	// Logger is given to the nodes; nil means a null logger.
 	Logger hclog.Logger
 }
@@ -537,12 +526,8 @@ func (c *Cluster) deliver(msg election.Message) {
 	c.step(to, msg)
 }
 
-// step hands msg to its node, unless CandidatesWait withholds it.
+// step hands msg to its node.
 func (c *Cluster) step(to *member, msg election.Message) {
-	if c.cfg.CandidatesWait && msg.Type == election.MsgVoteResp && !msg.Granted && msg.Term <= to.node.Status().Term {
-		c.stats.Withheld++
-		return
-	}
 	c.stats.Delivered++
 	to.node.Step(msg)
 }

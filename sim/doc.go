@@ -29,7 +29,10 @@
 // LAN returns the cluster model calibrated against the paper's published
 // figures (PaperRows): LogCabin on a gigabit LAN, where a server holds its
 // lock while it writes its term and vote, candidates wait for their own
-// timeout, and timeouts are drawn in whole milliseconds. See README.md in
-// this directory for how each choice was made and how the simulated figures
-// compare with the paper's.
+// timeout and keep its deadline when a higher term deposes them, and
+// timeouts are drawn in whole milliseconds. HashicorpModel is
+// hashicorp/raft v1.8.0's timing, to compare with real clusters through
+// raftadapter. See README.md in this directory for how each choice was
+// made and how the simulated figures compare with the paper's and with
+// hashicorp/raft's.
 package sim

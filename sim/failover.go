@@ -30,6 +30,11 @@ import (
 //  5. runs until one server leads a term above the old leader's and every
 //     other survivor accepted its heartbeat (election.EventLeaderKnown), or
 //     until MaxTime.
+//
+// With Setup.Settle the trial follows raftadapter's real-cluster harness
+// instead: in step 1 nobody campaigns at once (the servers elect a leader
+// on their own), and steps 3 and 4 become a crash Settle plus a uniform
+// draw from [0, TimeoutMin/5) after step 2.
 type Failover struct{ Setup }
 
 // Params describes the experiment.
@@ -76,6 +81,15 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 				if trace != nil {
 					trace(FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
 				}
+				if s.Settle > 0 {
+					// raftadapter's harness: no synchronized heartbeat.
+					phase = 2
+					wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
+					if trace != nil {
+						trace(FormatEvent(at, leader, fmt.Sprintf("settling; crash in %v", wait)))
+					}
+					crashTimer.Reset(wait)
+				}
 			}
 		case 3:
 			l, term, fol, others := tr.accepted(c)
@@ -85,12 +99,11 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 		}
 	}
 	cfg := ClusterConfig{
-		Nodes:          s.Nodes,
-		Election:       s.electionConfig(),
-		Network:        s.network(),
-		Rand:           rng,
-		Trace:          tracerFor(trace),
-		CandidatesWait: s.CandidatesWait,
+		Nodes:    s.Nodes,
+		Election: s.electionConfig(),
+		Network:  s.network(),
+		Rand:     rng,
+		Trace:    tracerFor(trace),
 		Observer: func(e election.Event) {
 			tr.observe(e)
 			if trace != nil && e.Type != election.EventIgnored {
@@ -124,7 +137,9 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 	if err := c.Start(); err != nil {
 		return Outcome{}
 	}
-	_ = c.Node(1).Campaign()
+	if s.Settle == 0 {
+		_ = c.Node(1).Campaign()
+	}
 	setupLimit := 100 * (s.TimeoutMax + s.TimeoutMin)
 	if !c.Run(setupLimit, func() bool { return phase >= 3 }) {
 		return Outcome{Time: s.maxTime(), OK: false}
@@ -173,12 +188,11 @@ func (b Bootstrap) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 	var endAt time.Duration
 	var winTerm uint64
 	cfg := ClusterConfig{
-		Nodes:          s.Nodes,
-		Election:       s.electionConfig(),
-		Network:        s.network(),
-		Rand:           rng,
-		Trace:          tracerFor(trace),
-		CandidatesWait: s.CandidatesWait,
+		Nodes:    s.Nodes,
+		Election: s.electionConfig(),
+		Network:  s.network(),
+		Rand:     rng,
+		Trace:    tracerFor(trace),
 		Observer: func(e election.Event) {
 			tr.observe(e)
 			if trace != nil && e.Type != election.EventIgnored {

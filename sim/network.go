@@ -104,6 +104,5 @@ type NetStats struct {
 	DroppedPartition int // link cut when the message would have arrived
 	DroppedDown      int // destination crashed, not started, or unknown
 	Held             int // messages held while their sender or receiver was paused (later delivered or dropped)
-	Withheld         int // same-term vote rejections not delivered (ClusterConfig.CandidatesWait)
 	DiskWrites       int // disk writes (Storage.Save calls that started a write)
 }

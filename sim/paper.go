@@ -84,37 +84,50 @@ func LAN() Setup {
 		TimeoutMin:     150 * time.Millisecond,
 		TimeoutMax:     300 * time.Millisecond,
 		Latency:        Normal(250*time.Microsecond, 50*time.Microsecond),
-		Disk:           Normal(2500*time.Microsecond, 500*time.Microsecond),
+		Disk:           Normal(2750*time.Microsecond, 500*time.Microsecond),
 		DiskBlocks:     true,
 		LeaderWrite:    true,
 		CandidatesWait: true,
+		KeepTimer:      true,
 		Granularity:    time.Millisecond,
 		TimerNoise:     Uniform(0, 400*time.Microsecond),
 		ShortLogs:      2,
 	}
 }
 
-// HashicorpModel returns a setup with hashicorp/raft's election timing, to
-// compare with real hashicorp/raft clusters (raftadapter): followers run a
-// free-running timer re-armed every [T, 2T) and campaign only if the
-// leader was silent for T (election.CheckLastContact), candidates wait
-// [T, 2T) for a round, leaders send heartbeats every 0.15 T (hashicorp
-// sends them every random [T/10, T/5)), pre-vote is on, candidates ignore
-// rejections, followers refuse votes while they still follow a live
-// leader (hashicorp rejects a vote request while it knows a leader; the
-// election package's LeaderStickiness approximates that by the time since
-// the last contact), and the in-memory stores have no disk delay. T
-// defaults to 150ms; the latency is left unset (in-process transport).
+// HashicorpModel returns a setup with hashicorp/raft v1.8.0's election
+// timing, to compare with real hashicorp/raft clusters (raftadapter), for
+// T = HeartbeatTimeout = ElectionTimeout:
+//
+//   - followers run a free-running timer re-armed with a fresh [T, 2T) on
+//     every fire and campaign only if the leader was silent for T
+//     (election.CheckLastContact);
+//   - a (pre-)candidate's round lasts [T, 2T), rejections are ignored
+//     (CandidatesWait), pre-vote is on;
+//   - a node refuses votes and pre-votes as long as it knows a leader, and
+//     forgets it only when its own timer finds it silent or it changes
+//     state (LeaderStickiness with election.StickyUntilTimeout);
+//   - the leader heartbeats each follower on its own timer every [T/10,
+//     T/5) (HeartbeatPerPeer, HeartbeatJitter), and at once on winning;
+//   - the in-memory stores have no disk delay, and the latency is left
+//     unset (in-process transport);
+//   - the failover crash follows raftadapter's harness (Settle T).
+//
+// T defaults to 150ms.
 func HashicorpModel() Setup {
 	return Setup{
 		Nodes:            5,
 		TimeoutMin:       150 * time.Millisecond,
 		TimeoutMax:       300 * time.Millisecond,
-		Heartbeat:        150 * time.Millisecond * 3 / 20,
+		Heartbeat:        150 * time.Millisecond / 10,
+		HeartbeatJitter:  true,
+		HeartbeatPerPeer: true,
 		PreVote:          true,
 		CandidatesWait:   true,
 		LeaderStickiness: true,
+		Stickiness:       election.StickyUntilTimeout,
 		Detection:        election.CheckLastContact,
+		Settle:           150 * time.Millisecond,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/raftick/raftick/election"
 )
 
 // ErrBadParam is wrapped by Setup.Set, SplitVote.Set and ParseAxis errors.
@@ -13,14 +15,17 @@ var ErrBadParam = errors.New("sim: bad parameter")
 
 // SetupParams lists the parameter names Setup.Set accepts.
 var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "noise", "granularity",
-	"prevote", "checkquorum", "stickiness", "shortlogs", "diskblocks", "groupcommit", "leaderwrite", "candidateswait"}
+	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
+	"candidateswait", "keeptimer", "hbjitter", "hbperpeer", "settle"}
 
 // Set sets one parameter of s from its command-line form: nodes=5,
 // timeout=150ms-300ms, heartbeat=75ms (0: half the minimum timeout),
 // latency=normal:5ms,2ms, disk=fixed:2ms (none: no disk), loss=0.01,
-// dup=0.01, noise=uniform:0,1ms (none), granularity=1ms, shortlogs=2, and
-// the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
-// leaderwrite and candidateswait (true or false).
+// dup=0.01, noise=uniform:0,1ms (none), granularity=1ms, shortlogs=2,
+// settle=100ms (0: crash after a heartbeat broadcast), stickymode=contact
+// or until-timeout, and the booleans prevote, checkquorum, stickiness,
+// diskblocks, groupcommit, leaderwrite, candidateswait, keeptimer,
+// hbjitter and hbperpeer (true or false).
 func (s *Setup) Set(name, value string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %s=%q: %s", ErrBadParam, name, value, fmt.Sprintf(format, args...))
@@ -58,7 +63,7 @@ func (s *Setup) Set(name, value string) error {
 			return bad("%v", err)
 		}
 		s.TimeoutMin, s.TimeoutMax = lo, hi
-	case "heartbeat", "granularity":
+	case "heartbeat", "granularity", "settle":
 		d, err := time.ParseDuration(value)
 		if err != nil {
 			return bad("not a duration (e.g. 75ms)")
@@ -66,10 +71,15 @@ func (s *Setup) Set(name, value string) error {
 		if d < 0 {
 			return bad("must not be negative")
 		}
-		if name == "heartbeat" {
-			s.Heartbeat = d
-		} else {
-			s.Granularity = d
+		*map[string]*time.Duration{"heartbeat": &s.Heartbeat, "granularity": &s.Granularity, "settle": &s.Settle}[name] = d
+	case "stickymode":
+		switch value {
+		case "contact":
+			s.Stickiness = election.StickyByContact
+		case "until-timeout":
+			s.Stickiness = election.StickyUntilTimeout
+		default:
+			return bad("must be contact or until-timeout")
 		}
 	case "latency":
 		l, err := optLatency()
@@ -102,7 +112,8 @@ func (s *Setup) Set(name, value string) error {
 		} else {
 			s.Duplicate = p
 		}
-	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait":
+	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait",
+		"keeptimer", "hbjitter", "hbperpeer":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad("must be true or false")
@@ -110,7 +121,8 @@ func (s *Setup) Set(name, value string) error {
 		*map[string]*bool{
 			"prevote": &s.PreVote, "checkquorum": &s.CheckQuorum, "stickiness": &s.LeaderStickiness,
 			"diskblocks": &s.DiskBlocks, "groupcommit": &s.GroupCommit, "leaderwrite": &s.LeaderWrite,
-			"candidateswait": &s.CandidatesWait,
+			"candidateswait": &s.CandidatesWait, "keeptimer": &s.KeepTimer, "hbjitter": &s.HeartbeatJitter,
+			"hbperpeer": &s.HeartbeatPerPeer,
 		}[name] = b
 	default:
 		return fmt.Errorf("%w %q: unknown (want one of %s)", ErrBadParam, name, strings.Join(SetupParams, ", "))

@@ -90,7 +90,7 @@ func TestScenarios(t *testing.T) {
 				ec := s.electionConfig()
 				var err error
 				c, err = NewCluster(ClusterConfig{
-					Nodes: s.Nodes, Election: ec, Network: s.network(), Rand: TrialRand(seed, 0), CandidatesWait: s.CandidatesWait,
+					Nodes: s.Nodes, Election: ec, Network: s.network(), Rand: TrialRand(seed, 0),
 					Observer: func(e election.Event) {
 						switch e.Type {
 						case election.EventElectionStart, election.EventLeaderElected, election.EventLeaderKnown,
@@ -167,8 +167,8 @@ func TestScenarios(t *testing.T) {
 				return strings.TrimSpace(b.String())
 			case "stats":
 				s := c.Stats()
-				return fmt.Sprintf("sent=%d delivered=%d duplicated=%d lost=%d partitioned=%d down=%d held=%d withheld=%d disk-writes=%d",
-					s.Sent, s.Delivered, s.Duplicated, s.DroppedLoss, s.DroppedPartition, s.DroppedDown, s.Held, s.Withheld, s.DiskWrites)
+				return fmt.Sprintf("sent=%d delivered=%d duplicated=%d lost=%d partitioned=%d down=%d held=%d disk-writes=%d",
+					s.Sent, s.Delivered, s.Duplicated, s.DroppedLoss, s.DroppedPartition, s.DroppedDown, s.Held, s.DiskWrites)
 			}
 			t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
 			return ""

@@ -24,6 +24,15 @@ type Setup struct {
 	// Heartbeat is the leader's heartbeat interval; 0 means TimeoutMin/2,
 	// the paper's setting. Must be below TimeoutMin.
 	Heartbeat time.Duration
+	// HeartbeatJitter draws every heartbeat period uniformly from
+	// [Heartbeat, 2 Heartbeat) instead of exactly Heartbeat
+	// (election.Config.HeartbeatJitter = repeated.Proportional(1));
+	// hashicorp/raft waits [HT/10, HT/5).
+	HeartbeatJitter bool
+	// HeartbeatPerPeer gives the leader one heartbeat timer per follower
+	// (election.Config.HeartbeatPerPeer), as hashicorp/raft runs one
+	// heartbeat goroutine per follower.
+	HeartbeatPerPeer bool
 	// Latency is the one-way message delay; nil means none.
 	Latency Latency
 	// Disk is the time to persist term and vote; responses wait for it
@@ -39,8 +48,15 @@ type Setup struct {
 	// heartbeat (see Network.LeaderWrite).
 	LeaderWrite bool
 	// CandidatesWait: candidates ignore rejections and wait for their vote
-	// timeout, as in the Raft paper (see ClusterConfig.CandidatesWait).
+	// timeout, as the Raft paper's, LogCabin's and hashicorp/raft's do
+	// (election.Config.WaitForVoteTimeout). Otherwise a candidate steps
+	// down as soon as a majority rejected it (etcd).
 	CandidatesWait bool
+	// KeepTimer: a candidate that steps down keeps its round's deadline
+	// for its election timer, as LogCabin's single timer does
+	// (election.Config.KeepTimerOnStepDown). Otherwise it draws a fresh
+	// timeout (etcd, hashicorp/raft).
+	KeepTimer bool
 	// Granularity, if positive, rounds every drawn timeout to a multiple
 	// of it before TimerNoise is added: LogCabin, the paper's
 	// implementation, draws timeouts in whole milliseconds
@@ -56,6 +72,10 @@ type Setup struct {
 	// PreVote, CheckQuorum and LeaderStickiness enable the election
 	// package's options.
 	PreVote, CheckQuorum, LeaderStickiness bool
+	// Stickiness is how long a follower stays loyal to a known leader
+	// (election.Config.Stickiness): the zero value StickyByContact, or
+	// StickyUntilTimeout (hashicorp/raft).
+	Stickiness election.StickinessMode
 	// ShortLogs is the number of surviving servers whose logs are shorter
 	// than the others', so they cannot win (failover only); in
 	// [0, Nodes-2]. The paper uses 2 of the 4 survivors.
@@ -63,6 +83,16 @@ type Setup struct {
 	// Detection is how followers detect a dead leader (the election
 	// package's modes); the zero value is ResetOnHeartbeat, the paper's.
 	Detection election.DetectionMode
+	// Settle, if positive, changes how Failover crashes the leader to what
+	// raftadapter's real-cluster harness does: the servers start as
+	// followers and elect a leader on their own (nobody campaigns at
+	// once), and once every server follows it the leader runs for Settle
+	// plus a uniform draw from [0, TimeoutMin/5), then crashes, at a random
+	// point of its (unsynchronized) heartbeats and of the followers'
+	// timers. 0 means the paper's procedure: server 1 campaigns at once,
+	// and the crash comes at a uniform point of the heartbeat interval
+	// after a heartbeat broadcast. Must not be negative.
+	Settle time.Duration
 	// MaxTime bounds one trial's measured interval in virtual time; a trial
 	// that reaches it counts as timed out at MaxTime. 0 means 60s.
 	MaxTime time.Duration
@@ -109,6 +139,10 @@ func (s Setup) Validate() error {
 		return fmt.Errorf("%w: Setup.ShortLogs (%d) must be in [0, Nodes-2] (a leader and one more survivor need full logs)", ErrBadSetup, s.ShortLogs)
 	case s.Granularity < 0:
 		return fmt.Errorf("%w: Setup.Granularity (%v) must not be negative (0 means continuous)", ErrBadSetup, s.Granularity)
+	case s.Settle < 0:
+		return fmt.Errorf("%w: Setup.Settle (%v) must not be negative (0 means crash right after a heartbeat broadcast)", ErrBadSetup, s.Settle)
+	case s.Stickiness > election.StickyUntilTimeout:
+		return fmt.Errorf("%w: Setup.Stickiness (%v) is not a known mode", ErrBadSetup, s.Stickiness)
 	case s.MaxTime < 0:
 		return fmt.Errorf("%w: Setup.MaxTime (%v) must not be negative (0 means 60s)", ErrBadSetup, s.MaxTime)
 	}
@@ -156,7 +190,14 @@ func (s Setup) electionConfig() election.Config {
 	ec.PreVote = s.PreVote
 	ec.CheckQuorum = s.CheckQuorum
 	ec.LeaderStickiness = s.LeaderStickiness
+	ec.Stickiness = s.Stickiness
 	ec.Detection = s.Detection
+	ec.WaitForVoteTimeout = s.CandidatesWait
+	ec.KeepTimerOnStepDown = s.KeepTimer
+	ec.HeartbeatPerPeer = s.HeartbeatPerPeer
+	if s.HeartbeatJitter {
+		ec.HeartbeatJitter = repeated.Proportional(1)
+	}
 	return ec
 }
 

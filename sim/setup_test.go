@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
 )
 
 func TestSetupValidate(t *testing.T) {
@@ -18,6 +21,8 @@ func TestSetupValidate(t *testing.T) {
 		{func(s *Setup) { s.TimeoutMin = 0 }, "Setup.TimeoutMin"},
 		{func(s *Setup) { s.TimeoutMax = s.TimeoutMin - 1 }, "Setup.TimeoutMax"},
 		{func(s *Setup) { s.Heartbeat = -1 }, "Setup.Heartbeat"},
+		{func(s *Setup) { s.Settle = -1 }, "Setup.Settle"},
+		{func(s *Setup) { s.Stickiness = 9 }, "Setup.Stickiness"},
 		{func(s *Setup) { s.Heartbeat = s.TimeoutMin }, "Setup.Heartbeat"},
 		{func(s *Setup) { s.TimeoutMin, s.TimeoutMax = 1, 1 }, "TimeoutMin/2"},
 		{func(s *Setup) { s.Loss = 1 }, "Setup.Loss"},
@@ -65,7 +70,8 @@ func TestSetupSet(t *testing.T) {
 		{"nodes", "7"}, {"timeout", "100-200ms"}, {"heartbeat", "20ms"}, {"latency", "uniform:1ms,2ms"},
 		{"disk", "none"}, {"loss", "0.1"}, {"dup", "0.05"}, {"noise", "fixed:1ms"}, {"granularity", "0s"},
 		{"prevote", "true"}, {"checkquorum", "true"}, {"shortlogs", "1"}, {"candidateswait", "false"}, {"diskblocks", "false"},
-		{"stickiness", "true"}, {"groupcommit", "true"}, {"leaderwrite", "false"},
+		{"stickiness", "true"}, {"groupcommit", "true"}, {"leaderwrite", "false"}, {"keeptimer", "false"},
+		{"hbjitter", "true"}, {"hbperpeer", "true"}, {"stickymode", "until-timeout"}, {"settle", "50ms"},
 	} {
 		require.NoError(t, s.Set(kv[0], kv[1]), kv)
 	}
@@ -74,11 +80,19 @@ func TestSetupSet(t *testing.T) {
 	require.Equal(t, "uniform:1ms,2ms", s.Latency.String())
 	require.Nil(t, s.Disk)
 	require.True(t, s.PreVote && s.CheckQuorum && s.LeaderStickiness && s.GroupCommit)
-	require.False(t, s.CandidatesWait || s.DiskBlocks || s.LeaderWrite)
+	require.False(t, s.CandidatesWait || s.DiskBlocks || s.LeaderWrite || s.KeepTimer)
+	require.True(t, s.HeartbeatJitter && s.HeartbeatPerPeer)
+	require.Equal(t, election.StickyUntilTimeout, s.Stickiness)
+	require.Equal(t, 50*ms, s.Settle)
 	require.NoError(t, s.Validate())
+	ec := s.electionConfig()
+	require.True(t, ec.HeartbeatPerPeer && ec.LeaderStickiness && !ec.WaitForVoteTimeout && !ec.KeepTimerOnStepDown)
+	require.Equal(t, repeated.Proportional(1), ec.HeartbeatJitter)
+	require.Equal(t, election.StickyUntilTimeout, ec.Stickiness)
 	for _, kv := range [][2]string{
 		{"nodes", "x"}, {"nodes", "0"}, {"timeout", "9-1ms"}, {"heartbeat", "soon"}, {"latency", "warp:1"},
 		{"loss", "1"}, {"dup", "-1"}, {"prevote", "maybe"}, {"shortlogs", "-1"}, {"colour", "red"},
+		{"keeptimer", "sometimes"}, {"stickymode", "glue"}, {"settle", "-1s"}, {"settle", "later"},
 	} {
 		err := s.Set(kv[0], kv[1])
 		require.ErrorIs(t, err, ErrBadParam, kv)

@@ -23,8 +23,13 @@ logs and cannot win. Each trial measures the time from the crash until every
 survivor has accepted the new leader's first heartbeat.
 
 With --engine hashicorp the trials run on real hashicorp/raft clusters in
-real time (raftadapter), one after another.`,
+real time (raftadapter), one after another, with the settings of --model
+hashicorp unless --model is given: --timeout T means hashicorp's
+HeartbeatTimeout = ElectionTimeout = T (timeouts in [T, 2T)), pre-vote on.
+Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
 		Example: `  raftsim failover --timeout 150ms-300ms
+  raftsim failover --engine hashicorp --nodes 3 --timeout 100ms --trials 20
+  raftsim failover --engine raftick --model hashicorp --nodes 3 --timeout 100ms --trials 2000
   raftsim failover --timeout 12-24ms --trials 500 --json
   raftsim failover --latency normal:5ms,2ms --disk none --model plain --plot failover.svg
   raftsim failover --timeout 150-155ms --trace --trace-trial 3`,
@@ -59,6 +64,20 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err := o.checkRun(cmd); err != nil {
 		return err
 	}
+	if !bootstrap {
+		switch o.engine {
+		case "raftick":
+		case "hashicorp":
+			// The real engine is hashicorp/raft: unless told otherwise,
+			// take the settings of its model (a timeout T meaning
+			// [T, 2T), pre-vote on).
+			if !cmd.Flags().Changed("model") {
+				o.model = "hashicorp"
+			}
+		default:
+			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
+		}
+	}
 	s, err := o.setup(cmd)
 	if err != nil {
 		return err
@@ -66,14 +85,8 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	var e sim.Experiment = sim.Failover{Setup: s}
 	if bootstrap {
 		e = sim.Bootstrap{Setup: s}
-	} else {
-		switch o.engine {
-		case "raftick":
-		case "hashicorp":
-			return a.runHashicorp(cmd.Context(), o, s)
-		default:
-			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
-		}
+	} else if o.engine == "hashicorp" {
+		return a.runHashicorp(cmd.Context(), o, s)
 	}
 	if o.trace {
 		return traceTrial(a.stdout, o, e)
@@ -154,7 +167,11 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s sim.Setup) error {
 	sum.Seed = o.seed
 	ss := []sim.Summary{sum}
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "failover on real hashicorp/raft nodes (real time, %d servers, latency %v); hashicorp's timers are not seeded\n", s.Nodes, p.Latency)
+		lat := p.Latency
+		if lat == "" {
+			lat = "none added"
+		}
+		fmt.Fprintf(a.stdout, "failover on real hashicorp/raft nodes (real time, %d servers, latency %s, pre-vote %v); hashicorp's timers are not seeded\n", s.Nodes, lat, s.PreVote)
 	}
 	if err := writeResults(a.stdout, o, ss, sim.SummaryTable(ss, false)); err != nil {
 		return err

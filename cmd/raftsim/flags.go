@@ -41,7 +41,7 @@ var models = map[string]string{
 	"paper": "the Raft paper's LogCabin cluster (default): blocking disk writes, candidates wait for their timeout, whole-ms timeouts, timer noise",
 	"plain": "the election package as it is: responses wait for the disk, the node keeps working, continuous timeouts, no noise",
 	"hashicorp": "hashicorp/raft's timing: free-running follower timer checked against last contact, [T, 2T) timeouts, " +
-		"heartbeats every 0.15 T, pre-vote, no disk",
+		"pre-vote, votes refused while a leader is known, per-follower heartbeats every [T/10, T/5), no disk",
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -134,7 +134,7 @@ func (o *opts) setup(cmd *cobra.Command) (sim.Setup, error) {
 		s = sim.LAN()
 	case "plain":
 		s = sim.LAN()
-		s.DiskBlocks, s.LeaderWrite, s.CandidatesWait = false, false, false
+		s.DiskBlocks, s.LeaderWrite, s.CandidatesWait, s.KeepTimer = false, false, false, false
 		s.Granularity, s.TimerNoise = 0, nil
 		s.GroupCommit = true
 	case "hashicorp":
@@ -169,7 +169,10 @@ func (o *opts) setup(cmd *cobra.Command) (sim.Setup, error) {
 		if o.heartbeat > 0 {
 			s.Heartbeat = o.heartbeat
 		} else if o.model == "hashicorp" {
-			s.Heartbeat = s.TimeoutMin * 3 / 20
+			s.Heartbeat = s.TimeoutMin / 10
+		}
+		if o.model == "hashicorp" {
+			s.Settle = s.TimeoutMin
 		}
 		if hb := s.Heartbeat; hb == 0 && s.TimeoutMin/2 <= 0 {
 			return s, flagError("timeout", "minimum %v is too small for a heartbeat of half of it", s.TimeoutMin)
@@ -233,6 +236,9 @@ func describe(s sim.Setup) string {
 	if s.CandidatesWait {
 		extra = append(extra, "candidates wait for their timeout")
 	}
+	if s.KeepTimer {
+		extra = append(extra, "keep their deadline when deposed")
+	}
 	if s.Granularity > 0 {
 		if s.Granularity == time.Millisecond {
 			extra = append(extra, "timeouts in whole milliseconds")
@@ -242,6 +248,22 @@ func describe(s sim.Setup) string {
 	}
 	if s.Detection == election.CheckLastContact {
 		extra = append(extra, "last-contact detection")
+	}
+	if s.Stickiness == election.StickyUntilTimeout && (s.LeaderStickiness || s.PreVote) {
+		extra = append(extra, "(pre-)votes refused while a leader is known")
+	}
+	if s.HeartbeatPerPeer || s.HeartbeatJitter {
+		hb := "heartbeats"
+		if s.HeartbeatPerPeer {
+			hb = "per-follower heartbeats"
+		}
+		if s.HeartbeatJitter {
+			hb += " every [hb, 2hb)"
+		}
+		extra = append(extra, hb)
+	}
+	if s.Settle > 0 {
+		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
 	}
 	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer noise %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerNoise))
 	if s.Loss > 0 || s.Duplicate > 0 {

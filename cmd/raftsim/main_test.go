@@ -70,6 +70,11 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"sweep", "--over", "nodes=3,x"}, "--over"},
 		{[]string{"sweep", "--over", "nodes=3", "--experiment", "x"}, "--experiment"},
 		{[]string{"failover", "--engine", "hashicorp", "--timeout", "150-155ms"}, "--timeout"},
+		// --engine hashicorp takes the hashicorp model's settings: a single
+		// T is [T, 2T), so the first complaint is about --trace ...
+		{[]string{"failover", "--engine", "hashicorp", "--timeout", "100ms", "--trace"}, "--trace"},
+		// ... unless another model is asked for.
+		{[]string{"failover", "--engine", "hashicorp", "--model", "paper", "--timeout", "100ms"}, "--timeout"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := raftsim(t, tc.args...)
@@ -163,6 +168,9 @@ func TestFailoverOutputs(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "100-200ms")
 	require.Contains(t, out, "last-contact detection")
+	require.Contains(t, out, "(pre-)votes refused while a leader is known")
+	require.Contains(t, out, "per-follower heartbeats every [hb, 2hb)")
+	require.Contains(t, out, "heartbeat 10ms")
 }
 
 func TestTrace(t *testing.T) {

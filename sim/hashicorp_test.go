@@ -1,0 +1,98 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+)
+
+// hashicorp3 is the hashicorp model for 3 servers and T = 100ms, the
+// setting compared with real hashicorp/raft clusters in README.
+func hashicorp3() Setup {
+	s := HashicorpModel()
+	s.Nodes = 3
+	s.TimeoutMin, s.TimeoutMax, s.Heartbeat, s.Settle = 100*ms, 200*ms, 10*ms, 100*ms
+	return s
+}
+
+// TestFailoverSettle checks the harness-like crash of Setup.Settle: nobody
+// campaigns at once, the servers elect a leader on their own, and the
+// leader crashes Settle plus [0, TimeoutMin/5) after every server follows
+// it; without Settle, server 1 campaigns at once and the crash follows a
+// heartbeat broadcast.
+func TestFailoverSettle(t *testing.T) {
+	t.Logf("seed %d; reproduce: go test ./sim -run TestFailoverSettle -seed=%d", *seedFlag, *seedFlag)
+	for _, settle := range []time.Duration{0, 100 * ms} {
+		s := hashicorp3()
+		s.Settle = settle
+		for i := range 20 {
+			var lines []string
+			o := Failover{s}.Trial(i, TrialRand(*seedFlag, i), func(l string) { lines = append(lines, l) })
+			require.True(t, o.OK)
+			text := strings.Join(lines, "\n")
+			var setupAt, crashAt float64
+			for _, l := range lines {
+				f := strings.Fields(l)
+				at := parseMS(t, f[0])
+				switch {
+				case strings.Contains(l, "setup done"):
+					setupAt = at
+				case strings.HasSuffix(l, " crash"):
+					crashAt = at
+				}
+			}
+			if settle == 0 {
+				require.Contains(t, text, "(campaign)")
+				require.Contains(t, text, "heartbeat broadcast; crash in")
+				require.NotContains(t, text, "settling")
+				continue
+			}
+			require.NotContains(t, text, "(campaign)", "nobody campaigns at once")
+			require.NotContains(t, text, "heartbeat broadcast")
+			require.Contains(t, text, "settling; crash in")
+			wait := crashAt - setupAt
+			require.GreaterOrEqual(t, wait, 100.0, "trial %d", i)
+			require.Less(t, wait, 120.0, "trial %d", i)
+		}
+	}
+}
+
+func parseMS(t *testing.T, s string) float64 {
+	t.Helper()
+	var v float64
+	_, err := fmt.Sscanf(strings.TrimSuffix(s, "ms"), "%g", &v)
+	require.NoError(t, err, s)
+	return v
+}
+
+// TestHashicorpModelStickiness: in the hashicorp model a survivor refuses
+// (pre-)votes as long as it knows the crashed leader, so a new leader is
+// elected only once a quorum of survivors have each timed out; with the
+// time-based stickiness the first survivor to time out wins at once. With
+// 3 servers the failover is the later of the two survivors' detections
+// instead of the earlier one: far slower, never split.
+func TestHashicorpModelStickiness(t *testing.T) {
+	t.Logf("seed %d; reproduce: go test ./sim -run TestHashicorpModelStickiness -seed=%d", *seedFlag, *seedFlag)
+	until := hashicorp3()
+	contact := until
+	contact.Stickiness = election.StickyByContact
+	const n = 400
+	res, err := Run(context.Background(), []Job{JobOf(Failover{until}, n), JobOf(Failover{contact}, n)}, RunOptions{Seed: *seedFlag})
+	require.NoError(t, err)
+	su, sc := Summarize(Failover{until}.Params(), res[0]), Summarize(Failover{contact}.Params(), res[1])
+	t.Logf("until-timeout: p50 %v p90 %v; by contact: p50 %v p90 %v", su.P50, su.P90, sc.P50, sc.P90)
+	require.Equal(t, n, su.Trials)
+	require.Greater(t, su.P50, sc.P50+40*ms)
+	require.Greater(t, su.Mean, sc.Mean+40*ms)
+	require.Zero(t, su.SplitVoteRate, "pre-vote and zero latency: no split votes")
+	// Detection alone takes more than T minus a heartbeat period; the
+	// last of two [T, 2T) timers is at most about 3T after the crash.
+	require.Greater(t, su.Min, 80*ms)
+	require.Less(t, su.Max, 320*ms)
+}
