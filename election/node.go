@@ -997,15 +997,12 @@ func (n *Node) handlePreVoteResp(m Message) {
 	// Pre-vote rounds of one term cannot be told apart: a late answer of an
 	// earlier round counts in this one. That only affects liveness; votes
 	// decide safety.
-	if _, dup := n.votes[m.From]; dup {
-		return
-	}
-	n.votes[m.From] = m.Granted
-	granted, rejected := n.tally()
+	granted, rejected, fresh := n.recordAnswer(m)
 	switch {
+	case !fresh:
 	case granted >= n.quorum:
 		n.becomeCandidate(reasonPreVoteWon, false)
-	case rejected > len(n.cfg.Voters)-n.quorum:
+	case n.cannotWin(rejected):
 		n.stepDown(n.term, reasonLostPreVote, None)
 	}
 }
@@ -1078,17 +1075,32 @@ func (n *Node) handleVoteResp(m Message) {
 		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
 		return
 	}
-	if _, dup := n.votes[m.From]; dup {
-		return
-	}
-	n.votes[m.From] = m.Granted
-	granted, rejected := n.tally()
+	granted, rejected, fresh := n.recordAnswer(m)
 	switch {
+	case !fresh:
 	case granted >= n.quorum:
 		n.becomeLeader()
-	case rejected > len(n.cfg.Voters)-n.quorum && !n.cfg.WaitForVoteTimeout:
+	case n.cannotWin(rejected) && !n.cfg.WaitForVoteTimeout:
 		n.stepDown(n.term, reasonLostElection, None)
 	}
+}
+
+// recordAnswer records a peer's answer to this round's (pre-)vote requests
+// and returns the tally; a second answer from the same peer changes nothing
+// and reports fresh == false.
+func (n *Node) recordAnswer(m Message) (granted, rejected int, fresh bool) {
+	if _, dup := n.votes[m.From]; dup {
+		return 0, 0, false
+	}
+	n.votes[m.From] = m.Granted
+	granted, rejected = n.tally()
+	return granted, rejected, true
+}
+
+// cannotWin reports whether so many voters rejected this round that it can
+// no longer reach a quorum.
+func (n *Node) cannotWin(rejected int) bool {
+	return rejected > len(n.cfg.Voters)-n.quorum
 }
 
 func (n *Node) handleTimeoutNow(m Message) {
