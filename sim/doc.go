@@ -17,7 +17,11 @@
 //
 // Experiments are values with their parameters: Failover (Figure 16 of the
 // Raft paper), Bootstrap (cold start), SplitVote (the split-vote model of
-// Ongaro's thesis, with SplitVoteAnalytic, its closed form). Run executes
+// Ongaro's thesis, with SplitVoteAnalytic, its closed form) and Stability
+// (a healthy cluster over minutes of virtual time, counting the elections
+// nobody needed; SummarizeStability turns them into rates per node-hour).
+// Tune searches a grid of timeout ranges for the fastest failover whose
+// unnecessary elections stay under a bound. Run executes
 // the trials of many experiments across all cores; trial i draws from
 // TrialRand(seed, i) and results are gathered in trial order, so the output
 // does not depend on GOMAXPROCS. Summarize turns outcomes into percentiles,

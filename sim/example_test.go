@@ -59,3 +59,33 @@ func ExampleRun() {
 	// Output:
 	// 150-200ms 200 true true
 }
+
+// Searching for the timeouts with the best median failover that start at
+// most 10 unnecessary elections per server and hour, when one-way latency
+// is log-normal with a 5ms median.
+func ExampleTune() {
+	s := sim.LAN()
+	s.Latency = sim.LogNormal(5*time.Millisecond, 0.8)
+	r, err := sim.Tune(context.Background(), sim.TuneConfig{
+		Base:                    s,
+		Mins:                    []time.Duration{30 * time.Millisecond, 150 * time.Millisecond},
+		Spreads:                 []float64{1},
+		Objective:               "p50",
+		MaxElectionsPerNodeHour: 10,
+		FailoverTrials:          100,
+		StableTrials:            2,
+		StableFor:               5 * time.Minute,
+	}, sim.RunOptions{Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range r.Candidates {
+		fmt.Println(sim.RangeLabel(c.TimeoutMin, c.TimeoutMax), "feasible:", c.Feasible)
+	}
+	best := r.Candidates[r.Best]
+	fmt.Println("best:", sim.RangeLabel(best.TimeoutMin, best.TimeoutMax))
+	// Output:
+	// 30-60ms feasible: false
+	// 150-300ms feasible: true
+	// best: 150-300ms
+}

@@ -22,14 +22,19 @@ type Outcome struct {
 	Splits int
 	// Messages is the number of messages sent during the measurement.
 	Messages int
-	// OK is false if the trial ran into its time limit.
+	// OK is false if the trial ran into its time limit (stability: the
+	// cluster never settled on a leader before the window).
 	OK bool
+	// Elections, PreVotes and LeaderChanges (stability only) count, during
+	// the measured window, the election rounds started (a term increased),
+	// the pre-vote rounds started and the leaders elected.
+	Elections, PreVotes, LeaderChanges int
 }
 
 // Params describes the experiment a Summary summarizes. Zero fields are
 // left out of JSON.
 type Params struct {
-	Experiment  string        // "failover", "bootstrap", "splitvote"
+	Experiment  string        // "failover", "bootstrap", "splitvote", "stability"
 	Label       string        // row label, e.g. "150-155ms"
 	Nodes       int           // servers in the configuration
 	Alive       int           // servers running during the measurement

@@ -7,6 +7,7 @@
 //	raftsim bootstrap --nodes 3
 //	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
 //	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
+//	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
 //
 // Every subcommand has --help. Results go to stdout (text, --json or
 // --csv); progress bars and errors go to stderr. Bad flags or values exit

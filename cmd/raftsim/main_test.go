@@ -100,7 +100,7 @@ func TestHelp(t *testing.T) {
 	code, out, _ := raftsim(t)
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "raftsim paper")
-	for _, sub := range []string{"paper", "failover", "bootstrap", "splitvote", "sweep"} {
+	for _, sub := range []string{"paper", "failover", "bootstrap", "splitvote", "sweep", "tune"} {
 		code, out, errOut := raftsim(t, sub, "--help")
 		require.Equal(t, 0, code, sub)
 		require.Empty(t, errOut)

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raftick/raftick/sim"
+)
+
+type tuneOpts struct {
+	opts
+	mins         string
+	spreads      string
+	objective    string
+	maxElections float64
+	stableFor    time.Duration
+	stableTrials int
+	countPV      bool
+}
+
+func joinDurations(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func joinFloats(fs []float64) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (a *app) tuneCmd() *cobra.Command {
+	o := &tuneOpts{}
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Search for the election timeouts with the fastest failover that stay stable",
+		Long: `tune searches a grid of election timeout ranges for the one that minimizes
+failover time subject to a bound on unnecessary elections, under the given
+latency and loss model.
+
+Every candidate is a range min-max with min from --min and
+max = min*(1+spread) for spread from --spread. For each, tune runs
+--trials failover trials (the objective: --objective of the failover time,
+p99 by default) and --stable-trials windows of --stable-for of a healthy
+cluster whose leader never fails (the constraint: the election rounds
+started there, all unnecessary, per server and hour of virtual time must be
+at most --max-elections). Pre-vote rounds, which change no term, are
+shown beside them and count too with --count-prevotes; leader changes per
+hour are shown. The heartbeat is half of each min unless --heartbeat is
+given (with --model hashicorp, a tenth of it).
+
+It prints one line per candidate and a final line naming the feasible
+candidate with the best objective. Small minimums fail fast but, with a
+long-tailed latency (lognormal) or loss, followers miss heartbeats and
+start elections although the leader is alive.`,
+		Example: `  raftsim tune --latency lognormal:5ms,0.8
+  raftsim tune --latency lognormal:2ms,1 --loss 0.01 --max-elections 0.5 --objective p90
+  raftsim tune --latency lognormal:5ms,0.8 --prevote --count-prevotes --max-elections 2
+  raftsim tune --min 100ms,150ms,200ms --spread 0.5,1 --stable-for 30m --json
+  raftsim tune --model hashicorp --nodes 3 --min 50ms,100ms,200ms --latency normal:1ms,0.5ms --csv`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runTune(cmd, o) },
+	}
+	addModelFlags(cmd, &o.opts, false)
+	f := cmd.Flags()
+	f.DurationVar(&o.heartbeat, "heartbeat", 0, "leader heartbeat interval, below every --min (0: half of each min; a tenth with --model hashicorp)")
+	f.IntVar(&o.trials, "trials", 1000, "failover trials per candidate")
+	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
+	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
+	f.BoolVar(&o.json, "json", false, "print JSON (one object: every candidate and the best) instead of a table")
+	f.BoolVar(&o.csv, "csv", false, "print CSV (one row per candidate) instead of a table")
+	f.StringVar(&o.mins, "min", joinDurations(sim.DefaultTuneMins), "candidate minimum election timeouts, comma-separated `durations`")
+	f.StringVar(&o.spreads, "spread", joinFloats(sim.DefaultTuneSpreads), "candidate range widths as `fractions` of min (max = min*(1+spread)), comma-separated; 0 means no randomness")
+	f.StringVar(&o.objective, "objective", "p99", "failover statistic to minimize: "+strings.Join(sim.Objectives, ", "))
+	f.Float64Var(&o.maxElections, "max-elections", 1, "largest acceptable rate of unnecessary elections, per server and hour (`N` per node-hour)")
+	f.DurationVar(&o.stableFor, "stable-for", sim.DefaultStableFor, "virtual length of each stable window")
+	f.IntVar(&o.stableTrials, "stable-trials", 6, "stable windows per candidate")
+	f.BoolVar(&o.countPV, "count-prevotes", false, "let --max-elections bound election plus pre-vote rounds (default: election rounds only)")
+	return cmd
+}
+
+func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
+	if err := o.checkRun(cmd); err != nil {
+		return err
+	}
+	f := cmd.Flags()
+	if !slices.Contains(sim.Objectives, o.objective) {
+		return flagError("objective", "must be one of %s, got %q", strings.Join(sim.Objectives, ", "), o.objective)
+	}
+	if math.IsNaN(o.maxElections) || o.maxElections < 0 {
+		return flagError("max-elections", "must not be negative, got %v", o.maxElections)
+	}
+	if o.stableFor <= 0 {
+		return flagError("stable-for", "must be positive, got %v", o.stableFor)
+	}
+	if o.stableTrials < 1 || o.stableTrials > 1_000_000 {
+		return flagError("stable-trials", "must be in [1, 1000000], got %d", o.stableTrials)
+	}
+	var mins []time.Duration
+	for _, p := range strings.Split(o.mins, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(p))
+		if err != nil {
+			return flagError("min", "%q is not a duration (e.g. 150ms)", p)
+		}
+		if d <= 0 {
+			return flagError("min", "%v must be positive", d)
+		}
+		mins = append(mins, d)
+	}
+	hashicorp := o.model == "hashicorp"
+	if hashicorp && !f.Changed("spread") {
+		o.spreads = "1"
+	}
+	var spreads []float64
+	for _, p := range strings.Split(o.spreads, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return flagError("spread", "%q is not a number (e.g. 0.5)", p)
+		}
+		if math.IsNaN(x) || x < 0 || x > 100 {
+			return flagError("spread", "%v must be in [0, 100]", x)
+		}
+		if hashicorp && x != 1 {
+			return flagError("spread", "the hashicorp model draws timeouts from [T, 2T): spread must be 1, got %v", x)
+		}
+		spreads = append(spreads, x)
+	}
+	if o.heartbeat < 0 {
+		return flagError("heartbeat", "must not be negative, got %v", o.heartbeat)
+	}
+	for _, m := range mins {
+		if o.heartbeat > 0 && o.heartbeat >= m {
+			return flagError("heartbeat", "%v must be below every minimum timeout, and --min has %v", o.heartbeat, m)
+		}
+		if o.heartbeat == 0 && m/2 <= 0 {
+			return flagError("min", "%v is too small for a heartbeat of half of it", m)
+		}
+	}
+	base, err := o.setup(cmd)
+	if err != nil {
+		return err
+	}
+	cfg := sim.TuneConfig{
+		Base: base, Mins: mins, Spreads: spreads, Objective: o.objective,
+		MaxElectionsPerNodeHour: o.maxElections, FailoverTrials: o.trials,
+		StableTrials: o.stableTrials, StableFor: o.stableFor, CountPreVotes: o.countPV,
+	}
+	cfg.Base.Heartbeat = o.heartbeat
+	if hashicorp {
+		if o.heartbeat == 0 {
+			cfg.HeartbeatRatio = 0.1
+		}
+		cfg.SettleRatio = 1
+	}
+	if err := cfg.Validate(); err != nil {
+		return flagError("min", "%s", strings.TrimPrefix(err.Error(), sim.ErrBadTune.Error()+": "))
+	}
+	update, finish := a.progress("tune")
+	start := time.Now()
+	r, err := sim.Tune(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers, Progress: update})
+	finish()
+	interrupted := false
+	if err != nil {
+		if cmd.Context().Err() == nil {
+			return err
+		}
+		interrupted = true
+		done := 0
+		for _, c := range r.Candidates {
+			if c.Complete {
+				done++
+			}
+		}
+		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d candidates that finished (the others are marked partial)\n", done, len(r.Candidates))
+	} else if time.Since(start) > time.Second || a.forceProgress {
+		w := o.workers
+		if w <= 0 {
+			w = runtime.GOMAXPROCS(0)
+		}
+		fmt.Fprintf(a.stderr, "raftsim: %d candidates in %.1fs on %d workers\n", len(r.Candidates), time.Since(start).Seconds(), w)
+	}
+	switch {
+	case o.json:
+		err = sim.WriteTuneJSON(a.stdout, r)
+	case o.csv:
+		err = sim.WriteTuneCSV(a.stdout, r)
+	default:
+		hb := "half of min"
+		switch {
+		case o.heartbeat > 0:
+			hb = o.heartbeat.String()
+		case cfg.HeartbeatRatio > 0:
+			hb = strconv.FormatFloat(cfg.HeartbeatRatio, 'g', -1, 64) + " of min"
+		}
+		desc := base
+		if cfg.SettleRatio > 0 {
+			desc.Settle = 0
+			hb += ", crash T+[0, T/5) after the leader is known (harness, T = min)"
+		}
+		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", describe(desc), hb, o.seed)
+		what := "elections"
+		if o.countPV {
+			what = "elections and pre-votes"
+		}
+		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows\n",
+			o.objective, o.trials, o.maxElections, what, o.stableTrials, o.stableFor)
+		if err = sim.TuneTable(r).Write(a.stdout); err == nil {
+			_, err = fmt.Fprintln(a.stdout, r.Recommendation())
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if interrupted {
+		return errInterrupted
+	}
+	return nil
+}

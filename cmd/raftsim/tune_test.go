@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTuneBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"--min", "banana"}, "--min"},
+		{[]string{"--min", "50ms,-1ms"}, "--min"},
+		{[]string{"--min", ""}, "--min"},
+		{[]string{"--spread", "x"}, "--spread"},
+		{[]string{"--spread", "-0.5"}, "--spread"},
+		{[]string{"--spread", "0.5", "--model", "hashicorp"}, "--spread"},
+		{[]string{"--objective", "p42"}, "--objective"},
+		{[]string{"--max-elections", "-1"}, "--max-elections"},
+		{[]string{"--max-elections", "lots"}, "--max-elections"},
+		{[]string{"--stable-for", "0s"}, "--stable-for"},
+		{[]string{"--stable-trials", "0"}, "--stable-trials"},
+		{[]string{"--trials", "0"}, "--trials"},
+		{[]string{"--heartbeat", "60ms", "--min", "50ms,100ms"}, "--heartbeat"},
+		{[]string{"--latency", "warp:9"}, "--latency"},
+		{[]string{"--loss", "1"}, "--loss"},
+		{[]string{"--nodes", "0"}, "--nodes"},
+		{[]string{"--model", "quantum"}, "--model"},
+		{[]string{"--json", "--csv"}, "--csv"},
+		{[]string{"--timeout", "150ms"}, "--timeout"}, // tune has no --timeout: --min and --spread
+	} {
+		args := append([]string{"tune"}, tc.args...)
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := raftsim(t, args...)
+			require.Equal(t, 2, code, "stderr: %s", errOut)
+			require.Empty(t, out)
+			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+			require.Contains(t, errOut, tc.flag)
+			require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
+		})
+	}
+}
+
+var tinyTune = []string{"tune", "--min", "30ms,150ms", "--spread", "0.5,1", "--trials", "40",
+	"--stable-for", "1m", "--stable-trials", "2", "--latency", "lognormal:5ms,0.8", "--max-elections", "30", "--seed", "5"}
+
+func TestTuneTinyRun(t *testing.T) {
+	code, out, errOut := raftsim(t, tinyTune...)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3+4+1, out) // two header lines, table header, 4 candidates, verdict
+	require.True(t, strings.HasPrefix(lines[0], "tune: 5 servers, latency lognormal:5ms,0.8"), lines[0])
+	require.Contains(t, lines[1], "objective: p99 of failover time over 40 trials")
+	require.Contains(t, lines[2], "elections/node-h")
+	require.Contains(t, out, "<- best")
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "recommended: 150-"), lines[len(lines)-1])
+
+	// Same seed, same output; JSON agrees with the table's choice.
+	_, again, _ := raftsim(t, tinyTune...)
+	require.Equal(t, out, again)
+	code, js, _ := raftsim(t, append(tinyTune, "--json")...)
+	require.Equal(t, 0, code)
+	var m struct {
+		Best       map[string]any   `json:"best"`
+		Candidates []map[string]any `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &m))
+	require.Len(t, m.Candidates, 4)
+	require.Contains(t, lines[len(lines)-1], m.Best["label"].(string))
+	_, js2, _ := raftsim(t, append(tinyTune, "--json", "--workers", "1")...)
+	require.Equal(t, js, js2)
+
+	code, csvOut, _ := raftsim(t, append(tinyTune, "--csv")...)
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(csvOut, "label,timeout_min_ms"))
+	require.Equal(t, 5, strings.Count(csvOut, "\n"))
+}
+
+func TestTuneInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code, out, errOut := raftsimCtx(t, ctx, tinyTune...)
+	require.Equal(t, 130, code)
+	require.Contains(t, errOut, "interrupted")
+	require.Contains(t, out, "partial")
+	require.Contains(t, out, "no candidate is feasible")
+}
+
+func TestTuneProgress(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb, forceProgress: true}
+	root := a.rootCmd()
+	root.SetArgs(tinyTune)
+	require.NoError(t, root.ExecuteContext(context.Background()))
+	require.Contains(t, errb.String(), "4 candidates in")
+}

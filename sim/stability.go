@@ -1,0 +1,192 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/raftick/raftick/election"
+)
+
+// Stability measures what too-small timeouts cost in a healthy cluster:
+// the leader never crashes, so every election is unnecessary. Each trial
+//  1. starts all servers; server 1 campaigns at once (with Setup.Settle,
+//     nobody does and the servers elect a leader on their own), and the
+//     trial runs until every server follows one leader;
+//  2. then runs the cluster for For of virtual time under the network
+//     model (latency, loss, duplication) and counts, during that window,
+//     the election rounds started (election.EventElectionStart that
+//     increase a term), the pre-vote rounds (EventElectionStart with
+//     PreVote, which change no term) and the leaders elected
+//     (EventLeaderElected).
+//
+// If the cluster never settles within 100 times TimeoutMin+TimeoutMax,
+// the window starts there anyway and the outcome is not OK; elections in
+// the window are still counted.
+//
+// The outcome's Time is the window (For), Terms the increase of the
+// highest term during it, Messages the messages sent during it.
+type Stability struct {
+	Setup
+	// For is the measured virtual time of one trial; 0 means 10 minutes.
+	// Must not be negative.
+	For time.Duration
+}
+
+// DefaultStableFor is the window of a Stability trial when For is 0.
+const DefaultStableFor = 10 * time.Minute
+
+func (s Stability) window() time.Duration {
+	if s.For > 0 {
+		return s.For
+	}
+	return DefaultStableFor
+}
+
+// Validate reports the first invalid field, or nil.
+func (s Stability) Validate() error {
+	if s.For < 0 {
+		return fmt.Errorf("%w: Stability.For (%v) must not be negative (0 means %v)", ErrBadSetup, s.For, DefaultStableFor)
+	}
+	return s.Setup.Validate()
+}
+
+// Params describes the experiment.
+func (s Stability) Params() Params { return s.Setup.params("stability") }
+
+// Trial runs one stable window.
+func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+	st := s.Setup
+	tr := newTracker(st.Nodes)
+	var c *Cluster
+	var (
+		measuring bool
+		settled   bool
+		out       Outcome
+		term0     uint64
+	)
+	begin := func(at time.Duration, why string) {
+		measuring = true
+		term0 = tr.maxTerm
+		out.Messages = -c.Stats().Sent
+		if trace != nil {
+			trace(FormatEvent(at, election.None, why))
+		}
+	}
+	cfg := ClusterConfig{
+		Nodes:    st.Nodes,
+		Election: st.electionConfig(),
+		Network:  st.network(),
+		Rand:     rng,
+		Trace:    tracerFor(trace),
+		Observer: func(e election.Event) {
+			tr.observe(e)
+			if trace != nil && e.Type != election.EventIgnored {
+				trace(FormatEvent(e.At, e.Node, eventText(e)))
+			}
+			if measuring {
+				switch e.Type {
+				case election.EventElectionStart:
+					if e.PreVote {
+						out.PreVotes++
+					} else {
+						out.Elections++
+					}
+				case election.EventLeaderElected:
+					out.LeaderChanges++
+				}
+				return
+			}
+			if l, term, fol, others := tr.accepted(c); l != election.None && fol == others && others == st.Nodes-1 {
+				settled = true
+				begin(e.At, fmt.Sprintf("stable: leader n%d t%d; counting elections for %v", l, term, s.window()))
+			}
+		},
+	}
+	var err error
+	c, err = NewCluster(cfg)
+	if err != nil {
+		return Outcome{}
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		return Outcome{}
+	}
+	if st.Settle == 0 {
+		_ = c.Node(1).Campaign()
+	}
+	setupLimit := 100 * (st.TimeoutMax + st.TimeoutMin)
+	if st.Nodes == 1 {
+		// A single server leads alone; it has no follower to accept it.
+		c.Run(setupLimit, func() bool { return tr.leading[1] != 0 })
+		if tr.leading[1] != 0 {
+			settled = true
+			begin(c.Now(), "stable: single server leads")
+		}
+	} else {
+		c.Run(setupLimit, func() bool { return measuring })
+	}
+	if !measuring {
+		begin(setupLimit, "never stable during setup; counting anyway")
+	}
+	start := c.Now()
+	if !settled {
+		start = setupLimit
+	}
+	end := start + s.window()
+	c.Run(end, func() bool { return false })
+	out.Time = s.window()
+	out.Terms = int(tr.maxTerm - term0)
+	out.Messages += c.Stats().Sent
+	out.OK = settled
+	return out
+}
+
+// StabilitySummary aggregates the outcomes of Stability trials.
+type StabilitySummary struct {
+	Params
+	// Trials is the number of windows measured; Unsettled of them started
+	// without a leader followed by every server (Outcome.OK false).
+	Trials, Unsettled int
+	// Measured is the total virtual time of the windows; NodeHours is
+	// Measured times the number of servers, in hours.
+	Measured  time.Duration
+	NodeHours float64
+	// Elections, PreVotes and LeaderChanges are totals over the windows:
+	// election rounds started (a term increased), pre-vote rounds started,
+	// leaders elected.
+	Elections, PreVotes, LeaderChanges int
+	// ElectionsPerNodeHour and PreVotesPerNodeHour divide the totals by
+	// NodeHours; LeaderChangesPerHour divides LeaderChanges by Measured
+	// (cluster hours). All are 0 when nothing was measured.
+	ElectionsPerNodeHour, PreVotesPerNodeHour, LeaderChangesPerHour float64
+	// TrialsWithElection is the number of windows with at least one
+	// election round.
+	TrialsWithElection int
+}
+
+// SummarizeStability aggregates Stability outcomes under p (p.Nodes
+// servers each).
+func SummarizeStability(p Params, outs []Outcome) StabilitySummary {
+	s := StabilitySummary{Params: p, Trials: len(outs)}
+	for _, o := range outs {
+		s.Measured += o.Time
+		s.Elections += o.Elections
+		s.PreVotes += o.PreVotes
+		s.LeaderChanges += o.LeaderChanges
+		if !o.OK {
+			s.Unsettled++
+		}
+		if o.Elections > 0 {
+			s.TrialsWithElection++
+		}
+	}
+	hours := s.Measured.Hours()
+	s.NodeHours = hours * float64(max(p.Nodes, 1))
+	if s.NodeHours > 0 {
+		s.ElectionsPerNodeHour = float64(s.Elections) / s.NodeHours
+		s.PreVotesPerNodeHour = float64(s.PreVotes) / s.NodeHours
+		s.LeaderChangesPerHour = float64(s.LeaderChanges) / hours
+	}
+	return s
+}
