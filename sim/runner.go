@@ -28,9 +28,11 @@ type RunOptions struct {
 	// Workers is the number of goroutines running trials; <= 0 means
 	// runtime.GOMAXPROCS(0). It changes speed only, never results.
 	Workers int
-	// Progress, if not nil, is called after each finished trial with the
-	// number finished so far and the total. It is called from worker
-	// goroutines (concurrently) and must be cheap.
+	// Progress, if not nil, is called as trials finish with the number
+	// finished so far and the total. It is called from worker goroutines,
+	// one call at a time, with done strictly increasing (a count overtaken
+	// by a later one is skipped), so the last call of a run that was not
+	// interrupted has done == total. It must be cheap.
 	Progress func(done, total int)
 }
 
@@ -77,6 +79,8 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 	workers = max(min(workers, total), 1)
 
 	var next, finished atomic.Int64
+	var progMu sync.Mutex
+	var reported int64 // guarded by progMu
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -96,7 +100,12 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 				done[k] = true
 				n := finished.Add(1)
 				if opts.Progress != nil {
-					opts.Progress(int(n), total)
+					progMu.Lock()
+					if n > reported {
+						reported = n
+						opts.Progress(int(n), total)
+					}
+					progMu.Unlock()
 				}
 			}
 		}()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,8 +67,10 @@ func TestRunCancel(t *testing.T) {
 func TestRunProgressAndEmptyJobs(t *testing.T) {
 	var last atomic.Int64
 	res, err := Run(context.Background(), []Job{{Trials: 0}, {Trials: 5, Trial: func(i int, _ *rand.Rand) Outcome { return Outcome{OK: true} }}},
-		RunOptions{Seed: 1, Progress: func(done, total int) {
-			require.Equal(t, 5, total)
+		RunOptions{Seed: 1, Workers: 4, Progress: func(done, total int) {
+			// assert, not require: this runs on worker goroutines.
+			assert.Equal(t, 5, total)
+			assert.Greater(t, int64(done), last.Load(), "progress is serialized and increasing")
 			last.Store(int64(done))
 		}})
 	require.NoError(t, err)
