@@ -98,29 +98,16 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 			}
 		}
 	}
-	cfg := ClusterConfig{
-		Nodes:    s.Nodes,
-		Election: s.electionConfig(),
-		Network:  s.network(),
-		Rand:     rng,
-		Trace:    tracerFor(trace),
-		Observer: func(e election.Event) {
-			tr.observe(e)
-			if trace != nil && e.Type != election.EventIgnored {
-				trace(FormatEvent(e.At, e.Node, eventText(e)))
+	cfg := s.clusterConfig(rng, trace, tr, func(e election.Event) { check(e.At) })
+	cfg.OnSend = func(m election.Message) {
+		if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
+			phase = 2
+			u := time.Duration(rng.Int64N(int64(hb)))
+			if trace != nil {
+				trace(FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
 			}
-			check(e.At)
-		},
-		OnSend: func(m election.Message) {
-			if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
-				phase = 2
-				u := time.Duration(rng.Int64N(int64(hb)))
-				if trace != nil {
-					trace(FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
-				}
-				crashTimer.Reset(u)
-			}
-		},
+			crashTimer.Reset(u)
+		}
 	}
 	var err error
 	c, err = NewCluster(cfg)
@@ -187,24 +174,13 @@ func (b Bootstrap) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 	var done bool
 	var endAt time.Duration
 	var winTerm uint64
-	cfg := ClusterConfig{
-		Nodes:    s.Nodes,
-		Election: s.electionConfig(),
-		Network:  s.network(),
-		Rand:     rng,
-		Trace:    tracerFor(trace),
-		Observer: func(e election.Event) {
-			tr.observe(e)
-			if trace != nil && e.Type != election.EventIgnored {
-				trace(FormatEvent(e.At, e.Node, eventText(e)))
+	cfg := s.clusterConfig(rng, trace, tr, func(e election.Event) {
+		if !done {
+			if l, term, fol, _ := tr.accepted(c); l != election.None && 1+fol >= quorum {
+				done, endAt, winTerm = true, e.At, term
 			}
-			if !done {
-				if l, term, fol, _ := tr.accepted(c); l != election.None && 1+fol >= quorum {
-					done, endAt, winTerm = true, e.At, term
-				}
-			}
-		},
-	}
+		}
+	})
 	c, err := NewCluster(cfg)
 	if err != nil {
 		return Outcome{}

@@ -179,6 +179,27 @@ func timeoutJitter(lo, hi, gran time.Duration, noise Latency) repeated.Jitter {
 }
 
 // electionConfig returns the election.Config template for s.
+// clusterConfig is the cluster of one trial of s: every event goes to the
+// tracker and, if tracing, to the trace, then to then (which may be nil).
+func (s Setup) clusterConfig(rng *rand.Rand, trace func(string), tr *tracker, then func(election.Event)) ClusterConfig {
+	return ClusterConfig{
+		Nodes:    s.Nodes,
+		Election: s.electionConfig(),
+		Network:  s.network(),
+		Rand:     rng,
+		Trace:    tracerFor(trace),
+		Observer: func(e election.Event) {
+			tr.observe(e)
+			if trace != nil && e.Type != election.EventIgnored {
+				trace(FormatEvent(e.At, e.Node, eventText(e)))
+			}
+			if then != nil {
+				then(e)
+			}
+		},
+	}
+}
+
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = s.TimeoutMin

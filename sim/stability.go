@@ -73,36 +73,25 @@ func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 			trace(FormatEvent(at, election.None, why))
 		}
 	}
-	cfg := ClusterConfig{
-		Nodes:    st.Nodes,
-		Election: st.electionConfig(),
-		Network:  st.network(),
-		Rand:     rng,
-		Trace:    tracerFor(trace),
-		Observer: func(e election.Event) {
-			tr.observe(e)
-			if trace != nil && e.Type != election.EventIgnored {
-				trace(FormatEvent(e.At, e.Node, eventText(e)))
-			}
-			if measuring {
-				switch e.Type {
-				case election.EventElectionStart:
-					if e.PreVote {
-						out.PreVotes++
-					} else {
-						out.Elections++
-					}
-				case election.EventLeaderElected:
-					out.LeaderChanges++
+	cfg := st.clusterConfig(rng, trace, tr, func(e election.Event) {
+		if measuring {
+			switch e.Type {
+			case election.EventElectionStart:
+				if e.PreVote {
+					out.PreVotes++
+				} else {
+					out.Elections++
 				}
-				return
+			case election.EventLeaderElected:
+				out.LeaderChanges++
 			}
-			if l, term, fol, others := tr.accepted(c); l != election.None && fol == others && others == st.Nodes-1 {
-				settled = true
-				begin(e.At, fmt.Sprintf("stable: leader n%d t%d; counting elections for %v", l, term, s.window()))
-			}
-		},
-	}
+			return
+		}
+		if l, term, fol, others := tr.accepted(c); l != election.None && fol == others && others == st.Nodes-1 {
+			settled = true
+			begin(e.At, fmt.Sprintf("stable: leader n%d t%d; counting elections for %v", l, term, s.window()))
+		}
+	})
 	var err error
 	c, err = NewCluster(cfg)
 	if err != nil {
