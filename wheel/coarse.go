@@ -85,12 +85,15 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 }
 
 // slackFor returns how long after its recorded deadline a timer scheduled
-// in the epoch with this tag may fire. mu held.
-func (w *Wheel) slackFor(tag int64) int64 {
+// in the epoch with this tag may fire, as of now (the driver's latest clock
+// reading; an older reading only keeps an epoch's slack longer). For the
+// epoch still published it is the time since its start, which is less than
+// the rounding every deadline of that epoch carries above the epoch's
+// start, so such a timer is never due in that decision. mu held.
+func (w *Wheel) slackFor(tag, now int64) int64 {
 	if tag == 0 {
 		return 0
 	}
-	now := int64(time.Since(w.epoch))
 	if tag == w.openTag {
 		// The epoch is still published: any Reset in it happened before now.
 		return now - w.openBase

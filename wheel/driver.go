@@ -18,12 +18,13 @@ func (w *Wheel) drive() {
 			return
 		}
 		now, ticking := w.closeEpoch()
-		target := now
 		// Claim and run one timer at a time, so that a callback can still
-		// stop a timer due at the same instant that has not started.
+		// stop a timer due at the same instant that has not started. The
+		// clock is read once per fire: it decides what is due, bounds the
+		// slack check and measures lateness.
 		ran := false
 		for {
-			f, ok := w.popDue(target)
+			f, ok := w.popDue(now)
 			if !ok {
 				break
 			}
@@ -36,9 +37,10 @@ func (w *Wheel) drive() {
 			}
 			w.mu.Unlock()
 			w.inCallback.Store(true)
-			w.noteLateness(int64(time.Since(w.epoch)) - f.when)
+			w.noteLateness(now - f.when)
 			w.invoke(f.f)
 			w.inCallback.Store(false)
+			now = int64(time.Since(w.epoch))
 			w.mu.Lock()
 			if w.stopped {
 				w.mu.Unlock()
@@ -52,10 +54,11 @@ func (w *Wheel) drive() {
 			runtime.Gosched()
 			continue
 		}
+		// Every slot starting at or before now has been processed.
+		w.moveCursor(now/w.tick + 1)
 		if ran {
 			now, ticking = w.closeEpoch()
 		}
-		w.moveCursor(target/w.tick + 1)
 		next := w.nextEvent()
 		if ticking {
 			next = min(next, now+min(w.tick, maxEpoch))

@@ -555,7 +555,7 @@ func (w *Wheel) popDue(target int64) (firing, bool) {
 		if w.slack != nil {
 			// Real time: a deadline from the coarse clock is due only once
 			// its epoch's length has passed too.
-			if s := w.slackFor(e.when & tagMask); e.when+s > e.key {
+			if s := w.slackFor(e.when&tagMask, target); e.when+s > e.key {
 				w.ready.pop()
 				e.key = e.when + s
 				w.ready.push(e)
