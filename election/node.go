@@ -583,10 +583,20 @@ func (n *Node) resetElectionTimer() {
 
 // ---- timers ----
 
-func (n *Node) onElectionTimer() {
+// lockForTimer locks the node for a timer trigger and reports whether the
+// trigger should run: false, with the node unlocked again, once the node is
+// stopped or not yet started.
+func (n *Node) lockForTimer() bool {
 	n.mu.Lock()
 	if n.usable() != nil {
 		n.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (n *Node) onElectionTimer() {
+	if !n.lockForTimer() {
 		return
 	}
 	switch n.role {
@@ -613,9 +623,7 @@ func (n *Node) onElectionTimer() {
 }
 
 func (n *Node) onVoteTimer() {
-	n.mu.Lock()
-	if n.usable() != nil {
-		n.mu.Unlock()
+	if !n.lockForTimer() {
 		return
 	}
 	if n.role != Candidate {
@@ -638,9 +646,7 @@ func (n *Node) onVoteTimer() {
 }
 
 func (n *Node) onStepDownTimer() {
-	n.mu.Lock()
-	if n.usable() != nil {
-		n.mu.Unlock()
+	if !n.lockForTimer() {
 		return
 	}
 	if n.role != Leader || !n.cfg.CheckQuorum {
@@ -663,9 +669,7 @@ func (n *Node) onStepDownTimer() {
 }
 
 func (n *Node) onHeartbeatTimer() {
-	n.mu.Lock()
-	if n.usable() != nil {
-		n.mu.Unlock()
+	if !n.lockForTimer() {
 		return
 	}
 	if n.role != Leader {
@@ -679,9 +683,7 @@ func (n *Node) onHeartbeatTimer() {
 // onPeerHeartbeatTimer is the trigger of peer's heartbeat timer t
 // (Config.HeartbeatPerPeer).
 func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
-	n.mu.Lock()
-	if n.usable() != nil {
-		n.mu.Unlock()
+	if !n.lockForTimer() {
 		return
 	}
 	if n.role != Leader {
@@ -693,9 +695,7 @@ func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 }
 
 func (n *Node) onSnapshotTimer() {
-	n.mu.Lock()
-	if n.usable() != nil {
-		n.mu.Unlock()
+	if !n.lockForTimer() {
 		return
 	}
 	async := n.cfg.SnapshotAsync

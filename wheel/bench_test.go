@@ -192,14 +192,16 @@ func BenchmarkScheduleStop(b *testing.B) {
 	})
 }
 
+// Timers of BenchmarkResetParallel: one chunk per goroutine.
+const (
+	chunks    = 64 // more than the goroutines RunParallel starts here
+	chunkSize = 1024
+)
+
 // BenchmarkResetParallel is the heartbeat pattern from every P at once, each
 // goroutine on its own 1024 live timers of one shared wheel (std: its own
 // time.AfterFunc timers).
 func BenchmarkResetParallel(b *testing.B) {
-	const (
-		chunks    = 64 // more than the goroutines RunParallel starts here
-		chunkSize = 1024
-	)
 	b.Run("impl=wheel", func(b *testing.B) {
 		settle()
 		w := newBenchWheel(b)
@@ -213,18 +215,7 @@ func BenchmarkResetParallel(b *testing.B) {
 			_, d := heartbeat(r.next(), 1)
 			ts[i].Reset(d)
 		}
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			c := int(next.Add(1)-1) % chunks
-			mine := ts[c*chunkSize : (c+1)*chunkSize]
-			r := benchRand{benchSeed + uint64(c)}
-			for pb.Next() {
-				i, d := heartbeat(r.next(), chunkSize)
-				mine[i].Reset(d)
-			}
-		})
+		parallelHeartbeats(b, func(i int, d time.Duration) { ts[i].Reset(d) })
 	})
 	b.Run("impl=std", func(b *testing.B) {
 		settle()
@@ -239,18 +230,24 @@ func BenchmarkResetParallel(b *testing.B) {
 				t.Stop()
 			}
 		}()
-		var next atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			c := int(next.Add(1)-1) % chunks
-			mine := ts[c*chunkSize : (c+1)*chunkSize]
-			r := benchRand{benchSeed + uint64(c)}
-			for pb.Next() {
-				i, d := heartbeat(r.next(), chunkSize)
-				mine[i].Reset(d)
-			}
-		})
+		parallelHeartbeats(b, func(i int, d time.Duration) { ts[i].Reset(d) })
+	})
+}
+
+// parallelHeartbeats runs the heartbeat pattern from every core: each
+// goroutine owns one chunk of the timers and pushes one of them at a time to
+// now+[150ms,300ms) through reset (timer index, delay).
+func parallelHeartbeats(b *testing.B, reset func(i int, d time.Duration)) {
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := int(next.Add(1)-1) % chunks
+		r := benchRand{benchSeed + uint64(c)}
+		for pb.Next() {
+			i, d := heartbeat(r.next(), chunkSize)
+			reset(c*chunkSize+i, d)
+		}
 	})
 }
 

@@ -534,7 +534,15 @@ waitStart:
 	waitN(t, finished, 1, "slow callback")
 
 	// Timers scheduled after the slow callback returned.
-	const n, d = 20, 5 * time.Millisecond
+	worst := worstLateness(t, w, 20, 5*time.Millisecond)
+	require.Less(t, worst, slow/2,
+		"timers scheduled after a %v callback fire %v late (stats %+v)", slow, worst, w.Stats())
+}
+
+// worstLateness schedules n timers d from now and returns how late the
+// latest of them fired, measured on the monotonic clock from each schedule.
+func worstLateness(t *testing.T, w *Wheel, n int, d time.Duration) time.Duration {
+	t.Helper()
 	fired := make(chan time.Duration, n)
 	for range n {
 		start := time.Now()
@@ -550,8 +558,7 @@ waitStart:
 			t.Fatal("timer lost")
 		}
 	}
-	require.Less(t, worst, slow/2,
-		"timers scheduled after a %v callback fire %v late (stats %+v)", slow, worst, w.Stats())
+	return worst
 }
 
 // TestRealtimeLatenessCountsSlowCallbacks: Stats.MaxLateness is the largest
@@ -625,22 +632,7 @@ func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	close(stop)
 	<-stopped
 
-	const n, d = 20, 5 * time.Millisecond
-	fired := make(chan time.Duration, n)
-	for range n {
-		start := time.Now()
-		_, err := w.AfterFunc(d, func() { fired <- time.Since(start) - d })
-		require.NoError(t, err)
-	}
-	var worst time.Duration
-	for range n {
-		select {
-		case late := <-fired:
-			worst = max(worst, late)
-		case <-time.After(rtWaitLimit):
-			t.Fatal("timer lost")
-		}
-	}
+	worst := worstLateness(t, w, 20, 5*time.Millisecond)
 	require.Less(t, worst, stall/2,
 		"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
 }
