@@ -361,7 +361,7 @@ type Stats struct {
 	Sent             uint64 // messages handed to the Transport
 	IgnoredUnknown   uint64 // sender not among the voters, or from this node itself
 	IgnoredWrongTo   uint64 // To is not this node
-	IgnoredMalformed uint64 // invalid type or zero term
+	IgnoredMalformed uint64 // refused by Message.Validate: invalid type, zero request term, term above MaxTerm
 	IgnoredStale     uint64 // term lower than ours (answered with our term where useful)
 	IgnoredStopped   uint64 // received before Start or after Stop
 	IgnoredOther     uint64 // e.g. a response that matches no outstanding request
@@ -371,6 +371,7 @@ type Stats struct {
 	PreVotes         uint64 // pre-vote rounds started
 	Elections        uint64 // election rounds (terms) started
 	PrioritySkips    uint64 // election timeouts skipped because of priority
+	TermExhausted    uint64 // elections and pre-votes refused because the term reached MaxTerm
 	LeaderElected    uint64 // elections won
 	StepDowns        uint64 // EventStepDown count
 	Snapshots        uint64 // snapshot callbacks run

@@ -40,6 +40,7 @@ const (
 	reasonMalformed      = "malformed"
 	reasonUnexpected     = "unexpected"
 	reasonAnomalyLeaders = "two leaders in one term"
+	reasonTermExhausted  = "term bound reached"
 )
 
 // Node is one voting member of a Raft group doing leader election. It is a
@@ -207,6 +208,10 @@ func (n *Node) Start() error {
 		n.mu.Unlock()
 		return fmt.Errorf("election: Start: load hard state: %w", err)
 	}
+	if hs.Term > MaxTerm {
+		n.mu.Unlock()
+		return fmt.Errorf("election: Start: stored term %d is above MaxTerm (%d): %w", hs.Term, MaxTerm, ErrTermExhausted)
+	}
 	n.started = true
 	n.term, n.vote = hs.Term, hs.Vote
 	n.role = Follower
@@ -259,6 +264,11 @@ func (n *Node) Campaign() error {
 		n.mu.Unlock()
 		return ErrIsLeader
 	}
+	if n.term >= MaxTerm {
+		n.termExhausted(reasonCampaign)
+		n.unlockAndFlush()
+		return fmt.Errorf("election: Campaign in term %d: %w", n.term, ErrTermExhausted)
+	}
 	n.startElection(reasonCampaign)
 	n.unlockAndFlush()
 	return nil
@@ -283,6 +293,10 @@ func (n *Node) TransferLeadership(to ID) error {
 	if !n.voter[to] {
 		n.mu.Unlock()
 		return fmt.Errorf("%w: %d is not a voter", ErrUnknownNode, to)
+	}
+	if to != n.id && n.term >= MaxTerm {
+		n.mu.Unlock()
+		return fmt.Errorf("election: TransferLeadership in term %d: %w", n.term, ErrTermExhausted)
 	}
 	if to != n.id {
 		n.logger.Debug("transferring leadership", "to", to, "term", n.term)
@@ -765,6 +779,9 @@ func (n *Node) startElection(reason string) {
 }
 
 func (n *Node) becomePreCandidate(reason string) {
+	if n.termExhausted(reason) {
+		return
+	}
 	n.leader = None
 	n.setRole(PreCandidate, reason)
 	n.votes = map[ID]bool{n.id: true}
@@ -781,6 +798,9 @@ func (n *Node) becomePreCandidate(reason string) {
 }
 
 func (n *Node) becomeCandidate(reason string, transfer bool) {
+	if n.termExhausted(reason) {
+		return
+	}
 	term := n.term + 1
 	if !n.persist(HardState{Term: term, Vote: n.id}, None) {
 		// Could not vote for ourselves: stay (or become) a follower and
@@ -868,10 +888,12 @@ func (n *Node) Step(m Message) {
 		n.ignore(m, &n.stats.IgnoredWrongTo, reasonWrongTo)
 	case m.From == n.id || !n.voter[m.From]:
 		n.ignore(m, &n.stats.IgnoredUnknown, reasonUnknownSender)
-	case m.Type < MsgPreVote || m.Type > MsgTimeoutNow || (!m.Type.IsResponse() && m.Term == 0):
-		n.ignore(m, &n.stats.IgnoredMalformed, reasonMalformed)
 	default:
-		n.step(m)
+		if err := m.Validate(); err != nil {
+			n.ignore(m, &n.stats.IgnoredMalformed, reasonMalformed)
+		} else {
+			n.step(m)
+		}
 	}
 	n.unlockAndFlush()
 }
