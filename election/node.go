@@ -1008,6 +1008,10 @@ func (n *Node) handlePreVoteResp(m Message) {
 		return
 	}
 	switch {
+	case m.Term < n.term:
+		// A late answer of an earlier round, grant or rejection.
+		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		return
 	case n.role != PreCandidate:
 		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
 		return
