@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,7 +38,6 @@ const (
 	reasonLeaderKnown    = "leader known"
 	reasonUnknownSender  = "unknown sender"
 	reasonWrongTo        = "wrong recipient"
-	reasonMalformed      = "malformed"
 	reasonUnexpected     = "unexpected"
 	reasonAnomalyLeaders = "two leaders in one term"
 	reasonTermExhausted  = "term bound reached"
@@ -890,7 +890,7 @@ func (n *Node) Step(m Message) {
 		n.ignore(m, &n.stats.IgnoredUnknown, reasonUnknownSender)
 	default:
 		if err := m.Validate(); err != nil {
-			n.ignore(m, &n.stats.IgnoredMalformed, reasonMalformed)
+			n.ignore(m, &n.stats.IgnoredMalformed, strings.TrimPrefix(err.Error(), "election: "))
 		} else {
 			n.step(m)
 		}

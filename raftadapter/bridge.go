@@ -42,7 +42,10 @@ const (
 
 // Bridge errors. Inbound RPCs the bridge cannot answer with the node's
 // response are answered with one of these, so the remote caller sees an
-// error rather than waiting out its own timeout.
+// error rather than waiting out its own timeout. Requests the node would
+// drop as malformed (a zero term, or a term or last log term above
+// election.MaxTerm) are answered at once with an error wrapping
+// election.ErrMalformed.
 var (
 	// ErrBridgeClosed answers inbound RPCs pending or arriving when the
 	// bridge is closed.
@@ -142,7 +145,7 @@ type BridgeStats struct {
 	Received    uint64 // inbound RPCs taken from the transport's Consumer
 	Stepped     uint64 // inbound requests stepped into the node
 	Answered    uint64 // inbound RPCs answered with the node's response (TimeoutNow: at once)
-	Rejected    uint64 // inbound RPCs answered with an error: unknown sender, not election (ErrNotElection)
+	Rejected    uint64 // inbound RPCs answered with an error at once: unknown sender, not election (ErrNotElection), malformed (election.ErrMalformed)
 	Superseded  uint64 // inbound requests answered with ErrSuperseded
 	TimedOut    uint64 // inbound requests answered with ErrRespondTimeout
 	Unmatched   uint64 // node responses matching no pending inbound request (late, superseded or unsolicited)
@@ -151,7 +154,8 @@ type BridgeStats struct {
 	// to the local node) and messages of an invalid type.
 	DroppedUnknown uint64
 	// DroppedClosed counts messages sent, and answers arriving, after
-	// Close or before Start.
+	// Close or before Start, and inbound requests pending at Close
+	// (answered with ErrBridgeClosed).
 	DroppedClosed uint64
 }
 
@@ -319,6 +323,7 @@ func (b *Bridge) Close() error {
 	close(b.closeCh)
 	for _, p := range pend {
 		p.timer.Stop()
+		b.droppedClosed.Add(1)
 		p.rpc.Respond(nil, ErrBridgeClosed)
 	}
 	b.wg.Wait()
@@ -475,8 +480,10 @@ func (b *Bridge) answer(m election.Message) {
 	case election.MsgHeartbeatResp:
 		resp = &raft.AppendEntriesResponse{RPCHeader: b.header, Term: m.Term, Success: m.Granted}
 	}
-	p.rpc.Respond(resp, nil)
+	// Count before answering: the caller may read Stats as soon as its RPC
+	// returns.
 	b.answered.Add(1)
+	p.rpc.Respond(resp, nil)
 }
 
 // dispatch carries inbound RPCs until Close.
@@ -521,15 +528,15 @@ func (b *Bridge) inbound(rpc raft.RPC) {
 		}
 		b.stepped.Add(1)
 		node.Step(m)
-		rpc.Respond(&raft.TimeoutNowResponse{RPCHeader: b.header}, nil)
 		b.answered.Add(1)
+		rpc.Respond(&raft.TimeoutNowResponse{RPCHeader: b.header}, nil)
 		return
 	}
 	key := pendingKey{from: m.From, typ: m.Type}
 	if old := b.pending[key]; old != nil {
 		old.timer.Stop()
-		old.rpc.Respond(nil, ErrSuperseded)
 		b.superseded.Add(1)
+		old.rpc.Respond(nil, ErrSuperseded)
 	}
 	p := &pendingRPC{rpc: rpc}
 	p.timer = time.AfterFunc(b.cfg.RespondTimeout, func() { b.expire(key, p) })
@@ -548,11 +555,13 @@ func (b *Bridge) expire(key pendingKey, p *pendingRPC) {
 	}
 	delete(b.pending, key)
 	b.mu.Unlock()
-	p.rpc.Respond(nil, ErrRespondTimeout)
 	b.timedOut.Add(1)
+	p.rpc.Respond(nil, ErrRespondTimeout)
 }
 
-// toMessage converts an inbound RPC into the election request it carries.
+// toMessage converts an inbound RPC into the election request it carries,
+// or returns the error to answer it with: the RPC is not election, its
+// sender is unknown or the request is malformed (election.Message.Validate).
 // MsgTimeoutNow's Term is left for the caller to stamp.
 func (b *Bridge) toMessage(rpc raft.RPC) (election.Message, error) {
 	wh, ok := rpc.Command.(raft.WithRPCHeader)
@@ -577,8 +586,14 @@ func (b *Bridge) toMessage(rpc raft.RPC) (election.Message, error) {
 		m.Type, m.Term = election.MsgHeartbeat, cmd.Term
 	case *raft.TimeoutNowRequest:
 		m.Type = election.MsgTimeoutNow
+		return m, nil // no term to check: the caller stamps the node's
 	default:
 		return election.Message{}, fmt.Errorf("%w: %T", ErrNotElection, rpc.Command)
+	}
+	// A request the node would drop as malformed (term 0 or above
+	// election.MaxTerm) is answered now rather than after RespondTimeout.
+	if err := m.Validate(); err != nil {
+		return election.Message{}, fmt.Errorf("raftadapter: %w", err)
 	}
 	return m, nil
 }
