@@ -11,3 +11,11 @@ func (n *Node) TimerDeadlines() (election time.Duration, electionOK bool, vote t
 	vote, voteOK = n.voteT.Deadline()
 	return
 }
+
+// SetSyncDir replaces FileStorage's directory sync for a test and returns
+// the function that restores it.
+func SetSyncDir(f func(dir string) error) (restore func()) {
+	old := syncDir
+	syncDir = f
+	return func() { syncDir = old }
+}

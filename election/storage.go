@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // MemoryStorage is a Storage in memory. It survives a Node being stopped
@@ -60,8 +62,11 @@ func (s *MemoryStorage) Saves() uint64 {
 
 // FileStorage is a Storage in a small text file. Save writes a temporary
 // file in the same directory, syncs it, renames it over the old one and
-// syncs the directory, so a crash leaves either the old or the new state.
-// Safe for concurrent use.
+// syncs the directory, so a crash leaves either the old or the new state;
+// NewFileStorage removes the temporary files such a crash leaves behind.
+// The file must be a regular file of at most MaxHardStateFileSize bytes
+// holding exactly one record. Safe for concurrent use; one FileStorage per
+// path at a time.
 type FileStorage struct {
 	mu   sync.Mutex
 	path string
@@ -73,9 +78,40 @@ var ErrCorrupt = errors.New("election: corrupt hard state file")
 
 const fileHeader = "raftick-election-hardstate v1"
 
+// MaxHardStateFileSize bounds what FileStorage reads: a record takes at
+// most about 100 bytes, anything longer is corrupt.
+const MaxHardStateFileSize = 1024
+
+// syncDir makes a rename in dir durable; a variable so tests can make it
+// fail.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// isTempOf reports whether name is a temporary file of Save for the file
+// base: base + ".tmp" + the digits os.CreateTemp puts in place of "*".
+func isTempOf(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, base+".tmp")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // NewFileStorage returns a FileStorage at path. The directory must exist;
-// the file is created by the first Save. If the file exists it must be
-// readable and valid.
+// the file is created by the first Save. If the file exists it must be a
+// readable, valid regular file. NewFileStorage removes the temporary files
+// of an interrupted Save (path + ".tmp" + digits) and returns an error if
+// it cannot.
 func NewFileStorage(path string) (*FileStorage, error) {
 	if path == "" {
 		return nil, fmt.Errorf("election: NewFileStorage: empty path")
@@ -91,17 +127,38 @@ func NewFileStorage(path string) (*FileStorage, error) {
 	if _, err := s.Load(); err != nil {
 		return nil, err
 	}
+	if err := removeTemps(path); err != nil {
+		return nil, fmt.Errorf("election: NewFileStorage: %w", err)
+	}
 	return s, nil
 }
 
 // Path returns the file's path.
 func (s *FileStorage) Path() string { return s.path }
 
-// Load reads the HardState; a missing file is the zero HardState.
+// removeTemps removes the temporary files Save may have left next to path.
+func removeTemps(path string) error {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type().IsRegular() && isTempOf(e.Name(), base) {
+			errs = append(errs, os.Remove(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Load reads the HardState; a missing file is the zero HardState. The
+// path must name a regular file (Load never blocks on a FIFO or reads a
+// device) of at most MaxHardStateFileSize bytes.
 func (s *FileStorage) Load() (HardState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b, err := os.ReadFile(s.path)
+	b, err := readSmallRegular(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return HardState{}, nil
 	}
@@ -109,6 +166,32 @@ func (s *FileStorage) Load() (HardState, error) {
 		return HardState{}, fmt.Errorf("election: load hard state: %w", err)
 	}
 	return decodeHardState(string(b))
+}
+
+// readSmallRegular reads the regular file at path, refusing anything else
+// and files above MaxHardStateFileSize. It opens without blocking, so a
+// FIFO put at path is refused rather than waited on.
+func readSmallRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%v)", ErrCorrupt, path, st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxHardStateFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxHardStateFileSize {
+		return nil, fmt.Errorf("%w: %s is longer than %d bytes", ErrCorrupt, path, MaxHardStateFileSize)
+	}
+	return b, nil
 }
 
 // Save writes hs durably (temporary file, fsync, rename, directory fsync).
@@ -132,9 +215,10 @@ func (s *FileStorage) Save(hs HardState) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("election: save hard state: %w", err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: not every platform can sync a directory
-		_ = d.Close()
+	if err := syncDir(dir); err != nil {
+		// The new state is in place but may not survive a crash: the
+		// caller must not act on it.
+		return fmt.Errorf("election: save hard state: sync directory %s: %w", dir, err)
 	}
 	return nil
 }
@@ -145,6 +229,12 @@ func encodeHardState(hs HardState) string {
 }
 
 func decodeHardState(s string) (HardState, error) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i != len(s)-1 {
+		return HardState{}, fmt.Errorf("%w: %d bytes after the record", ErrCorrupt, len(s)-i-1)
+	}
+	if !strings.HasSuffix(s, "\n") {
+		return HardState{}, fmt.Errorf("%w: record not terminated by a newline", ErrCorrupt)
+	}
 	s = strings.TrimSuffix(s, "\n")
 	i := strings.LastIndex(s, " crc=")
 	if i < 0 {
@@ -165,6 +255,10 @@ func decodeHardState(s string) (HardState, error) {
 	}
 	if _, err := fmt.Sscanf(rest, "term=%d vote=%d", &hs.Term, &hs.Vote); err != nil {
 		return HardState{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if enc := encodeHardState(hs); enc != s+"\n" {
+		// Trailing bytes inside the record, or a non-canonical form.
+		return HardState{}, fmt.Errorf("%w: record is not in canonical form", ErrCorrupt)
 	}
 	return hs, nil
 }

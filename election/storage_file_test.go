@@ -1,0 +1,127 @@
+package election_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+)
+
+// TestFileStorageDirSyncError is issue 10, defect 5: a failed directory
+// sync after the rename fails Save (the vote is not durable).
+func TestFileStorageDirSyncError(t *testing.T) {
+	s, err := election.NewFileStorage(filepath.Join(t.TempDir(), "hs"))
+	require.NoError(t, err)
+	boom := errors.New("dir sync failed")
+	restore := election.SetSyncDir(func(string) error { return boom })
+	defer restore()
+	err = s.Save(election.HardState{Term: 3, Vote: 2})
+	require.ErrorIs(t, err, boom)
+	require.ErrorContains(t, err, "sync directory")
+	restore()
+	require.NoError(t, s.Save(election.HardState{Term: 4, Vote: 2}))
+}
+
+// loadBounded runs NewFileStorage(path) and fails the test if it does not
+// return within a generous bound (it must never wait for a writer).
+// unblock is called to release a Load that hangs.
+func loadBounded(t *testing.T, path string, unblock func()) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := election.NewFileStorage(path)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		unblock()
+		<-done
+		t.Fatalf("NewFileStorage(%s) blocked", path)
+		return nil
+	}
+}
+
+// TestFileStorageRefusesNonRegular is issue 10, defect 6: a FIFO at the
+// path is refused at once (os.ReadFile waited for a writer), and a device
+// or a directory is refused without reading it.
+func TestFileStorageRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	err := loadBounded(t, fifo, func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = f.Close()
+		}
+	})
+	require.ErrorIs(t, err, election.ErrCorrupt)
+	require.ErrorContains(t, err, "not a regular file")
+
+	for _, p := range []string{"/dev/zero", dir} {
+		_, err := election.NewFileStorage(p)
+		require.ErrorContains(t, err, "not a regular file", p)
+	}
+}
+
+// TestFileStorageRefusesLongAndTrailing: a file longer than
+// MaxHardStateFileSize, and a valid record followed by anything, are
+// corrupt.
+func TestFileStorageRefusesLongAndTrailing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hs")
+	s, err := election.NewFileStorage(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Save(election.HardState{Term: 7, Vote: 3}))
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	rec := strings.TrimSuffix(string(good), "\n")
+	cases := []struct{ content, want string }{
+		{string(good) + "x", "1 bytes after the record"},
+		{string(good) + "\n", "1 bytes after the record"},
+		{rec + "\nterm=9\n", "7 bytes after the record"},
+		{rec, "not terminated by a newline"},
+		{rec + " \n", "not in canonical form"},
+		{string(good) + strings.Repeat("#", election.MaxHardStateFileSize), "longer than 1024 bytes"},
+	}
+	for _, tc := range cases {
+		require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
+		_, err := s.Load()
+		require.ErrorIs(t, err, election.ErrCorrupt, "%q", tc.content)
+		require.ErrorContains(t, err, tc.want, "%q", tc.content)
+	}
+	require.NoError(t, os.WriteFile(path, good, 0o600))
+	hs, err := s.Load()
+	require.NoError(t, err)
+	require.Equal(t, election.HardState{Term: 7, Vote: 3}, hs)
+}
+
+// TestFileStorageCleansTempFiles: temporary files of a Save interrupted
+// between CreateTemp and Rename are removed by NewFileStorage; files that
+// only look similar are kept.
+func TestFileStorageCleansTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hs")
+	s, err := election.NewFileStorage(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Save(election.HardState{Term: 2, Vote: 1}))
+	for _, name := range []string{"hs.tmp123456", "hs.tmp9", "hs.tmpl", "hs.tmp", "other.tmp1"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o600))
+	}
+	_, err = election.NewFileStorage(path)
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{"hs", "hs.tmpl", "hs.tmp", "other.tmp1"}, names)
+}
