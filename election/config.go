@@ -52,6 +52,9 @@ type Config struct {
 	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
 	VoteTimeout time.Duration
 	// VoteJitter randomizes the vote timeout; nil means ElectionJitter.
+	// Its State.Consecutive is the number of candidate rounds the node
+	// has run in a row before this one, since it last knew a leader, so
+	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
 	// StepDownWhenVoteTimedOut makes a candidate whose round timed out step
 	// down to follower and (with PreVote) run a pre-vote before the next

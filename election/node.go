@@ -74,6 +74,8 @@ type Node struct {
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.KeepTimerOnStepDown); nil without that option.
 	keep *keepJitter
+	// voteJ is the vote timer's jitter, which counts consecutive rounds.
+	voteJ *roundJitter
 
 	started, stopped bool
 
@@ -157,7 +159,8 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
 		return nil, err
 	}
-	if n.voteT, err = mk("vote", c.VoteTimeout, n.onVoteTimer, c.VoteJitter); err != nil {
+	n.voteJ = &roundJitter{inner: c.VoteJitter}
+	if n.voteT, err = mk("vote", c.VoteTimeout, n.onVoteTimer, n.voteJ); err != nil {
 		return nil, err
 	}
 	if n.stepDownT, err = mk("stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
@@ -815,6 +818,7 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	n.setRole(Candidate, reason)
 	n.votes = map[ID]bool{n.id: true}
 	n.stopElectionTimer()
+	n.voteJ.beginRound()
 	n.voteT.Restart()
 	n.stats.Elections++
 	n.emit(EventElectionStart, None, reason)
@@ -841,6 +845,7 @@ func (n *Node) becomeLeader() {
 		n.acks[p] = now // grace period: the first check-quorum tick needs answers from after now
 	}
 	n.resetPriority()
+	n.voteJ.leaderKnown()
 	n.stats.LeaderElected++
 	n.logger.Info("elected leader", "term", n.term)
 	n.emit(EventLeaderElected, None, "")
@@ -944,6 +949,7 @@ func (n *Node) handleHeartbeat(m Message) {
 		}
 		n.leader = m.From
 		n.resetPriority()
+		n.voteJ.leaderKnown()
 		n.logger.Debug("leader known", "leader", m.From, "term", n.term)
 		n.emit(EventLeaderKnown, m.From, "")
 	}
