@@ -14,17 +14,19 @@ import (
 )
 
 var (
-	seedFlag      = flag.Uint64("seed", 1, "TestRandomSafety: seed of the first random schedule (schedule i uses seed+i)")
+	seedFlag      = flag.Uint64("seed", 0, "TestRandomSafety: seed of the first random schedule (schedule i uses seed+i); 0 picks a fresh one")
 	schedulesFlag = flag.Int("schedules", 0, "TestRandomSafety: number of random schedules (0: 10000; 2000 with -race, 1000 with -short)")
 	traceFlag     = flag.Bool("events", false, "TestRandomSafety: log every event and fault of each schedule (use with -schedules=1 -v)")
 )
 
 // TestRandomSafety runs seeded random fault schedules (message loss,
 // duplication, delay and reordering, partitions, crashes and restarts,
-// failing disks, campaigns and transfers, random configurations and logs)
-// and checks Raft's election safety on all events: at most one leader per
-// term, at most one vote per node per term, terms never decrease, leaders
-// elected by a majority. A failing schedule prints its reproduce command.
+// failing disks, campaigns and transfers, random configurations and logs,
+// and in half of them hostile messages: any type, sender and term, terms
+// around MaxTerm and 2^64 included) and checks Raft's election safety on
+// all events: at most one leader per term, at most one vote per node per
+// term, terms never decrease nor exceed MaxTerm, leaders elected by a
+// majority. A failing schedule prints its reproduce command.
 func TestRandomSafety(t *testing.T) {
 	n := *schedulesFlag
 	if n <= 0 {
@@ -37,10 +39,15 @@ func TestRandomSafety(t *testing.T) {
 			n = 10000
 		}
 	}
+	base := *seedFlag
+	if base == 0 {
+		base = rand.Uint64()
+	}
+	t.Logf("seed %d; reproduce this run: go test ./election -run '^TestRandomSafety$' -seed=%d -schedules=%d", base, base, n)
 	start := time.Now() // wall time of the run, reported only
-	var withLeader, elected, faults int
+	var withLeader, elected, faults, injected int
 	for i := range n {
-		seed := *seedFlag + uint64(i)
+		seed := base + uint64(i)
 		r := runSchedule(t, seed, *traceFlag)
 		if r.err != nil {
 			t.Fatalf("schedule with seed %d: %v\n%s\nreproduce: go test ./election -run TestRandomSafety -v -seed=%d -schedules=1 -events",
@@ -51,18 +58,20 @@ func TestRandomSafety(t *testing.T) {
 		}
 		elected += r.elected
 		faults += r.faults
+		injected += r.injected
 	}
-	t.Logf("%d random schedules (seeds %d..%d) in %v: %d elections won, %d faults injected, %d schedules elected a leader",
-		n, *seedFlag, *seedFlag+uint64(n)-1, time.Since(start).Round(time.Millisecond), elected, faults, withLeader)
+	t.Logf("%d random schedules (seeds %d..%d) in %v: %d elections won, %d faults and %d hostile messages injected, %d schedules elected a leader",
+		n, base, base+uint64(n)-1, time.Since(start).Round(time.Millisecond), elected, faults, injected, withLeader)
 	// The schedules must exercise elections, not just faults.
 	require.Greater(t, withLeader, n/2, "too few schedules elected a leader")
 }
 
 type scheduleResult struct {
-	err     error
-	desc    string
-	elected int
-	faults  int
+	err      error
+	desc     string
+	elected  int
+	faults   int
+	injected int
 }
 
 // runSchedule builds one random cluster and fault schedule from seed and
@@ -156,6 +165,23 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 
 	// Faults at random times within 30 election timeouts.
 	const horizon = 30 * et
+	// Hostile messages (half of the schedules) at random times of their
+	// own, drawn from their own stream.
+	irng := rand.New(rand.NewPCG(seed, 0x1e57))
+	ninjected := 0
+	if irng.IntN(2) == 0 {
+		ninjected = 1 + irng.IntN(8)
+	}
+	for range ninjected {
+		at := time.Duration(irng.Int64N(int64(horizon)))
+		_, err := c.v.Wheel.AfterFunc(at, func() {
+			f := c.inject(irng)
+			if trace {
+				t.Logf("%v %s", c.v.Now(), f)
+			}
+		})
+		require.NoError(t, err)
+	}
 	nfaults := rng.IntN(10)
 	at := time.Duration(0)
 	for range nfaults {
@@ -179,7 +205,7 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	for _, id := range c.ids {
 		c.crash(id)
 	}
-	return scheduleResult{err: c.check.err(), desc: desc, elected: c.check.elected, faults: nfaults}
+	return scheduleResult{err: c.check.err(), desc: desc, elected: c.check.elected, faults: nfaults, injected: ninjected}
 }
 
 // cfgsObserve adds f as a second observer of every node created later.

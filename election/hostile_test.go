@@ -1,0 +1,129 @@
+package election_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/raftick/raftick/election"
+)
+
+// chooser draws the choices of a hostile message: *rand.Rand for the
+// randomized schedules, byteSource for the fuzz target.
+type chooser interface {
+	IntN(n int) int
+	Uint64() uint64
+}
+
+// byteSource is a chooser reading the fuzzer's bytes; once they are used
+// up every choice is 0.
+type byteSource struct{ b []byte }
+
+func (s *byteSource) empty() bool { return len(s.b) == 0 }
+
+func (s *byteSource) byte() byte {
+	if len(s.b) == 0 {
+		return 0
+	}
+	c := s.b[0]
+	s.b = s.b[1:]
+	return c
+}
+
+func (s *byteSource) IntN(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	v := int(s.byte())
+	if n > 256 {
+		v = v<<8 | int(s.byte())
+	}
+	return v % n
+}
+
+func (s *byteSource) Uint64() uint64 {
+	var v uint64
+	for range 8 {
+		v = v<<8 | uint64(s.byte())
+	}
+	return v
+}
+
+// extremeTerm picks a term for a hostile message to a node in term cur:
+// small, around cur, around MaxTerm, at the top of the uint64 range, or
+// anything.
+func extremeTerm(ch chooser, cur uint64) uint64 {
+	switch ch.IntN(13) {
+	case 0:
+		return 0
+	case 1:
+		return 1
+	case 2:
+		return cur - min(cur, 1)
+	case 3:
+		return cur
+	case 4:
+		return cur + 1
+	case 5:
+		return cur + 2
+	case 6:
+		return election.MaxTerm - 1
+	case 7:
+		return election.MaxTerm
+	case 8:
+		return election.MaxTerm + 1
+	case 9:
+		return math.MaxUint64 - 1
+	case 10:
+		return math.MaxUint64
+	case 11:
+		return uint64(ch.IntN(16))
+	}
+	return ch.Uint64()
+}
+
+// hostileMessage builds an arbitrary message for a live node of c: any
+// type (invalid ones included), any sender (unknown ids, None and the
+// node itself included), sometimes the wrong recipient, extreme terms and
+// log positions. It cannot forge a vote: a granted MsgVoteResp is kept
+// only if its sender really voted for the recipient in that term (a
+// replay), otherwise it becomes a rejection; Raft assumes voters do not
+// lie about their votes (see the package documentation). The message is
+// for node target; ok is false if that node is down.
+func (c *cluster) hostileMessage(ch chooser) (m election.Message, target election.ID, ok bool) {
+	target = c.ids[ch.IntN(len(c.ids))]
+	n := c.nodes[target]
+	if n == nil {
+		return m, target, false
+	}
+	cur := n.Status().Term
+	senders := append([]election.ID{election.None, target, election.ID(len(c.ids) + 1), math.MaxUint64}, c.ids...)
+	m = election.Message{
+		Type:         election.MsgType(ch.IntN(int(election.MsgTimeoutNow) + 3)),
+		From:         senders[ch.IntN(len(senders))],
+		To:           target,
+		Term:         extremeTerm(ch, cur),
+		LastLogIndex: []uint64{0, 1, 5, math.MaxUint64}[ch.IntN(4)],
+		LastLogTerm:  extremeTerm(ch, cur),
+		Granted:      ch.IntN(2) == 0,
+		Transfer:     ch.IntN(4) == 0,
+		Priority:     []int{0, 1, -1, math.MaxInt, math.MinInt}[ch.IntN(5)],
+	}
+	if ch.IntN(8) == 0 {
+		m.To = senders[ch.IntN(len(senders))]
+	}
+	if m.Type == election.MsgVoteResp && m.Granted && c.check.voteOf[voteKey{m.From, m.Term}] != target {
+		m.Granted = false
+	}
+	return m, target, true
+}
+
+// inject steps a hostile message into a live node and describes it.
+func (c *cluster) inject(ch chooser) string {
+	m, target, ok := c.hostileMessage(ch)
+	if !ok {
+		return "inject into a crashed node: nothing"
+	}
+	c.check.forgedLeaders = true
+	c.nodes[target].Step(m)
+	return fmt.Sprintf("inject into n%d: %v", target, m)
+}
