@@ -77,7 +77,73 @@
 // Config.Observer receives an Event for every role change, term change,
 // election start, vote granted or denied, election won, leader learnt,
 // step-down and ignored message; Stats counts what was ignored and why.
-// Malformed input never panics: it is ignored, counted and reported.
+// Malformed input never panics: it is ignored, counted and reported (see
+// Hostile and corrupted messages).
+//
+// # Hostile and corrupted messages
+//
+// Raft trusts its voters; this package does not trust their messages
+// beyond that. Step never panics, and every message it does not act on is
+// counted in Stats and reported as EventIgnored:
+//
+//   - addressed to another node (IgnoredWrongTo); from None, from the node
+//     itself or from a non-voter (IgnoredUnknown);
+//   - malformed, as Message.Validate says (IgnoredMalformed): an unknown
+//     type, a request with term 0, or a Term or LastLogTerm above MaxTerm;
+//   - stale, with a term below the node's (IgnoredStale): requests other
+//     than MsgTimeoutNow are answered with the node's term; responses are
+//     dropped, pre-vote rejections included, so a late answer never ends a
+//     round;
+//   - matching no outstanding request, or a grant for another round's term
+//     (IgnoredOther, IgnoredStale); a second answer of one voter in a round
+//     counts once;
+//   - a heartbeat of a second leader in the node's term (Anomalies).
+//
+// A transport may refuse malformed messages earlier with Message.Validate:
+// raftadapter.Bridge answers such requests with an error at once.
+//
+// Terms are bounded by MaxTerm (2^62). A node adopts a term up to MaxTerm
+// from a message, but never starts a pre-vote or election beyond it: at
+// MaxTerm it stays a follower, counts each refused round in
+// Stats.TermExhausted, and Campaign and TransferLeadership return
+// ErrTermExhausted; Start refuses a stored term above MaxTerm. No term
+// computation can wrap, whatever the uint64 values received.
+//
+// One message from a configured voter (or from anyone the transport lets
+// speak in a voter's name: MemNetwork and raftadapter.Bridge do not
+// authenticate senders) can:
+//
+//   - raise the receiver's term to any value up to MaxTerm, persisted,
+//     deposing a leader or candidate; higher terms then spread through
+//     answers. At MaxTerm no election can start any more, so one message
+//     of term MaxTerm (or MaxTerm-1, which allows one last election) ends
+//     the group's ability to elect new leaders until an operator resets
+//     the stored terms. The bound turns a silent safety violation into
+//     this visible, counted liveness failure;
+//   - obtain the receiver's vote in a term where it has not voted yet, by
+//     claiming any log position (LastLogIndex, and LastLogTerm up to
+//     MaxTerm): election safety holds, but the up-to-date rule that log
+//     replication relies on does not;
+//   - make the receiver campaign at once (MsgTimeoutNow), bypassing
+//     pre-vote, priority and leader stickiness;
+//   - make a follower take the sender for the leader of the term
+//     (MsgHeartbeat), after which it refuses pre-votes (and, with
+//     LeaderStickiness, votes) until its leader falls silent.
+//
+// No message can make a node vote twice in a term, lower or wrap its term,
+// campaign beyond MaxTerm, or act on a term or vote it failed to persist;
+// a candidate becomes leader only with granted answers for its current
+// term from a quorum of distinct voters (itself included), and one message
+// adds at most one voter's answer. What Raft itself cannot survive is a
+// lie about a vote:
+// a voter granting two candidates in one term, or a granted MsgVoteResp
+// forged in the name of a voter that did not vote, can produce two leaders
+// in a term. Use an authenticated transport where that matters.
+//
+// FuzzStep (go test ./election -run '^$' -fuzz FuzzStep) and
+// TestRandomSafety check these invariants under arbitrary messages of
+// every type, sender and term, interleaved with timers, crashes and
+// network faults.
 //
 // # Crash and restart
 //
