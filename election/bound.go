@@ -47,18 +47,23 @@ func (m Message) Validate() error {
 }
 
 // termExhausted reports whether the node's term has reached MaxTerm, so
-// that it cannot start a round in a next term. If so it counts, logs and
-// reports the refusal, and a (pre-)candidate steps down: the node stays a
+// that it cannot start a round in a next term. If so it refuses the round
+// (refuseRound), and a (pre-)candidate steps down: the node stays a
 // follower of MaxTerm, which can still follow a leader of that term.
 func (n *Node) termExhausted(reason string) bool {
 	if n.term < MaxTerm {
 		return false
 	}
-	n.stats.TermExhausted++
-	n.logger.Error("cannot campaign: term bound reached", "term", n.term, "max-term", MaxTerm, "trigger", reason)
-	n.emit(EventIgnored, None, fmt.Sprintf("%s: %s", reasonTermExhausted, reason))
+	n.refuseRound(reason)
 	if n.role == PreCandidate || n.role == Candidate {
 		n.stepDown(n.term, reasonTermExhausted, None)
 	}
 	return true
+}
+
+// refuseRound counts, logs and reports a round refused at MaxTerm.
+func (n *Node) refuseRound(reason string) {
+	n.stats.TermExhausted++
+	n.logger.Error("cannot campaign: term bound reached", "term", n.term, "max-term", MaxTerm, "trigger", reason)
+	n.emit(EventIgnored, None, fmt.Sprintf("%s: %s", reasonTermExhausted, reason))
 }

@@ -268,7 +268,7 @@ func (n *Node) Campaign() error {
 		return ErrIsLeader
 	}
 	if n.term >= MaxTerm {
-		n.termExhausted(reasonCampaign)
+		n.refuseRound(reasonCampaign) // a candidate keeps its round
 		n.unlockAndFlush()
 		return fmt.Errorf("election: Campaign in term %d: %w", n.term, ErrTermExhausted)
 	}

@@ -174,3 +174,16 @@ func TestMessageValidate(t *testing.T) {
 		require.Contains(t, err.Error(), want)
 	}
 }
+
+// TestTermBoundCampaignKeepsRound: Campaign at MaxTerm is refused without
+// abandoning a candidate's round of MaxTerm.
+func TestTermBoundCampaignKeepsRound(t *testing.T) {
+	p := newProbe(t, nil)
+	require.NoError(t, p.st.Save(election.HardState{Term: election.MaxTerm - 1}))
+	p.start(t)
+	require.NoError(t, p.n.Campaign())
+	require.ErrorIs(t, p.n.Campaign(), election.ErrTermExhausted)
+	require.Equal(t, election.Candidate, p.n.Status().Role)
+	p.n.Step(election.Message{Type: election.MsgVoteResp, From: 3, To: 1, Term: election.MaxTerm, Granted: true})
+	require.Equal(t, election.Leader, p.n.Status().Role)
+}
