@@ -104,14 +104,13 @@ type Config struct {
 	// repeated.FirstOnly(): first period in [T/2, T), then T, so the
 	// snapshots of many groups do not coincide.
 	SnapshotJitter repeated.Jitter
-	// OnSnapshot is called by the snapshot timer, without the node's lock.
-	// Required when SnapshotInterval > 0, forbidden otherwise.
+	// OnSnapshot is called by the snapshot timer, without the node's lock,
+	// on the goroutine that runs the wheel's callbacks: it must be short. To
+	// take a snapshot that may block, hand the work off from OnSnapshot (or
+	// give the wheel an Executor); a timer never runs two OnSnapshot calls
+	// of one node at once. Required when SnapshotInterval > 0, forbidden
+	// otherwise.
 	OnSnapshot func()
-	// SnapshotAsync runs OnSnapshot on a new goroutine (at most one at a
-	// time; a tick that finds one still running is skipped and counted),
-	// for callbacks that may block. Stop does not wait for a running
-	// snapshot. Leave false on a virtual wheel.
-	SnapshotAsync bool
 
 	// PreVote enables the pre-vote phase: a node first asks whether it
 	// could win (without changing any term) and campaigns only if a quorum

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -362,25 +361,6 @@ func TestSnapshotTimer(t *testing.T) {
 	require.Equal(t, time.Second, calls[1]-calls[0])
 	require.Equal(t, uint64(3), p.n.Stats().Snapshots)
 	require.Len(t, p.eventsOf(election.EventSnapshot), 3)
-}
-
-func TestSnapshotAsyncSkipsWhileRunning(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 10)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	p := newProbe(t, func(c *election.Config) {
-		c.SnapshotInterval, c.SnapshotAsync = time.Second, true
-		c.SnapshotJitter = repeated.None()
-		c.OnSnapshot = func() { started <- struct{}{}; <-release; wg.Done() }
-	}).start(t)
-	p.v.AdvanceTo(time.Second)
-	<-started // the first snapshot runs on its own goroutine
-	p.v.AdvanceTo(3 * time.Second)
-	require.Equal(t, uint64(2), p.n.Stats().SnapshotsSkipped)
-	close(release)
-	wg.Wait()
-	p.n.Stop()
 }
 
 // TestRealTimeCluster runs three nodes on a real-time wheel (timers on the

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/raftick/raftick/repeated"
 )
 
 var (
-	seedFlag      = flag.Uint64("seed", 0, "TestRandomSafety: seed of the first random schedule (schedule i uses seed+i); 0 picks a fresh one")
 	schedulesFlag = flag.Int("schedules", 0, "TestRandomSafety: number of random schedules (0: 10000; 2000 with -race, 1000 with -short)")
 	traceFlag     = flag.Bool("events", false, "TestRandomSafety: log every event and fault of each schedule (use with -schedules=1 -v)")
 )
@@ -39,11 +39,8 @@ func TestRandomSafety(t *testing.T) {
 			n = 10000
 		}
 	}
-	base := *seedFlag
-	if base == 0 {
-		base = rand.Uint64()
-	}
-	t.Logf("seed %d; reproduce this run: go test ./election -run '^TestRandomSafety$' -seed=%d -schedules=%d", base, base, n)
+	// Schedule i uses seed base+i.
+	base := testseed.Seed(t, fmt.Sprintf("-schedules=%d", n))
 	start := time.Now() // wall time of the run, reported only
 	var withLeader, elected, faults, injected int
 	for i := range n {

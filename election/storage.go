@@ -13,6 +13,35 @@ import (
 	"syscall"
 )
 
+// HardState is the state a node must persist before answering a vote: its
+// current term and the candidate it voted for in that term (None if none).
+type HardState struct {
+	Term uint64
+	Vote ID
+}
+
+// Storage persists a node's HardState. Save must be durable when it returns
+// nil: the node sends a vote reply (or its own vote requests) only after
+// Save succeeded. Load returns the zero HardState for a fresh node.
+type Storage interface {
+	Load() (HardState, error)
+	Save(HardState) error
+}
+
+// LogView is the part of the replicated log leader election needs: the
+// index and term of the last entry (0, 0 for an empty log). Last is called
+// with the node's lock held; it must be quick and must not call the Node.
+type LogView interface {
+	Last() (index, term uint64)
+}
+
+// StaticLog is a LogView with a fixed last entry. Use it in tests and
+// simulations to give nodes logs of different lengths.
+type StaticLog struct{ Index, Term uint64 }
+
+// Last returns l.Index, l.Term.
+func (l StaticLog) Last() (index, term uint64) { return l.Index, l.Term }
+
 // MemoryStorage is a Storage in memory. It survives a Node being stopped
 // and replaced (pass the same MemoryStorage to the new Node), not a process
 // restart. Safe for concurrent use.

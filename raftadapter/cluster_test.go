@@ -14,12 +14,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
 var (
-	seedFlag = flag.Uint64("seed", 0, "seed for latency draws (0: random, printed)")
 	logLevel = flag.String("raftlog", "off", "hclog level for hashicorp/raft in harness tests (trace, debug, info, warn, error, off)")
 )
 
@@ -31,16 +31,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testSeed returns the -seed flag or a random seed, and prints how to
-// reproduce the latency draws.
+// testSeed returns the seed of t's latency draws (the -seed flag, or a
+// fresh one) and logs how to reproduce them.
 func testSeed(t *testing.T) uint64 {
 	t.Helper()
-	s := *seedFlag
-	if s == 0 {
-		s = rand.Uint64()
-	}
-	t.Logf("seed %d; reproduce the latency draws: go test ./raftadapter -run '^%s$' -seed=%d", s, t.Name(), s)
-	return s
+	return testseed.Seed(t)
 }
 
 func testLogger(t *testing.T) hclog.Logger {

@@ -1,0 +1,96 @@
+package election
+
+import (
+	"fmt"
+
+	"github.com/raftick/raftick/repeated"
+)
+
+// Start loads the HardState from Storage, becomes a follower in the loaded
+// term and arms the election (and snapshot) timer. It returns ErrStopped
+// after Stop, ErrAlreadyStarted on a second call, or the Storage's error.
+func (n *Node) Start() error {
+	n.mu.Lock()
+	if n.stopped {
+		n.mu.Unlock()
+		return ErrStopped
+	}
+	if n.started {
+		n.mu.Unlock()
+		return ErrAlreadyStarted
+	}
+	hs, err := n.st.Load()
+	if err != nil {
+		n.stats.StorageErrors++
+		n.mu.Unlock()
+		return fmt.Errorf("election: Start: load hard state: %w", err)
+	}
+	if hs.Term > MaxTerm {
+		n.mu.Unlock()
+		return fmt.Errorf("election: Start: stored term %d is above MaxTerm (%d): %w", hs.Term, MaxTerm, ErrTermExhausted)
+	}
+	n.started = true
+	n.term, n.vote = hs.Term, hs.Vote
+	n.role = Follower
+	n.lastReset = n.w.Now()
+	n.electionT.Start()
+	if n.snapshotT != nil {
+		n.snapshotT.Start()
+	}
+	n.logger.Debug("started", "term", n.term, "vote", n.vote)
+	n.emit(EventRoleChange, None, reasonStart)
+	n.unlockAndFlush()
+	return nil
+}
+
+// Stop models a crash or a shutdown: all timers are destroyed and later
+// calls of Step, Campaign and TransferLeadership are ignored (Step counts
+// the message in Stats.IgnoredStopped). Stop is idempotent, does not wait
+// for a running timer callback and emits no event. The HardState stays in
+// Storage; restart by creating a new Node with the same Storage.
+func (n *Node) Stop() {
+	n.mu.Lock()
+	if n.stopped {
+		n.mu.Unlock()
+		return
+	}
+	n.stopped = true
+	n.outbox, n.events = nil, nil
+	n.mu.Unlock()
+	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
+		if t != nil {
+			t.Destroy()
+		}
+	}
+	for _, t := range n.peerHeartbeatT {
+		t.Destroy()
+	}
+}
+
+// Status returns a snapshot of the node's state.
+func (n *Node) Status() Status {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return Status{
+		ID: n.id, Role: n.role, Term: n.term, Vote: n.vote, Leader: n.leader,
+		LastContact: n.lastContact, HasContact: n.hasContact,
+		Started: n.started, Stopped: n.stopped,
+	}
+}
+
+// Stats returns the node's counters.
+func (n *Node) Stats() Stats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.stats
+}
+
+func (n *Node) usable() error {
+	if n.stopped {
+		return ErrStopped
+	}
+	if !n.started {
+		return ErrNotStarted
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package election
+
+import (
+	"fmt"
+)
+
+// DetectionMode selects how a follower detects a dead leader.
+type DetectionMode uint8
+
+const (
+	// ResetOnHeartbeat re-arms the election timer with a fresh random
+	// timeout on every accepted heartbeat (and granted vote); the timer
+	// firing starts an election. This is the Raft paper's and etcd's
+	// behaviour.
+	ResetOnHeartbeat DetectionMode = iota
+	// CheckLastContact leaves the election timer free-running (each period
+	// randomized by ElectionJitter); when it fires, the node starts an
+	// election only if it has not heard from a leader (nor granted a vote)
+	// within ElectionTimeout. This is SOFAJRaft's and hashicorp/raft's
+	// behaviour; detection takes between ET and about 3 ET with [ET, 2ET)
+	// jitter.
+	CheckLastContact
+)
+
+// String returns the mode's name.
+func (d DetectionMode) String() string {
+	switch d {
+	case ResetOnHeartbeat:
+		return "ResetOnHeartbeat"
+	case CheckLastContact:
+		return "CheckLastContact"
+	}
+	return fmt.Sprintf("DetectionMode(%d)", uint8(d))
+}
+
+// StickinessMode decides how long a node stays loyal to a leader it knows:
+// while it does, it refuses pre-votes (Config.PreVote) and, with
+// Config.LeaderStickiness, votes (leadership transfers excepted).
+type StickinessMode uint8
+
+const (
+	// StickyByContact: loyal while the node is leader or heard from its
+	// leader within ElectionTimeout (Ongaro's thesis, section 9.6; etcd,
+	// SOFAJRaft).
+	StickyByContact StickinessMode = iota
+	// StickyUntilTimeout: loyal while the node is leader or knows a
+	// leader, whenever it last heard from it, towards every candidate but
+	// that leader. A follower forgets its leader only when its own election
+	// timer fires and finds no recent contact (it then campaigns), or when
+	// it campaigns or moves to a higher term (hashicorp/raft, whose nodes
+	// refuse every (pre-)vote while they know a leader).
+	StickyUntilTimeout
+)
+
+// String returns the mode's name.
+func (s StickinessMode) String() string {
+	switch s {
+	case StickyByContact:
+		return "StickyByContact"
+	case StickyUntilTimeout:
+		return "StickyUntilTimeout"
+	}
+	return fmt.Sprintf("StickinessMode(%d)", uint8(s))
+}

@@ -1,0 +1,168 @@
+package election
+
+import (
+	"time"
+)
+
+// unlockAndFlush releases the lock, then hands the collected events to the
+// observer and the collected messages to the transport.
+//
+// The two buffers are recycled: after delivery they become the spare
+// buffers of the next flush, unless a nested flush (a transport delivering
+// synchronously back to this node) already left spares behind.
+func (n *Node) unlockAndFlush() {
+	out, evs := n.outbox, n.events
+	if len(out) == 0 && len(evs) == 0 {
+		n.mu.Unlock()
+		return
+	}
+	n.outbox, n.events = n.spareOut, n.spareEvents
+	n.spareOut, n.spareEvents = nil, nil
+	n.mu.Unlock()
+	if obs := n.cfg.Observer; obs != nil {
+		for _, e := range evs {
+			obs(e)
+		}
+	}
+	for _, m := range out {
+		n.tr.Send(m)
+	}
+	clear(evs) // drop the Reason strings
+	n.mu.Lock()
+	if n.spareOut == nil {
+		n.spareOut = out[:0]
+	}
+	if n.spareEvents == nil {
+		n.spareEvents = evs[:0]
+	}
+	n.mu.Unlock()
+}
+
+func (n *Node) emit(t EventType, peer ID, reason string) {
+	n.emitEvent(Event{Type: t, Term: n.term, Peer: peer, Reason: reason})
+}
+
+// emitEvent fills in At, Node, Role, Leader and Seq and queues e.
+func (n *Node) emitEvent(e Event) {
+	if n.cfg.Observer == nil {
+		return
+	}
+	n.seq++
+	e.At, e.Node, e.Role, e.Leader, e.Seq = n.w.Now(), n.id, n.role, n.leader, n.seq
+	n.events = append(n.events, e)
+}
+
+func (n *Node) send(m Message) {
+	m.From = n.id
+	n.stats.Sent++
+	n.outbox = append(n.outbox, m)
+}
+
+// ignore counts and reports a message that is dropped.
+func (n *Node) ignore(m Message, counter *uint64, reason string) {
+	*counter++
+	if n.logger.IsTrace() {
+		n.logger.Trace("ignored message", "msg", m.String(), "reason", reason)
+	}
+	n.emitEvent(Event{Type: EventIgnored, Term: n.term, Peer: m.From, Reason: reason, Msg: m.Type})
+}
+
+// setRole changes the role and reports it.
+func (n *Node) setRole(r Role, reason string) {
+	if n.role == r {
+		return
+	}
+	n.logger.Debug("role change", "from", n.role, "to", r, "term", n.term, "reason", reason)
+	n.role = r
+	n.emit(EventRoleChange, None, reason)
+}
+
+// persist saves hs; on failure it counts and reports the error and returns
+// false, and the caller abandons the action.
+func (n *Node) persist(hs HardState, peer ID) bool {
+	if err := n.st.Save(hs); err != nil {
+		n.stats.StorageErrors++
+		n.logger.Error("cannot save hard state", "term", hs.Term, "vote", hs.Vote, "error", err)
+		n.emit(EventIgnored, peer, reasonStorage+": "+err.Error())
+		return false
+	}
+	return true
+}
+
+// stepDown makes the node a follower in term (>= n.term), persisting a
+// term change first. It returns false if the term could not be persisted;
+// nothing changed then.
+func (n *Node) stepDown(term uint64, reason string, peer ID) bool {
+	return n.stepDownVoting(term, None, reason, peer)
+}
+
+// stepDownVoting is stepDown that, for a higher term, also records a vote
+// in the same Save.
+func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool {
+	if term > n.term {
+		if !n.persist(HardState{Term: term, Vote: vote}, peer) {
+			return false
+		}
+		n.term, n.vote, n.leader = term, vote, None
+		n.emit(EventTermChange, peer, reason)
+	}
+	old := n.role
+	if old == Follower {
+		return true
+	}
+	n.leader = None
+	if old == Leader {
+		n.hasContact = false
+	}
+	n.role = Follower
+	n.votes, n.acks = nil, nil
+	var keepAt time.Duration
+	keep := false
+	if old == Candidate && n.keep != nil {
+		// KeepTimerOnStepDown: the follower's timer takes over the
+		// deadline of the round (if the vote timer is pending: not inside
+		// its own trigger).
+		keepAt, keep = n.voteT.Deadline()
+	}
+	n.voteT.Stop()
+	n.stopHeartbeats()
+	n.stepDownT.Stop()
+	if old != PreCandidate {
+		// A pre-candidate's election timer is still running; leaders and
+		// candidates get a fresh one, or candidates keep their deadline.
+		var d time.Duration
+		if keep {
+			// Due at this very instant but not fired yet: as soon as
+			// possible (a timer cannot be armed for 0).
+			d = max(keepAt-n.w.Now(), 1)
+		}
+		n.restartElectionTimer(d)
+	}
+	n.stats.StepDowns++
+	n.logger.Debug("stepped down", "from", old, "term", n.term, "reason", reason)
+	n.emit(EventStepDown, peer, reason)
+	n.emit(EventRoleChange, peer, reason)
+	return true
+}
+
+// loyal reports whether the node stays loyal to a leader against
+// candidate's (pre-)vote request: it is the leader, or it knows a leader
+// that is alive in the sense of Config.Stickiness.
+func (n *Node) loyal(candidate ID) bool {
+	if n.role == Leader {
+		return true
+	}
+	if n.cfg.Stickiness == StickyUntilTimeout {
+		return n.leader != None && n.leader != candidate
+	}
+	return n.leader != None && n.hasContact && n.w.Now()-n.lastContact < n.cfg.ElectionTimeout
+}
+
+// loyalReason is the reason reported for a refusal by loyal: reason, or
+// "leader known" with StickyUntilTimeout.
+func (n *Node) loyalReason(reason string) string {
+	if n.cfg.Stickiness == StickyUntilTimeout && n.role != Leader {
+		return reasonLeaderKnown
+	}
+	return reason
+}

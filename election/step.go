@@ -1,0 +1,98 @@
+package election
+
+import (
+	"strings"
+)
+
+// logOK applies Raft's up-to-date rule to a candidate's last entry.
+func (n *Node) logOK(m Message) bool {
+	idx, term := n.lv.Last()
+	return m.LastLogTerm > term || (m.LastLogTerm == term && m.LastLogIndex >= idx)
+}
+
+// Step delivers an inbound message. Messages that are malformed, not for
+// this node, from an unknown sender, stale or unexpected are ignored,
+// counted in Stats and reported as EventIgnored; Step never panics on
+// them. Messages before Start or after Stop are ignored and counted.
+func (n *Node) Step(m Message) {
+	n.mu.Lock()
+	n.stats.Received++
+	if n.usable() != nil {
+		n.stats.IgnoredStopped++
+		n.mu.Unlock()
+		return
+	}
+	switch {
+	case m.To != n.id:
+		n.ignore(m, &n.stats.IgnoredWrongTo, reasonWrongTo)
+	case m.From == n.id || !n.voter[m.From]:
+		n.ignore(m, &n.stats.IgnoredUnknown, reasonUnknownSender)
+	default:
+		if err := m.Validate(); err != nil {
+			n.ignore(m, &n.stats.IgnoredMalformed, strings.TrimPrefix(err.Error(), "election: "))
+		} else {
+			n.step(m)
+		}
+	}
+	n.unlockAndFlush()
+}
+
+func (n *Node) step(m Message) {
+	switch m.Type {
+	case MsgHeartbeat:
+		n.handleHeartbeat(m)
+	case MsgHeartbeatResp:
+		n.handleHeartbeatResp(m)
+	case MsgPreVote:
+		n.handlePreVote(m)
+	case MsgPreVoteResp:
+		n.handlePreVoteResp(m)
+	case MsgVote:
+		n.handleVote(m)
+	case MsgVoteResp:
+		n.handleVoteResp(m)
+	case MsgTimeoutNow:
+		n.handleTimeoutNow(m)
+	}
+}
+
+func (n *Node) handleHeartbeat(m Message) {
+	if m.Term < n.term {
+		// Tell the stale leader about our term so that it steps down.
+		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term})
+		return
+	}
+	if m.Term == n.term && n.role == Leader {
+		n.anomaly(m, reasonAnomalyLeaders)
+		return
+	}
+	if m.Term > n.term || n.role != Follower {
+		reason := reasonLeaderHB
+		if m.Term > n.term {
+			reason = reasonHigherTerm
+		}
+		if !n.stepDown(m.Term, reason, m.From) {
+			return
+		}
+	}
+	if n.leader != m.From {
+		if n.leader != None {
+			n.anomaly(m, reasonAnomalyLeaders)
+			return
+		}
+		n.leader = m.From
+		n.resetPriority()
+		n.voteJ.leaderKnown()
+		n.logger.Debug("leader known", "leader", m.From, "term", n.term)
+		n.emit(EventLeaderKnown, m.From, "")
+	}
+	n.lastContact, n.hasContact = n.w.Now(), true
+	n.resetElectionTimer()
+	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true})
+}
+
+func (n *Node) anomaly(m Message, reason string) {
+	n.logger.Error("anomaly", "msg", m.String(), "reason", reason, "term", n.term, "role", n.role, "leader", n.leader)
+	n.ignore(m, &n.stats.Anomalies, reason)
+}

@@ -1,0 +1,182 @@
+package election
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/raftick/raftick/repeated"
+)
+
+// keepJitter is the election timer's jitter with KeepTimerOnStepDown: it
+// returns a forced delay once, then defers to inner. The timer calls Next
+// with its own lock held, possibly without the node's (when it re-arms
+// after a trigger on a real-time wheel), hence the atomic.
+type keepJitter struct {
+	inner  repeated.Jitter
+	forced atomic.Int64
+}
+
+func (k *keepJitter) Next(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+	if d := k.forced.Swap(0); d > 0 {
+		return time.Duration(d)
+	}
+	return k.inner.Next(base, st, rng)
+}
+
+// force makes the next schedule wait exactly d (> 0), or clears a forced
+// delay (d == 0). A nil k (no KeepTimerOnStepDown) does nothing.
+func (k *keepJitter) force(d time.Duration) {
+	if k != nil {
+		k.forced.Store(int64(d))
+	}
+}
+
+// restartElectionTimer re-arms the election timer with a fresh timeout, or
+// (d > 0, KeepTimerOnStepDown only) to fire after exactly d. Every re-arm
+// goes through here, so that a forced delay whose schedule was deferred
+// (the timer's own trigger running) is never used by a later one.
+func (n *Node) restartElectionTimer(d time.Duration) {
+	n.keep.force(d)
+	n.electionT.Restart()
+}
+
+// stopElectionTimer stops the election timer and clears a forced delay.
+func (n *Node) stopElectionTimer() {
+	n.keep.force(0)
+	n.electionT.Stop()
+}
+
+// resetElectionTimer records contact and, in ResetOnHeartbeat mode, re-arms
+// the election timer with a fresh random timeout.
+func (n *Node) resetElectionTimer() {
+	n.lastReset = n.w.Now()
+	if n.cfg.Detection == ResetOnHeartbeat {
+		n.restartElectionTimer(0)
+	} else {
+		n.keep.force(0)
+		n.electionT.Start()
+	}
+}
+
+// lockForTimer locks the node for a timer trigger and reports whether the
+// trigger should run: false, with the node unlocked again, once the node is
+// stopped or not yet started.
+func (n *Node) lockForTimer() bool {
+	n.mu.Lock()
+	if n.usable() != nil {
+		n.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+func (n *Node) onElectionTimer() {
+	if !n.lockForTimer() {
+		return
+	}
+	switch n.role {
+	case Leader, Candidate:
+		// A fire that raced with becoming candidate or leader.
+		n.stopElectionTimer()
+	case Follower, PreCandidate:
+		// A deadline forced while this fire was on its way (real-time
+		// wheel) is void: the timer fired anyway.
+		n.keep.force(0)
+		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
+			n.w.Now()-n.lastReset < n.cfg.ElectionTimeout {
+			break // heard from the leader recently; the timer keeps running
+		}
+		n.leader = None
+		if !n.allowLaunchElection() {
+			n.stats.PrioritySkips++
+			n.logger.Debug("skipping election: priority below target", "priority", n.cfg.Priority, "target", n.targetPriority)
+			break
+		}
+		n.startElection(reasonTimeout)
+	}
+	n.unlockAndFlush()
+}
+
+func (n *Node) onVoteTimer() {
+	if !n.lockForTimer() {
+		return
+	}
+	if n.role != Candidate {
+		n.voteT.Stop()
+		n.unlockAndFlush()
+		return
+	}
+	if n.cfg.StepDownWhenVoteTimedOut {
+		if n.stepDown(n.term, reasonVoteTimedOut, None) {
+			if n.cfg.PreVote {
+				n.becomePreCandidate(reasonVoteTimeout)
+			} else {
+				n.becomeCandidate(reasonVoteTimeout, false)
+			}
+		}
+	} else {
+		n.becomeCandidate(reasonVoteTimeout, false)
+	}
+	n.unlockAndFlush()
+}
+
+func (n *Node) onStepDownTimer() {
+	if !n.lockForTimer() {
+		return
+	}
+	if n.role != Leader || !n.cfg.CheckQuorum {
+		n.stepDownT.Stop()
+		n.unlockAndFlush()
+		return
+	}
+	now, lease := n.w.Now(), n.cfg.lease()
+	alive := 1
+	for _, p := range n.peers {
+		if at, ok := n.acks[p]; ok && now-at <= lease {
+			alive++
+		}
+	}
+	if alive < n.quorum {
+		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
+		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", reasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
+	}
+	n.unlockAndFlush()
+}
+
+func (n *Node) onHeartbeatTimer() {
+	if !n.lockForTimer() {
+		return
+	}
+	if n.role != Leader {
+		n.heartbeatT.Stop()
+	} else {
+		n.broadcastHeartbeat()
+	}
+	n.unlockAndFlush()
+}
+
+// onPeerHeartbeatTimer is the trigger of peer's heartbeat timer t
+// (Config.HeartbeatPerPeer).
+func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
+	if !n.lockForTimer() {
+		return
+	}
+	if n.role != Leader {
+		t.Stop()
+	} else {
+		n.send(Message{Type: MsgHeartbeat, To: peer, Term: n.term})
+	}
+	n.unlockAndFlush()
+}
+
+func (n *Node) onSnapshotTimer() {
+	if !n.lockForTimer() {
+		return
+	}
+	n.stats.Snapshots++
+	n.emit(EventSnapshot, None, "")
+	n.unlockAndFlush()
+	n.cfg.OnSnapshot()
+}
