@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
@@ -121,6 +122,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		return nil, fmt.Errorf("%w: storage", ErrNilArgument)
 	case log == nil:
 		return nil, fmt.Errorf("%w: log view", ErrNilArgument)
+	}
+	if c.Rand == nil {
+		c.Rand = randsrc.New()
 	}
 	n := &Node{
 		cfg:    c,
