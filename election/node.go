@@ -94,6 +94,8 @@ type Node struct {
 
 	snapshotRunning bool
 
+	obs observation // Observers, LeaderCh, WaitLeader, metrics (observer.go)
+
 	stats  Stats
 	seq    uint64
 	outbox []Message
@@ -144,6 +146,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		}
 	}
 	n.targetPriority = c.targetPriority()
+	n.obs.metrics = newNodeMetrics(c)
 
 	// One random source per timer, derived from Config.Rand: the timers
 	// may re-arm on different goroutines of a real-time wheel.
@@ -238,6 +241,7 @@ func (n *Node) Stop() {
 	}
 	n.stopped = true
 	n.outbox, n.events = nil, nil
+	n.noteStop()
 	n.mu.Unlock()
 	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {
@@ -345,7 +349,7 @@ func (n *Node) usable() error {
 }
 
 // unlockAndFlush releases the lock, then hands the collected events to the
-// observer and the collected messages to the transport.
+// observers and the collected messages to the transport.
 //
 // The two buffers are recycled: after delivery they become the spare
 // buffers of the next flush, unless a nested flush (a transport delivering
@@ -358,12 +362,9 @@ func (n *Node) unlockAndFlush() {
 	}
 	n.outbox, n.events = n.spareOut, n.spareEvents
 	n.spareOut, n.spareEvents = nil, nil
+	observers := n.obs.observers
 	n.mu.Unlock()
-	if obs := n.cfg.Observer; obs != nil {
-		for _, e := range evs {
-			obs(e)
-		}
-	}
+	n.publish(evs, observers)
 	for _, m := range out {
 		n.tr.Send(m)
 	}
@@ -384,11 +385,12 @@ func (n *Node) emit(t EventType, peer ID, reason string) {
 
 // emitEvent fills in At, Node, Role, Leader and Seq and queues e.
 func (n *Node) emitEvent(e Event) {
-	if n.cfg.Observer == nil {
+	if !n.watched() {
 		return
 	}
 	n.seq++
 	e.At, e.Node, e.Role, e.Leader, e.Seq = n.w.Now(), n.id, n.role, n.leader, n.seq
+	n.noteEvent(&e)
 	n.events = append(n.events, e)
 }
 
@@ -659,6 +661,7 @@ func (n *Node) onStepDownTimer() {
 		return
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
+	n.obs.metrics.leaderContact(now, lease, n.acks)
 	alive := 1
 	for _, p := range n.peers {
 		if at, ok := n.acks[p]; ok && now-at <= lease {
