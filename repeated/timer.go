@@ -234,16 +234,17 @@ func (t *Timer) Stop() {
 // the same error.
 func (t *Timer) Reset() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	var err error
 	switch {
 	case t.destroyed:
-		return ErrDestroyed
+		err = ErrDestroyed
 	case !t.running:
-		return ErrNotRunning
-	case t.invoking:
-		return nil
+		err = ErrNotRunning
+	case !t.invoking:
+		err = t.armLocked()
 	}
-	return t.armLocked()
+	t.mu.Unlock()
+	return err
 }
 
 // ResetTimeout sets the base timeout to d and, if the timer is running,
