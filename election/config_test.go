@@ -9,6 +9,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/wheel"
 )
 
 func validConfig() election.Config {
@@ -207,4 +208,18 @@ func TestDefaultRandDiffersPerNode(t *testing.T) {
 	}
 	a, b, c := deadline(), deadline(), deadline()
 	require.False(t, a == b && b == c, "three nodes with ID 1 timed out at the same instant %v", a)
+}
+
+// TestStoppedWheelIsAnError: a node whose wheel is stopped could never
+// run its timers; NewNode and Start say so instead of a node that never
+// campaigns.
+func TestStoppedWheelIsAnError(t *testing.T) {
+	v := newVirtual(t)
+	tr := election.TransportFunc(func(election.Message) {})
+	n, err := election.NewNode(validConfig(), v.Wheel, tr, election.NewMemoryStorage(), election.StaticLog{})
+	require.NoError(t, err)
+	v.Stop()
+	require.ErrorIs(t, n.Start(), wheel.ErrStopped)
+	_, err = election.NewNode(validConfig(), v.Wheel, tr, election.NewMemoryStorage(), election.StaticLog{})
+	require.ErrorIs(t, err, wheel.ErrStopped)
 }

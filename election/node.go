@@ -197,7 +197,8 @@ func (n *Node) Config() Config { return n.cfg }
 
 // Start loads the HardState from Storage, becomes a follower in the loaded
 // term and arms the election (and snapshot) timer. It returns ErrStopped
-// after Stop, ErrAlreadyStarted on a second call, or the Storage's error.
+// after Stop, ErrAlreadyStarted on a second call, wheel.ErrStopped
+// (wrapped) if the node's wheel was stopped, or the Storage's error.
 func (n *Node) Start() error {
 	n.mu.Lock()
 	if n.stopped {
@@ -207,6 +208,10 @@ func (n *Node) Start() error {
 	if n.started {
 		n.mu.Unlock()
 		return ErrAlreadyStarted
+	}
+	if n.w.Stopped() { // its timers could never run
+		n.mu.Unlock()
+		return fmt.Errorf("election: Start: %w", wheel.ErrStopped)
 	}
 	hs, err := n.st.Load()
 	if err != nil {
