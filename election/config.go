@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/repeated"
 )
@@ -160,34 +161,49 @@ type Config struct {
 	// Rand is the source of all randomness of the node (timer jitter). It
 	// is consumed only in NewNode (to seed the timers' own generators), so
 	// it may be shared by nodes created one after another on one goroutine
-	// (a simulated cluster). nil means a generator seeded from ID; set it
-	// for different runs.
+	// (a simulated cluster). nil means a source seeded from the operating
+	// system's entropy, different for every node and run; set it for
+	// reproducible runs.
 	Rand *rand.Rand
 	// Logger receives the node's logs; nil means hclog.NewNullLogger().
 	Logger hclog.Logger
 	// Observer, if set, receives every Event, synchronously, on the
 	// goroutine that caused it, without the node's lock held. It may call
 	// the node (Status, Step, ...). Events of one node carry increasing Seq.
+	//
+	// Observer must not block: a timer's event is delivered on the wheel's
+	// driver goroutine (or the goroutine advancing a virtual wheel), so a
+	// blocking Observer (an unbuffered "ch <- e") stalls every timer of
+	// every group on the wheel, and Start, which reports an event, blocks
+	// until it returns. To read events from a channel, use NewObserver and
+	// Node.RegisterObserver instead, which never hold the wheel.
 	Observer func(Event)
+
+	// Metrics receives the node's metrics (the raftick.* names listed in
+	// the package documentation). nil means go-metrics' global sink
+	// (metrics.Default(), set up with metrics.NewGlobal), as hashicorp/raft
+	// does. Set it to *metrics.BlackholeSink to turn metrics off: the node
+	// then computes nothing for them (simulations of many clusters).
+	Metrics metrics.MetricSink
 }
 
-// DefaultConfig returns a Config with the defaults of hashicorp/raft and
-// SOFAJRaft: ElectionTimeout 1s with [ET, 2ET) jitter, heartbeats every
-// 100ms, vote timeout 1s, step-down every 500ms with a 900ms lease,
-// ResetOnHeartbeat detection, PreVote and CheckQuorum on, stickiness off.
-// ID and Voters must still be set.
+// DefaultConfig returns a Config with ElectionTimeout 1s randomized to
+// [ET, 2ET) (ElectionJitter repeated.Proportional(1)), PreVote and
+// CheckQuorum on, ResetOnHeartbeat detection (the Raft paper's and etcd's;
+// hashicorp/raft and SOFAJRaft check the last contact instead, see
+// CheckLastContact) and leader stickiness off. Every other field is zero,
+// so the fields derived from ElectionTimeout follow it when you change it:
+// heartbeats every ET/10, a vote timeout of ET, a step-down check every
+// ET/2 and a lease of 0.9 ET. With ElectionTimeout 150ms that is 15ms,
+// 150ms, 75ms and 135ms. Effective and Node.Config report the values in
+// force. ID and Voters must still be set.
 func DefaultConfig() Config {
 	return Config{
-		ElectionTimeout:   time.Second,
-		ElectionJitter:    repeated.Proportional(1),
-		HeartbeatInterval: 100 * time.Millisecond,
-		VoteTimeout:       time.Second,
-		StepDownInterval:  500 * time.Millisecond,
-		LeaseRatio:        0.9,
-		PreVote:           true,
-		CheckQuorum:       true,
-		PriorityDecayGap:  10,
-		Detection:         ResetOnHeartbeat,
+		ElectionTimeout: time.Second,
+		ElectionJitter:  repeated.Proportional(1),
+		PreVote:         true,
+		CheckQuorum:     true,
+		Detection:       ResetOnHeartbeat,
 	}
 }
 
@@ -197,6 +213,12 @@ func (c Config) Validate() error {
 	_, err := c.normalized()
 	return err
 }
+
+// Effective returns c with every zero optional field replaced by its
+// default, as a Node created from c runs it (see Node.Config), or the
+// error of Validate. Rand stays nil if it was: NewNode then draws a fresh
+// seed.
+func (c Config) Effective() (Config, error) { return c.normalized() }
 
 // Quorum returns the number of votes that make a majority of Voters.
 func (c Config) Quorum() int { return len(c.Voters)/2 + 1 }
@@ -226,6 +248,14 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.ElectionTimeout <= 0 {
 		return c, fmt.Errorf("election: Config.ElectionTimeout (%v) must be positive", c.ElectionTimeout)
+	}
+	for _, j := range [...]struct {
+		field string
+		j     repeated.Jitter
+	}{{"ElectionJitter", c.ElectionJitter}, {"HeartbeatJitter", c.HeartbeatJitter}, {"VoteJitter", c.VoteJitter}, {"SnapshotJitter", c.SnapshotJitter}} {
+		if err := repeated.ValidateJitter(j.j); err != nil {
+			return c, fmt.Errorf("election: Config.%s: %w", j.field, err)
+		}
 	}
 	if c.ElectionJitter == nil {
 		c.ElectionJitter = repeated.Proportional(1)
@@ -318,9 +348,6 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.HeartbeatJitter == nil {
 		c.HeartbeatJitter = repeated.None()
-	}
-	if c.Rand == nil {
-		c.Rand = rand.New(rand.NewPCG(uint64(c.ID), 0x9e3779b97f4a7c15))
 	}
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()

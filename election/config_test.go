@@ -9,6 +9,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/wheel"
 )
 
 func validConfig() election.Config {
@@ -118,4 +119,107 @@ func TestNewNodeNilArguments(t *testing.T) {
 		require.ErrorIs(t, err, election.ErrNilArgument, name)
 		require.Contains(t, err.Error(), name)
 	}
+}
+
+// TestDerivedDefaults is the derived-defaults table: DefaultConfig leaves
+// the fields derived from ElectionTimeout zero, so setting only
+// ElectionTimeout scales them all, and Effective and Node.Config report the
+// values in force. DefaultConfig used to store 100ms heartbeats, a 1s vote
+// timeout and a 500ms step-down check, which a 150ms ElectionTimeout kept
+// (and a 50ms one refused).
+func TestDerivedDefaults(t *testing.T) {
+	cases := []struct {
+		et, hb, vote, stepDown, lease time.Duration
+	}{
+		{150 * time.Millisecond, 15 * time.Millisecond, 150 * time.Millisecond, 75 * time.Millisecond, 135 * time.Millisecond},
+		{50 * time.Millisecond, 5 * time.Millisecond, 50 * time.Millisecond, 25 * time.Millisecond, 45 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond, time.Second, 500 * time.Millisecond, 900 * time.Millisecond},
+		{10 * time.Second, time.Second, 10 * time.Second, 5 * time.Second, 9 * time.Second},
+		{20, 2, 20, 10, 18},
+	}
+	v := newVirtual(t)
+	for _, tc := range cases {
+		t.Run(tc.et.String(), func(t *testing.T) {
+			c := validConfig()
+			c.ElectionTimeout = tc.et
+			eff, err := c.Effective()
+			require.NoError(t, err)
+			n, err := election.NewNode(c, v.Wheel, election.TransportFunc(func(election.Message) {}), election.NewMemoryStorage(), election.StaticLog{})
+			require.NoError(t, err)
+			defer n.Stop()
+			for _, got := range []election.Config{eff, n.Config()} {
+				require.Equal(t, tc.hb, got.HeartbeatInterval, "HeartbeatInterval = ET/10")
+				require.Equal(t, tc.vote, got.VoteTimeout, "VoteTimeout = ET")
+				require.Equal(t, tc.stepDown, got.StepDownInterval, "StepDownInterval = ET/2")
+				require.Equal(t, tc.lease, time.Duration(float64(got.ElectionTimeout)*got.LeaseRatio), "lease = 0.9 ET")
+				require.Equal(t, repeated.Proportional(1), got.VoteJitter, "VoteJitter = ElectionJitter")
+			}
+		})
+	}
+	// Explicit values are kept.
+	c := validConfig()
+	c.ElectionTimeout, c.HeartbeatInterval, c.VoteTimeout, c.StepDownInterval = 150*time.Millisecond, 50*time.Millisecond, 300*time.Millisecond, 60*time.Millisecond
+	eff, err := c.Effective()
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 60 * time.Millisecond},
+		[]time.Duration{eff.HeartbeatInterval, eff.VoteTimeout, eff.StepDownInterval})
+	_, err = election.Config{}.Effective()
+	require.Error(t, err)
+}
+
+// TestConfigRejectsInvalidJitter: a jitter built with invalid parameters is
+// a configuration error naming the field, not a timer that never jitters.
+func TestConfigRejectsInvalidJitter(t *testing.T) {
+	for field, edit := range map[string]func(c *election.Config){
+		"Config.ElectionJitter":  func(c *election.Config) { c.ElectionJitter = repeated.Proportional(-1) },
+		"Config.HeartbeatJitter": func(c *election.Config) { c.HeartbeatJitter = repeated.UniformExtra(-time.Second) },
+		"Config.VoteJitter":      func(c *election.Config) { c.VoteJitter = repeated.Backoff(100, 0) },
+		"Config.SnapshotJitter":  func(c *election.Config) { c.SnapshotJitter = repeated.Backoff(3, -1) },
+	} {
+		c := validConfig()
+		edit(&c)
+		err := c.Validate()
+		require.ErrorIs(t, err, repeated.ErrInvalidJitter, field)
+		require.Contains(t, err.Error(), field)
+	}
+}
+
+// TestDefaultRandDiffersPerNode: with Config.Rand nil, two nodes with the
+// same ID (a node and its restart, or the same config in two processes)
+// draw different election timeouts; it used to be seeded from the ID.
+func TestDefaultRandDiffersPerNode(t *testing.T) {
+	deadline := func() time.Duration {
+		v := newVirtual(t)
+		var at time.Duration
+		c := validConfig()
+		c.PreVote = false
+		c.Observer = func(e election.Event) {
+			if e.Type == election.EventElectionStart && at == 0 {
+				at = e.At
+			}
+		}
+		n, err := election.NewNode(c, v.Wheel, election.TransportFunc(func(election.Message) {}), election.NewMemoryStorage(), election.StaticLog{})
+		require.NoError(t, err)
+		require.NoError(t, n.Start())
+		v.AdvanceTo(3 * c.ElectionTimeout)
+		n.Stop()
+		require.NotZero(t, at)
+		return at
+	}
+	a, b, c := deadline(), deadline(), deadline()
+	require.False(t, a == b && b == c, "three nodes with ID 1 timed out at the same instant %v", a)
+}
+
+// TestStoppedWheelIsAnError: a node whose wheel is stopped could never
+// run its timers; NewNode and Start say so instead of a node that never
+// campaigns.
+func TestStoppedWheelIsAnError(t *testing.T) {
+	v := newVirtual(t)
+	tr := election.TransportFunc(func(election.Message) {})
+	n, err := election.NewNode(validConfig(), v.Wheel, tr, election.NewMemoryStorage(), election.StaticLog{})
+	require.NoError(t, err)
+	v.Stop()
+	require.ErrorIs(t, n.Start(), wheel.ErrStopped)
+	_, err = election.NewNode(validConfig(), v.Wheel, tr, election.NewMemoryStorage(), election.StaticLog{})
+	require.ErrorIs(t, err, wheel.ErrStopped)
 }

@@ -1,8 +1,19 @@
 // Package election implements Raft leader election (Ongaro & Ousterhout,
 // 2014) as a library: one Node per member of a group, driven by inbound
-// messages (Step) and by timers on a shared wheel.Wheel. There is no log
-// replication; a small LogView (last index and term) lets votes follow
-// Raft's up-to-date rule, and heartbeats stand in for AppendEntries.
+// messages (Step) and by timers on a shared wheel.Wheel.
+//
+//	cfg := election.DefaultConfig() // ElectionTimeout 1s; derived timeouts follow it
+//	cfg.ID, cfg.Voters = 1, []election.ID{1, 2, 3}
+//	n, err := election.NewNode(cfg, wheel.Shared(), transport, election.NewMemoryStorage(), election.StaticLog{})
+//	err = n.Start() // then hand every inbound Message to n.Step
+//	leader, err := n.WaitLeader(ctx)
+//
+// Your transport implements Transport (see Example_customTransport); a
+// simulated cluster runs on wheel.NewVirtual and MemNetwork (see Example).
+// There is no log replication; a small LogView (last index and term) lets
+// votes follow Raft's up-to-date rule, and heartbeats stand in for
+// AppendEntries. To put a replicated log beside it, see "Embedding in a
+// full Raft" below.
 //
 // # Roles
 //
@@ -74,11 +85,23 @@
 //
 // # Observing
 //
-// Config.Observer receives an Event for every role change, term change,
-// election start, vote granted or denied, election won, leader learnt,
-// step-down and ignored message; Stats counts what was ignored and why.
-// Malformed input never panics: it is ignored, counted and reported (see
-// Hostile and corrupted messages).
+// A node reports an Event for every change: EventRoleChange,
+// EventTermChange, EventElectionStart (pre-vote or election),
+// EventVoteGranted, EventVoteDenied, EventLeaderElected, EventLeaderKnown
+// (a follower learnt the leader), EventStepDown, EventIgnored (a message
+// dropped, with the reason) and EventSnapshot. Stats counts what was
+// ignored and why. Malformed input never panics: it is ignored, counted
+// and reported (see Hostile and corrupted messages).
+//
+// Events reach consumers in three ways. Config.Observer is a function
+// called synchronously on the goroutine that caused the event, which for a
+// timer is the wheel's driver, shared by every group on the wheel: it must
+// not block. NewObserver and Node.RegisterObserver subscribe a channel, as
+// hashicorp/raft's RegisterObserver does, and never hold the wheel: a
+// non-blocking Observer drops (and counts) what its channel cannot take at
+// once, a blocking one queues and blocks only its own delivery goroutine.
+// Node.LeaderCh delivers leadership changes, the latest value winning, and
+// Node.WaitLeader waits until any leader is known.
 //
 // # Hostile and corrupted messages
 //
@@ -144,6 +167,60 @@
 // TestRandomSafety check these invariants under arbitrary messages of
 // every type, sender and term, interleaved with timers, crashes and
 // network faults.
+//
+// # Metrics
+//
+// A node reports to go-metrics (github.com/hashicorp/go-metrics), to the
+// global sink unless Config.Metrics names another, like hashicorp/raft;
+// Config.Metrics set to *metrics.BlackholeSink turns metrics off (the node
+// then builds no events unless someone observes them). The names, with the
+// hashicorp/raft metric each one corresponds to:
+//
+//	raftick.state.follower                   counter  raft.state.follower
+//	raftick.state.precandidate               counter  (none: hashicorp's pre-vote has no state)
+//	raftick.state.candidate                  counter  raft.state.candidate
+//	raftick.state.leader                     counter  raft.state.leader
+//	raftick.transition.heartbeat_timeout     counter  raft.transition.heartbeat_timeout
+//	raftick.transition.leader_lease_timeout  counter  raft.transition.leader_lease_timeout
+//	raftick.prevote.started                  counter  (raft.candidate.preElectSelf times it)
+//	raftick.prevote.won, .lost               counter  (none)
+//	raftick.prevote.granted                  counter  (raft.rpc.requestPreVote times the RPC)
+//	raftick.prevote.refused{reason}          counter  (none)
+//	raftick.election.started                 counter  (raft.candidate.electSelf times it)
+//	raftick.election.won, .lost              counter  (none; won ~ raft.state.leader)
+//	raftick.vote.granted                     counter  (raft.rpc.requestVote times the RPC)
+//	raftick.vote.refused{reason}             counter  (none)
+//	raftick.stepdown{reason,from}            counter  (none)
+//	raftick.leader.lastContact               sample   raft.leader.lastContact (ms)
+//
+// A lost election is a candidate round that ended without a win (the
+// candidate stepped down or its vote timer started the next term).
+// raftick.leader.lastContact is sampled at every step-down check (with
+// CheckQuorum): the age of the oldest answer among the peers heard from
+// within the lease. Labels: reason is the event's reason without details,
+// spaces as underscores (check_quorum, higher_term, lost_election,
+// log_not_up_to_date, ...); from is the role left. The wheel reports its
+// own raftick.wheel.* metrics (see package wheel).
+//
+// # Embedding in a full Raft
+//
+// A Node owns the term, the vote and the election timers; a log layer
+// beside it owns the entries. They meet at three points:
+//
+//   - LogView: the node reads the log's last index and term to apply the
+//     up-to-date rule to votes. Last is called with the node's lock held,
+//     so it must not call the node.
+//   - Node.Status: the log layer replicates only while Role is Leader, in
+//     Status().Term, and accepts entries only from Status().Leader.
+//   - Node.ObserveTerm: whenever the replication path sees a higher term
+//     (an AppendEntries request from a newer leader, or a rejection from a
+//     follower that moved on), it tells the node, which persists the term
+//     and steps down exactly as for an election message.
+//
+// Election heartbeats keep followers' timers quiet; AppendEntries of the
+// log layer need not (but may, through Step with a MsgHeartbeat). See
+// Example_embedding for a node with a minimal replicated log on a virtual
+// wheel.
 //
 // # Crash and restart
 //

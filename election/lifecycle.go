@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/wheel"
 )
 
 // Start loads the HardState from Storage, becomes a follower in the loaded
 // term and arms the election (and snapshot) timer. It returns ErrStopped
-// after Stop, ErrAlreadyStarted on a second call, or the Storage's error.
+// after Stop, ErrAlreadyStarted on a second call, wheel.ErrStopped
+// (wrapped) if the node's wheel was stopped, or the Storage's error.
 func (n *Node) Start() error {
 	n.mu.Lock()
 	if n.stopped {
@@ -18,6 +20,10 @@ func (n *Node) Start() error {
 	if n.started {
 		n.mu.Unlock()
 		return ErrAlreadyStarted
+	}
+	if n.w.Stopped() { // its timers could never run
+		n.mu.Unlock()
+		return fmt.Errorf("election: Start: %w", wheel.ErrStopped)
 	}
 	hs, err := n.st.Load()
 	if err != nil {
@@ -56,6 +62,7 @@ func (n *Node) Stop() {
 	}
 	n.stopped = true
 	n.outbox, n.events = nil, nil
+	n.noteStop()
 	n.mu.Unlock()
 	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
@@ -92,6 +93,8 @@ type Node struct {
 	targetPriority  int
 	priorityCounter int
 
+	obs observation // Observers, LeaderCh, WaitLeader, metrics (observer.go)
+
 	stats  Stats
 	seq    uint64
 	outbox []Message
@@ -121,6 +124,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	case log == nil:
 		return nil, fmt.Errorf("%w: log view", ErrNilArgument)
 	}
+	if c.Rand == nil {
+		c.Rand = randsrc.New()
+	}
 	n := &Node{
 		cfg:    c,
 		id:     c.ID,
@@ -139,6 +145,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		}
 	}
 	n.targetPriority = c.targetPriority()
+	n.obs.metrics = newNodeMetrics(c)
 
 	// One random source per timer, derived from Config.Rand: the timers
 	// may re-arm on different goroutines of a real-time wheel.

@@ -5,7 +5,7 @@ import (
 )
 
 // unlockAndFlush releases the lock, then hands the collected events to the
-// observer and the collected messages to the transport.
+// observers and the collected messages to the transport.
 //
 // The two buffers are recycled: after delivery they become the spare
 // buffers of the next flush, unless a nested flush (a transport delivering
@@ -18,12 +18,9 @@ func (n *Node) unlockAndFlush() {
 	}
 	n.outbox, n.events = n.spareOut, n.spareEvents
 	n.spareOut, n.spareEvents = nil, nil
+	observers := n.obs.observers
 	n.mu.Unlock()
-	if obs := n.cfg.Observer; obs != nil {
-		for _, e := range evs {
-			obs(e)
-		}
-	}
+	n.publish(evs, observers)
 	for _, m := range out {
 		n.tr.Send(m)
 	}
@@ -44,11 +41,12 @@ func (n *Node) emit(t EventType, peer ID, reason string) {
 
 // emitEvent fills in At, Node, Role, Leader and Seq and queues e.
 func (n *Node) emitEvent(e Event) {
-	if n.cfg.Observer == nil {
+	if !n.watched() {
 		return
 	}
 	n.seq++
 	e.At, e.Node, e.Role, e.Leader, e.Seq = n.w.Now(), n.id, n.role, n.leader, n.seq
+	n.noteEvent(&e)
 	n.events = append(n.events, e)
 }
 

@@ -187,3 +187,17 @@ func TestTermBoundCampaignKeepsRound(t *testing.T) {
 	p.n.Step(election.Message{Type: election.MsgVoteResp, From: 3, To: 1, Term: election.MaxTerm, Granted: true})
 	require.Equal(t, election.Leader, p.n.Status().Role)
 }
+
+// TestObserveTermBound: the replication path cannot push a node past
+// MaxTerm either; MaxTerm itself is adopted, as from a message.
+func TestObserveTermBound(t *testing.T) {
+	p := newFive(t, nil)
+	for _, term := range []uint64{election.MaxTerm + 1, math.MaxUint64} {
+		err := p.n.ObserveTerm(term, 2)
+		require.ErrorIs(t, err, election.ErrTermOutOfRange, "term %d", term)
+	}
+	require.Equal(t, uint64(0), p.n.Status().Term, "a refused term changes nothing")
+	require.NoError(t, p.n.ObserveTerm(election.MaxTerm, 2))
+	require.Equal(t, election.MaxTerm, p.n.Status().Term)
+	checkEvents(t, p, 5)
+}

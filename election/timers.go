@@ -132,6 +132,7 @@ func (n *Node) onStepDownTimer() {
 		return
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
+	n.obs.metrics.leaderContact(now, lease, n.acks)
 	alive := 1
 	for _, p := range n.peers {
 		if at, ok := n.acks[p]; ok && now-at <= lease {

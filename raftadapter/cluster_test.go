@@ -206,7 +206,14 @@ func TestReload(t *testing.T) {
 	require.Equal(t, before.SnapshotThreshold, rc.SnapshotThreshold)
 
 	require.NoError(t, Reload(r, Retune{ElectionTimeout: 200 * time.Millisecond}))
-	require.Equal(t, 200*time.Millisecond, r.ReloadableConfig().ElectionTimeout, "VoteTimeout 0 means ElectionTimeout")
+	require.Equal(t, 200*time.Millisecond, r.ReloadableConfig().ElectionTimeout, "VoteTimeout 0 keeps 120ms, raised to ElectionTimeout")
+
+	// Zero fields keep the current values: Retune{} changes nothing.
+	require.NoError(t, Reload(r, Retune{VoteTimeout: 300 * time.Millisecond}))
+	require.NoError(t, Reload(r, Retune{}))
+	rc = r.ReloadableConfig()
+	require.Equal(t, []time.Duration{200 * time.Millisecond, 300 * time.Millisecond}, []time.Duration{rc.HeartbeatTimeout, rc.ElectionTimeout})
+	require.NoError(t, Reload(r, Retune{ElectionTimeout: 200 * time.Millisecond, VoteTimeout: 200 * time.Millisecond}))
 
 	cases := []struct {
 		rt    Retune
@@ -214,6 +221,8 @@ func TestReload(t *testing.T) {
 		text  string
 	}{
 		{Retune{ElectionTimeout: 4 * time.Millisecond}, "Retune.ElectionTimeout", "at least 5ms"},
+		{Retune{ElectionTimeout: -time.Second}, "Retune.ElectionTimeout", "at least 5ms"},
+		{Retune{VoteTimeout: 100 * time.Millisecond}, "Retune.VoteTimeout", ">= HeartbeatTimeout"},
 		{Retune{ElectionTimeout: 100 * time.Millisecond, VoteTimeout: 50 * time.Millisecond}, "Retune.VoteTimeout", ">= HeartbeatTimeout"},
 		{Retune{ElectionTimeout: 100 * time.Millisecond, VoteTimeout: -1}, "Retune.VoteTimeout", "negative"},
 		// The lease (50ms, fixed at creation) is longer than 40ms: only
@@ -317,7 +326,7 @@ func TestNewLogger(t *testing.T) {
 	l.Warn("shown", "k", 1)
 	require.NotContains(t, buf.String(), "hidden")
 	require.Contains(t, buf.String(), "shown")
-	require.Contains(t, buf.String(), "raftick")
+	require.NotContains(t, buf.String(), "raftick", "the logger carries no name of raftick's")
 
 	_, err = NewLogger(&buf, "verbose")
 	require.ErrorContains(t, err, `"verbose"`)
@@ -341,8 +350,9 @@ func TestHarnessLogsThroughHclog(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Shutdown())
 	out := buf.String()
-	require.Contains(t, out, "raftick.n1: entering follower state")
-	require.Contains(t, out, "raftick.harness: cluster started")
+	require.Contains(t, out, " n1: entering follower state", "nodes log under their own names")
+	require.Contains(t, out, " harness: cluster started")
+	require.NotContains(t, out, "raftick.n1")
 }
 
 type syncBuffer struct {

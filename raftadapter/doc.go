@@ -2,6 +2,14 @@
 // the Raft library most Go users run. It has three parts, all logging
 // through go-hclog as hashicorp/raft does.
 //
+//	timing, err := raftadapter.TimingOf(electionCfg)   // raftick's timing policy...
+//	conf, err := timing.RaftConfig("node-1", logger)    // ...as a validated raft.Config
+//	b, err := raftadapter.NewBridge(bridgeCfg, trans)   // or run election nodes over hashicorp's wire:
+//	node, err := election.NewNode(electionCfg, wheel.Shared(), b, storage, log)
+//	err = b.Start(node)
+//
+// See ExampleTiming_RaftConfig and ExampleBridge.
+//
 // # Config mapping
 //
 // Timing is raftick's timing policy in raftick's terms (package election):

@@ -263,17 +263,23 @@ func (t Timing) RaftConfig(id raft.ServerID, logger hclog.Logger) (*raft.Config,
 // Retune is the part of Timing a live hashicorp/raft node accepts through
 // (*raft.Raft).ReloadConfig. LeaderLeaseTimeout, CommitTimeout and pre-vote
 // are fixed when the node is created and have no place here.
+//
+// A zero field keeps the node's current value, so Retune{} changes
+// nothing.
 type Retune struct {
-	// ElectionTimeout becomes raft HeartbeatTimeout. At least MinTimeout,
-	// and at least the node's LeaderLeaseTimeout (fixed at creation).
+	// ElectionTimeout becomes raft HeartbeatTimeout. 0 keeps the node's
+	// current HeartbeatTimeout; otherwise at least MinTimeout, and at least
+	// the node's LeaderLeaseTimeout (fixed at creation).
 	ElectionTimeout time.Duration
-	// VoteTimeout becomes raft ElectionTimeout. 0 means ElectionTimeout;
-	// otherwise at least ElectionTimeout.
+	// VoteTimeout becomes raft ElectionTimeout. 0 keeps the node's current
+	// ElectionTimeout, raised to the (new) ElectionTimeout if it is
+	// shorter, since hashicorp/raft requires ElectionTimeout >=
+	// HeartbeatTimeout; otherwise at least ElectionTimeout.
 	VoteTimeout time.Duration
 }
 
 // Reload re-tunes the live node r: it reads r.ReloadableConfig(), replaces
-// HeartbeatTimeout and ElectionTimeout with rt's (keeping TrailingLogs,
+// HeartbeatTimeout and ElectionTimeout with rt's non-zero fields (keeping TrailingLogs,
 // SnapshotInterval and SnapshotThreshold as they are on r) and calls
 // r.ReloadConfig, which validates the result against the node's whole
 // configuration and changes nothing on error.
@@ -291,7 +297,11 @@ func Reload(r *raft.Raft, rt Retune) error {
 	if r == nil {
 		return ErrNilRaft
 	}
+	rc := r.ReloadableConfig()
 	et := rt.ElectionTimeout
+	if et == 0 {
+		et = rc.HeartbeatTimeout
+	}
 	if et < MinTimeout {
 		return timingErr("Retune.ElectionTimeout", "HeartbeatTimeout",
 			"Retune.ElectionTimeout (%v) maps to raft.Config.HeartbeatTimeout, which hashicorp/raft requires to be at least %v",
@@ -300,17 +310,16 @@ func Reload(r *raft.Raft, rt Retune) error {
 	vt := rt.VoteTimeout
 	if vt < 0 {
 		return timingErr("Retune.VoteTimeout", "ElectionTimeout",
-			"Retune.VoteTimeout (%v) must not be negative (0 means ElectionTimeout)", vt)
+			"Retune.VoteTimeout (%v) must not be negative (0 keeps the current value)", vt)
 	}
 	if vt == 0 {
-		vt = et
+		vt = max(rc.ElectionTimeout, et)
 	}
 	if vt < et {
 		return timingErr("Retune.VoteTimeout", "ElectionTimeout",
 			"Retune.VoteTimeout (%v) maps to raft.Config.ElectionTimeout, which hashicorp/raft requires to be >= HeartbeatTimeout (Retune.ElectionTimeout, %v)",
 			vt, et)
 	}
-	rc := r.ReloadableConfig()
 	rc.HeartbeatTimeout = et
 	rc.ElectionTimeout = vt
 	if err := r.ReloadConfig(rc); err != nil {

@@ -25,7 +25,9 @@ func TestTimingOf(t *testing.T) {
 		want  Timing
 	}{
 		{name: "defaults", in: election.DefaultConfig(),
-			want: Timing{ElectionTimeout: time.Second, VoteTimeout: time.Second, HeartbeatInterval: 100 * time.Millisecond, LeaseRatio: 0.9, PreVote: true}},
+			want: Timing{ElectionTimeout: time.Second, LeaseRatio: 0.9, PreVote: true}},
+		{name: "defaults with the paper's 150ms", in: with(func(c *election.Config) { *c = election.DefaultConfig(); c.ElectionTimeout = 150 * time.Millisecond }),
+			want: Timing{ElectionTimeout: 150 * time.Millisecond, LeaseRatio: 0.9, PreVote: true}},
 		{name: "zeros mean election's defaults", in: base,
 			want: Timing{ElectionTimeout: 150 * time.Millisecond, LeaseRatio: 0.9, PreVote: true}},
 		{name: "nil jitters", in: with(func(c *election.Config) { c.ElectionJitter, c.VoteJitter = nil, nil; c.PreVote = false }),

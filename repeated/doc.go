@@ -2,6 +2,14 @@
 // a pluggable randomization policy (Jitter): the building block of Raft's
 // election, vote, step-down and snapshot timers.
 //
+//	t, err := repeated.New(wheel.Shared(), "election", 150*time.Millisecond, campaign,
+//		repeated.WithJitter(repeated.Proportional(1))) // [150ms, 300ms), freshly seeded
+//	err = t.Start()  // an error if the wheel refuses the schedule
+//	err = t.Reset()  // on every heartbeat: push the deadline back
+//	t.Destroy()      // on shutdown
+//
+// See Example_electionTimer for a whole life on a virtual wheel.
+//
 // It follows SOFAJRaft's RepeatedTimer (start, stop, reset, run-once-now,
 // destroy, and an adjustTimeout hook applied to every schedule) and fixes
 // that class's known defects.
@@ -23,6 +31,15 @@
 // a virtual wheel, or on the real-time wheel's driver goroutine (or its
 // Executor); RunOnceNow runs one on the caller's goroutine.
 //
+// # Errors where the caller looks
+//
+// New refuses what could never work: a nil wheel or trigger, a timeout <=
+// 0, a stopped wheel, and a Jitter built with invalid parameters
+// (Proportional(-1), UniformExtra(-1s), Backoff(100, 0): see
+// ValidateJitter). Start, Restart and Reset return the wheel's error when
+// it refuses a schedule (the timer then stops, and Err keeps the error);
+// Reset returns ErrNotRunning on a stopped timer, which it does not start.
+//
 // # Jitter policies
 //
 // None, UniformExtra ([T, T+max), SOFAJRaft's election and vote timers),
@@ -31,8 +48,10 @@
 // snapshot timer), Backoff (binary exponential backoff after consecutive
 // triggers, cleared by Start and Restart) and Func (any function). A policy sees a
 // State (first schedule? how many triggers since Start/Restart?) and the
-// timer's own seeded *rand.Rand, never a global random source, so runs on
-// a virtual wheel are reproducible from a seed.
+// timer's own *rand.Rand, never a global random source. By default that
+// source is seeded from the operating system's entropy, so no two timers
+// jitter alike; WithRand injects a seeded one, and runs on a virtual wheel
+// are then reproducible from the seed.
 //
 // # Semantics
 //

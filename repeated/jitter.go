@@ -1,6 +1,7 @@
 package repeated
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -34,6 +35,28 @@ type Jitter interface {
 	Next(base time.Duration, st State, rng *rand.Rand) time.Duration
 }
 
+// ErrInvalidJitter is returned, wrapped with the policy and the parameter at
+// fault, by ValidateJitter, New and election.Config.Validate for a policy
+// built with invalid parameters, such as Proportional(-1).
+var ErrInvalidJitter = errors.New("repeated: invalid jitter")
+
+// A Validator is a Jitter that can check the parameters it was built with.
+// Every policy of this package is one. New refuses a policy whose Validate
+// fails, so a mistyped parameter is an error where the timer is made
+// instead of a timer that silently does not jitter.
+type Validator interface {
+	Validate() error
+}
+
+// ValidateJitter returns j.Validate() if j is a Validator, and nil
+// otherwise. A nil j (which New reads as None) is valid.
+func ValidateJitter(j Jitter) error {
+	if v, ok := j.(Validator); ok && j != nil {
+		return v.Validate()
+	}
+	return nil
+}
+
 // uniform returns a value drawn uniformly from [lo, lo+span), or lo when
 // the range is empty or rng is nil. lo+span is clamped to maxDuration.
 func uniform(lo, span time.Duration, rng *rand.Rand) time.Duration {
@@ -55,13 +78,25 @@ func None() Jitter { return none{} }
 func (none) Next(base time.Duration, _ State, _ *rand.Rand) time.Duration { return base }
 func (none) String() string                                               { return "none" }
 
+// Validate returns nil: None has no parameters.
+func (none) Validate() error { return nil }
+
 type uniformExtra struct{ max time.Duration }
 
 // UniformExtra returns the policy that waits the base timeout T plus an
 // extra delay drawn uniformly from [0, max): the result is in [T, T+max).
 // This is SOFAJRaft's randomTimeout for its election and vote timers, with
-// max playing the role of maxElectionDelayMs. max <= 0 means no jitter.
+// max playing the role of maxElectionDelayMs. max == 0 means no jitter; a
+// negative max is invalid (see ValidateJitter), and New refuses it.
 func UniformExtra(max time.Duration) Jitter { return uniformExtra{max: max} }
+
+// Validate reports a negative max.
+func (j uniformExtra) Validate() error {
+	if j.max < 0 {
+		return fmt.Errorf("%w: UniformExtra(%v): max must not be negative (0 means no jitter)", ErrInvalidJitter, j.max)
+	}
+	return nil
+}
 
 func (j uniformExtra) Next(base time.Duration, _ State, rng *rand.Rand) time.Duration {
 	return uniform(base, j.max, rng)
@@ -73,9 +108,18 @@ type proportional struct{ f float64 }
 
 // Proportional returns the policy that draws the delay uniformly from
 // [T, T*(1+f)) for base timeout T. f = 1 gives [T, 2T), the election
-// timeout of hashicorp/raft and etcd. f <= 0 or NaN means no jitter; an
+// timeout of hashicorp/raft and etcd. f == 0 means no jitter; a negative,
+// NaN or infinite f is invalid (see ValidateJitter), and New refuses it. An
 // upper bound beyond the largest time.Duration is clamped.
 func Proportional(f float64) Jitter { return proportional{f: f} }
+
+// Validate reports a negative, NaN or infinite factor.
+func (j proportional) Validate() error {
+	if !(j.f >= 0) || math.IsInf(j.f, 1) {
+		return fmt.Errorf("%w: Proportional(%v): the factor must be a finite number >= 0 (0 means no jitter)", ErrInvalidJitter, j.f)
+	}
+	return nil
+}
 
 func (j proportional) Next(base time.Duration, _ State, rng *rand.Rand) time.Duration {
 	if base <= 0 || !(j.f > 0) {
@@ -115,8 +159,12 @@ func (firstOnly) Next(base time.Duration, st State, rng *rand.Rand) time.Duratio
 
 func (firstOnly) String() string { return "first-only" }
 
+// Validate returns nil: FirstOnly has no parameters.
+func (firstOnly) Validate() error { return nil }
+
 type backoff struct {
-	maxShift int
+	maxShift int // clamped to [0, maxBackoffShift]
+	asked    int // maxShift as given, for Validate
 	cap      time.Duration
 }
 
@@ -135,10 +183,22 @@ const maxBackoffShift = 62
 // cap > 0 bounds the upper end of the window: the delay is drawn from
 // [T, min(T + T*2^s, cap)), and is exactly T when cap <= T. cap <= 0 means no
 // cap (the window is clamped only at the largest time.Duration). maxShift
-// is clamped to [0, 62].
+// must be in [0, 62] and cap must not be negative: other values are
+// invalid (see ValidateJitter), and New refuses them.
 func Backoff(maxShift int, cap time.Duration) Jitter {
-	maxShift = max(0, min(maxShift, maxBackoffShift))
-	return backoff{maxShift: maxShift, cap: cap}
+	return backoff{maxShift: max(0, min(maxShift, maxBackoffShift)), asked: maxShift, cap: cap}
+}
+
+// Validate reports a maxShift outside [0, 62] or a negative cap.
+func (j backoff) Validate() error {
+	switch {
+	case j.asked < 0 || j.asked > maxBackoffShift:
+		return fmt.Errorf("%w: Backoff(%d, %v): maxShift must be in [0, %d] (2^%d times the base is the widest window)",
+			ErrInvalidJitter, j.asked, j.cap, maxBackoffShift, maxBackoffShift)
+	case j.cap < 0:
+		return fmt.Errorf("%w: Backoff(%d, %v): cap must not be negative (0 means no cap)", ErrInvalidJitter, j.asked, j.cap)
+	}
+	return nil
 }
 
 func (j backoff) Next(base time.Duration, st State, rng *rand.Rand) time.Duration {
@@ -166,7 +226,7 @@ func (j backoff) Next(base time.Duration, st State, rng *rand.Rand) time.Duratio
 }
 
 func (j backoff) String() string {
-	return fmt.Sprintf("backoff(maxShift=%d, cap=%v)", j.maxShift, j.cap)
+	return fmt.Sprintf("backoff(maxShift=%d, cap=%v)", j.asked, j.cap)
 }
 
 // JitterFunc adapts a function to the Jitter interface; see Func.

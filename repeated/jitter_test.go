@@ -128,7 +128,7 @@ func TestJitterStrings(t *testing.T) {
 		repeated.Proportional(1):         "proportional(1)",
 		repeated.FirstOnly():             "first-only",
 		repeated.Backoff(4, time.Second): "backoff(maxShift=4, cap=1s)",
-		repeated.Backoff(99, 0):          "backoff(maxShift=62, cap=0s)",
+		repeated.Backoff(99, 0):          "backoff(maxShift=99, cap=0s)",
 	} {
 		require.Equal(t, want, j.(interface{ String() string }).String())
 	}

@@ -1,7 +1,6 @@
 package repeated
 
 import (
-	"hash/fnv"
 	"math/rand/v2"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,10 +29,10 @@ func WithJitter(j Jitter) Option {
 // from a parent, for example rand.New(rand.NewPCG(parent.Uint64(),
 // parent.Uint64())).
 //
-// The default (and the meaning of nil) is a PCG source seeded from a hash
-// of the timer's name: deterministic, but identical for timers with the
-// same name, so give timers that must be decorrelated (the election timers
-// of several nodes) distinct names or their own sources.
+// The default (and the meaning of nil) is a source of the timer's own,
+// seeded from the operating system's entropy (crypto/rand): two timers
+// never jitter alike, whatever their names, in one process or across
+// restarts. Pass a seeded source for reproducible runs (tests, simulation).
 func WithRand(r *rand.Rand) Option {
 	return func(o *options) { o.rng = r }
 }
@@ -51,12 +50,4 @@ func WithOnDestroy(f func()) Option {
 // and the meaning of nil, is hclog.NewNullLogger().
 func WithLogger(l hclog.Logger) Option {
 	return func(o *options) { o.logger = l }
-}
-
-// seedFromName derives the default random source of a timer from its name.
-func seedFromName(name string) *rand.Rand {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(name))
-	s := h.Sum64()
-	return rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -19,8 +21,12 @@ var (
 	ErrNilTrigger = errors.New("repeated: nil trigger")
 	// ErrInvalidTimeout is returned for a base timeout <= 0.
 	ErrInvalidTimeout = errors.New("repeated: timeout must be positive")
-	// ErrDestroyed is returned by TryResetTimeout after Destroy.
+	// ErrDestroyed is returned by Start, Restart, Reset and
+	// TryResetTimeout after Destroy.
 	ErrDestroyed = errors.New("repeated: destroyed")
+	// ErrNotRunning is returned by Reset on a stopped timer, which Reset
+	// does not start.
+	ErrNotRunning = errors.New("repeated: timer not running")
 )
 
 // Stats counts what happened to one Timer since New. All counters only grow.
@@ -116,11 +122,17 @@ func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opt
 			opt(&o)
 		}
 	}
+	if err := ValidateJitter(o.jitter); err != nil {
+		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+	}
+	if w.Stopped() {
+		return nil, fmt.Errorf("repeated: timer %q: %w", name, wheel.ErrStopped)
+	}
 	if o.jitter == nil {
 		o.jitter = none{}
 	}
 	if o.rng == nil {
-		o.rng = seedFromName(name)
+		o.rng = randsrc.New()
 	}
 	if o.logger == nil {
 		o.logger = hclog.NewNullLogger()
@@ -148,35 +160,48 @@ func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opt
 // does nothing. Called while a trigger of this timer is running (for
 // example Stop then Start inside the trigger), the schedule is made when
 // the trigger returns.
-func (t *Timer) Start() {
+//
+// Start returns nil when the timer runs: it is scheduled, was running
+// already, or will be scheduled when its running trigger returns. It
+// returns ErrDestroyed after Destroy, and the wheel's error (wrapped,
+// naming the timer; wheel.ErrStopped or wheel.ErrTooManyPending) when the
+// wheel refused the schedule: the timer then stays stopped and Err reports
+// the same error.
+func (t *Timer) Start() error {
 	t.mu.Lock()
-	if !t.destroyed && !t.running {
-		t.startLocked()
+	defer t.mu.Unlock()
+	switch {
+	case t.destroyed:
+		return ErrDestroyed
+	case t.running:
+		return nil
 	}
-	t.mu.Unlock()
+	return t.startLocked()
 }
 
 // Restart (re)starts the timer with a freshly adjusted timeout, whether it
 // was running or stopped: any pending deadline is replaced, State.First is
 // set and State.Consecutive (the Backoff exponent) is cleared. Restart
 // after Destroy does nothing. Inside a trigger of this timer, the schedule
-// is made when the trigger returns.
-func (t *Timer) Restart() {
+// is made when the trigger returns. Restart returns what Start returns.
+func (t *Timer) Restart() error {
 	t.mu.Lock()
-	if !t.destroyed {
-		t.startLocked()
+	defer t.mu.Unlock()
+	if t.destroyed {
+		return ErrDestroyed
 	}
-	t.mu.Unlock()
+	return t.startLocked()
 }
 
-func (t *Timer) startLocked() {
+func (t *Timer) startLocked() error {
 	t.running = true
 	t.first = true
 	t.consecutive = 0
 	t.err = nil
 	if !t.invoking {
-		t.armLocked()
+		return t.armLocked()
 	}
+	return nil
 }
 
 // Stop stops the timer: the pending trigger, if any, will not run, and a
@@ -201,12 +226,25 @@ func (t *Timer) Stop() {
 // a stopped or destroyed timer does nothing; while a trigger of this timer
 // runs it does nothing either, since the timer re-arms when the trigger
 // returns. Reset does not allocate.
-func (t *Timer) Reset() {
+//
+// Reset returns nil when the timer is re-armed (or re-arms when its running
+// trigger returns), ErrNotRunning when the timer is stopped, ErrDestroyed
+// after Destroy, and the wheel's error (wrapped, naming the timer) when the
+// wheel refused the schedule: the timer is then stopped and Err reports
+// the same error.
+func (t *Timer) Reset() error {
 	t.mu.Lock()
-	if t.running && !t.invoking {
-		t.armLocked()
+	var err error
+	switch {
+	case t.destroyed:
+		err = ErrDestroyed
+	case !t.running:
+		err = ErrNotRunning
+	case !t.invoking:
+		err = t.armLocked()
 	}
 	t.mu.Unlock()
+	return err
 }
 
 // ResetTimeout sets the base timeout to d and, if the timer is running,

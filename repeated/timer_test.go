@@ -1,6 +1,7 @@
 package repeated_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,29 +13,56 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
+// TestNewRejectsBadInput is the constructor-validation table: every
+// invalid argument, including a jitter policy built with invalid
+// parameters and a stopped wheel, is an error from New naming the timer
+// and the parameter, not a timer that silently misbehaves.
 func TestNewRejectsBadInput(t *testing.T) {
 	v := newVirtual(t)
+	stopped, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	stopped.Stop()
 	nop := func() {}
 	cases := []struct {
 		name    string
 		w       *wheel.Wheel
 		f       func()
 		timeout time.Duration
+		jitter  repeated.Jitter
 		want    error
+		says    string // part of the message
 	}{
-		{"nil wheel", nil, nop, ms, repeated.ErrNilWheel},
-		{"nil trigger", v.Wheel, nil, ms, repeated.ErrNilTrigger},
-		{"zero timeout", v.Wheel, nop, 0, repeated.ErrInvalidTimeout},
-		{"negative timeout", v.Wheel, nop, -ms, repeated.ErrInvalidTimeout},
+		{"nil wheel", nil, nop, ms, nil, repeated.ErrNilWheel, "nil wheel"},
+		{"nil trigger", v.Wheel, nil, ms, nil, repeated.ErrNilTrigger, "nil trigger"},
+		{"zero timeout", v.Wheel, nop, 0, nil, repeated.ErrInvalidTimeout, "0s"},
+		{"negative timeout", v.Wheel, nop, -ms, nil, repeated.ErrInvalidTimeout, "-1ms"},
+		{"stopped wheel", stopped.Wheel, nop, ms, nil, wheel.ErrStopped, "stopped"},
+		{"proportional negative", v.Wheel, nop, ms, repeated.Proportional(-1), repeated.ErrInvalidJitter, "Proportional(-1)"},
+		{"proportional NaN", v.Wheel, nop, ms, repeated.Proportional(math.NaN()), repeated.ErrInvalidJitter, "Proportional(NaN)"},
+		{"proportional +Inf", v.Wheel, nop, ms, repeated.Proportional(math.Inf(1)), repeated.ErrInvalidJitter, "Proportional(+Inf)"},
+		{"uniform-extra negative", v.Wheel, nop, ms, repeated.UniformExtra(-time.Second), repeated.ErrInvalidJitter, "UniformExtra(-1s)"},
+		{"backoff shift too big", v.Wheel, nop, ms, repeated.Backoff(100, 0), repeated.ErrInvalidJitter, "Backoff(100, 0s)"},
+		{"backoff negative shift", v.Wheel, nop, ms, repeated.Backoff(-1, 0), repeated.ErrInvalidJitter, "maxShift"},
+		{"backoff negative cap", v.Wheel, nop, ms, repeated.Backoff(3, -ms), repeated.ErrInvalidJitter, "cap"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tm, err := repeated.New(c.w, "bad", c.timeout, c.f)
+			tm, err := repeated.New(c.w, "bad", c.timeout, c.f, repeated.WithJitter(c.jitter))
 			require.ErrorIs(t, err, c.want)
 			require.Contains(t, err.Error(), `"bad"`, "the error names the timer")
+			require.Contains(t, err.Error(), c.says)
 			require.Nil(t, tm)
 		})
 	}
+	// The valid edges of the same policies are accepted.
+	for _, j := range []repeated.Jitter{repeated.Proportional(0), repeated.UniformExtra(0),
+		repeated.Backoff(0, 0), repeated.Backoff(62, time.Hour), repeated.FirstOnly(), repeated.None(), repeated.Func(nil)} {
+		require.NoError(t, repeated.ValidateJitter(j), "%v", j)
+		tm, err := repeated.New(v.Wheel, "edge", ms, nop, repeated.WithJitter(j))
+		require.NoError(t, err, "%v", j)
+		tm.Destroy()
+	}
+	require.NoError(t, repeated.ValidateJitter(nil))
 	// nil options and nil option values fall back to the defaults.
 	tm, err := repeated.New(v.Wheel, "ok", ms, nop, nil, repeated.WithJitter(nil),
 		repeated.WithRand(nil), repeated.WithLogger(nil), repeated.WithOnDestroy(nil))
@@ -71,25 +99,35 @@ func TestScheduleErrorStopsTimerAndIsReported(t *testing.T) {
 	require.NoError(t, err)
 	a := mustNew(t, v.Wheel, "a", ms, func() {})
 	b := mustNew(t, v.Wheel, "b", ms, func() {})
-	a.Start()
-	b.Start()
+	require.NoError(t, a.Start())
+	err = b.Start()
+	require.ErrorIs(t, err, wheel.ErrTooManyPending, "Start says the timer cannot run")
+	require.Contains(t, err.Error(), `"b"`)
 	require.True(t, a.IsRunning())
 	require.False(t, b.IsRunning(), "a refused schedule stops the timer")
 	require.ErrorIs(t, b.Err(), wheel.ErrTooManyPending)
 	require.EqualValues(t, 1, b.Stats().ScheduleErrors)
+	require.ErrorIs(t, b.Reset(), repeated.ErrNotRunning, "Reset does not start a stopped timer, and says so")
 	a.Stop()
-	b.Start()
+	require.NoError(t, b.Start())
 	require.True(t, b.IsRunning())
 	require.NoError(t, b.Err(), "a successful Start clears the error")
+	require.NoError(t, b.Reset(), "re-armed")
+	require.NoError(t, b.Start(), "already running")
 
 	v.Stop()
-	b.Reset()
+	require.ErrorIs(t, b.Reset(), wheel.ErrStopped, "Reset says it could not schedule")
 	require.ErrorIs(t, b.Err(), wheel.ErrStopped)
 	require.False(t, b.IsRunning())
 	require.NoError(t, b.TryResetTimeout(2*ms), "a stopped timer only records the timeout")
-	b.Start()
+	require.ErrorIs(t, b.Start(), wheel.ErrStopped)
+	require.ErrorIs(t, b.Restart(), wheel.ErrStopped)
 	require.ErrorIs(t, b.Err(), wheel.ErrStopped)
-	require.EqualValues(t, 3, b.Stats().ScheduleErrors)
+	require.EqualValues(t, 4, b.Stats().ScheduleErrors)
+	b.Destroy()
+	for _, f := range []func() error{b.Start, b.Restart, b.Reset} {
+		require.ErrorIs(t, f(), repeated.ErrDestroyed)
+	}
 }
 
 func TestNonPositiveJitterIsClampedToBase(t *testing.T) {
@@ -104,17 +142,32 @@ func TestNonPositiveJitterIsClampedToBase(t *testing.T) {
 	tm.Destroy()
 }
 
-func TestDefaultRandIsSeededFromName(t *testing.T) {
+// TestDefaultRandIsFreshPerTimer: without WithRand, two timers of the same
+// name (two processes restarting the same node) must not jitter alike; a
+// source seeded from the name made them identical.
+func TestDefaultRandIsFreshPerTimer(t *testing.T) {
 	v := newVirtual(t)
-	deadline := func(name string) time.Duration {
+	deadlines := func(name string) []time.Duration {
 		tm := mustNew(t, v.Wheel, name, time.Second, func() {}, repeated.WithJitter(repeated.Proportional(1)))
-		tm.Start()
+		var ds []time.Duration
+		for range 4 {
+			require.NoError(t, tm.Restart())
+			d, _ := tm.Deadline()
+			ds = append(ds, d)
+		}
+		tm.Destroy()
+		return ds
+	}
+	require.NotEqual(t, deadlines("election-1"), deadlines("election-1"))
+	// A seeded source stays reproducible.
+	seededDeadline := func() time.Duration {
+		tm := mustNew(t, v.Wheel, "e", time.Second, func() {}, repeated.WithJitter(repeated.Proportional(1)), repeated.WithRand(seeded(5)))
+		require.NoError(t, tm.Start())
 		d, _ := tm.Deadline()
 		tm.Destroy()
 		return d
 	}
-	require.Equal(t, deadline("election-1"), deadline("election-1"))
-	require.NotEqual(t, deadline("election-1"), deadline("election-2"))
+	require.Equal(t, seededDeadline(), seededDeadline())
 }
 
 func TestStringDescribesState(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-metrics"
 )
 
 // Errors returned by the wheel. Compare with errors.Is.
@@ -51,10 +52,23 @@ type Config struct {
 	// Logger receives panics recovered from callbacks and driver events.
 	// Default: a null logger.
 	Logger hclog.Logger
+
+	// Metrics receives the wheel's metrics (raftick.wheel.*, listed in the
+	// package documentation). nil means go-metrics' global sink
+	// (metrics.Default(), set up with metrics.NewGlobal), as hashicorp/raft
+	// does; a *metrics.BlackholeSink turns them off. A real-time wheel
+	// reports every MetricsInterval, from a runtime timer of its own (no
+	// goroutine waits between reports) until the wheel is stopped; a
+	// virtual wheel never reports.
+	Metrics metrics.MetricSink
+	// MetricsInterval is how often a real-time wheel reports its metrics;
+	// >= 0, 0 means DefaultMetricsInterval.
+	MetricsInterval time.Duration
 }
 
 // DefaultConfig returns the default configuration: a 1ms tick, no pending
-// limit, callbacks on the driver goroutine, no logging.
+// limit, callbacks on the driver goroutine, no logging, metrics to
+// go-metrics' global sink every DefaultMetricsInterval.
 func DefaultConfig() Config {
 	return Config{Tick: time.Millisecond}
 }
@@ -68,6 +82,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("wheel: Config.Tick (%v) must be at most %v", c.Tick, MaxTick)
 	case c.MaxPending < 0:
 		return fmt.Errorf("wheel: Config.MaxPending must be >= 0 (0 means unlimited), got %d", c.MaxPending)
+	case c.MetricsInterval < 0:
+		return fmt.Errorf("wheel: Config.MetricsInterval must be >= 0 (0 means %v), got %v", DefaultMetricsInterval, c.MetricsInterval)
 	}
 	return nil
 }

@@ -2,6 +2,15 @@
 // drivers: real time for production and virtual time for simulation and
 // tests.
 //
+//	w := wheel.Shared() // one process-wide real-time wheel; wheel.NewVirtual in tests
+//	var t wheel.Timer   // embed it in your struct; no allocation after Init
+//	err := t.Init(w, func() { fmt.Println("fired") })
+//	_, err = t.TryReset(150 * time.Millisecond) // arm, or re-arm on every heartbeat
+//	t.Stop()
+//
+// See ExampleNew for a real-time wheel, ExampleVirtual for virtual time and
+// package repeated for a repeating, jittered timer on top of this one.
+//
 // # One wheel, two drivers
 //
 // A Wheel is a data structure plus a step that fires what is due. Who takes
@@ -62,4 +71,31 @@
 // timers that never fired, makes later scheduling fail with ErrStopped, and
 // may be called from a callback. Stats reports counters: scheduled, fired,
 // cancelled, pending, rejected, panics, lateness and driver wake-ups.
+//
+// # Metrics
+//
+// A real-time wheel reports its Stats to go-metrics every
+// Config.MetricsInterval (1s by default), to the global sink unless
+// Config.Metrics names another, like hashicorp/raft; a
+// *metrics.BlackholeSink turns it off, and a virtual wheel never reports.
+// hashicorp/raft runs no timing wheel, so these have no raft.* counterpart:
+//
+//	raftick.wheel.pending       gauge    timers pending now
+//	raftick.wheel.max_lateness  gauge    largest delay of a fire past its deadline so far (ms)
+//	raftick.wheel.scheduled     counter  timers that went from idle to pending
+//	raftick.wheel.fired         counter  callbacks started
+//	raftick.wheel.cancelled     counter  Stop calls that prevented a callback
+//	raftick.wheel.rejected      counter  schedules refused (stopped, MaxPending)
+//	raftick.wheel.panics        counter  callbacks that panicked
+//	raftick.wheel.late_fires    counter  fires later than one tick past the deadline
+//	raftick.wheel.wakeups       counter  driver wake-ups from sleep
+//
+// # Goroutines and goleak
+//
+// A real-time wheel runs one driver goroutine while it has timers, until
+// Stop. The Shared wheel is never stopped, so tests that check for leaked
+// goroutines with go.uber.org/goleak and use it (directly, or through
+// package election or repeated) must ignore its driver:
+//
+//	goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
 package wheel

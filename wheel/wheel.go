@@ -126,6 +126,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		w.slack = make([]slackEntry, tagMask+1)
 		w.drainBudget = 4096
 	}
+	w.startMetrics(cfg) // metrics.go
 	return w, nil
 }
 

@@ -1,0 +1,165 @@
+package election
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+
+	"github.com/raftick/raftick/internal/msink"
+)
+
+// Metric keys; the package documentation lists them beside hashicorp/raft's.
+var (
+	keyStateFollower     = []string{"raftick", "state", "follower"}
+	keyStatePreCandidate = []string{"raftick", "state", "precandidate"}
+	keyStateCandidate    = []string{"raftick", "state", "candidate"}
+	keyStateLeader       = []string{"raftick", "state", "leader"}
+	keyHeartbeatTimeout  = []string{"raftick", "transition", "heartbeat_timeout"}
+	keyLeaseTimeout      = []string{"raftick", "transition", "leader_lease_timeout"}
+	keyPreVoteStarted    = []string{"raftick", "prevote", "started"}
+	keyPreVoteWon        = []string{"raftick", "prevote", "won"}
+	keyPreVoteLost       = []string{"raftick", "prevote", "lost"}
+	keyElectionStarted   = []string{"raftick", "election", "started"}
+	keyElectionWon       = []string{"raftick", "election", "won"}
+	keyElectionLost      = []string{"raftick", "election", "lost"}
+	keyVoteGranted       = []string{"raftick", "vote", "granted"}
+	keyVoteRefused       = []string{"raftick", "vote", "refused"}
+	keyPreVoteGranted    = []string{"raftick", "prevote", "granted"}
+	keyPreVoteRefused    = []string{"raftick", "prevote", "refused"}
+	keyStepDown          = []string{"raftick", "stepdown"}
+	keyLeaderLastContact = []string{"raftick", "leader", "lastContact"}
+)
+
+// nodeMetrics reports a node's events to a go-metrics sink. Its methods
+// run with the node's lock held, in the order of the events; a nil
+// *nodeMetrics (metrics off) does nothing.
+type nodeMetrics struct {
+	sink msink.Sink
+	// role is the node's role as of the last event, so that a step-down
+	// (reported with the new role) knows which role was left.
+	role Role
+	// labels caches the label of each reason seen.
+	labels map[string][]metrics.Label
+}
+
+// newNodeMetrics returns the metrics of a node configured with c, or nil
+// if c turns them off.
+func newNodeMetrics(c Config) *nodeMetrics {
+	s := msink.Resolve(c.Metrics)
+	if s == nil {
+		return nil
+	}
+	return &nodeMetrics{sink: s, labels: make(map[string][]metrics.Label)}
+}
+
+func (m *nodeMetrics) incr(key []string, labels []metrics.Label) {
+	m.sink.IncrCounterWithLabels(key, 1, labels)
+}
+
+// reasonLabel returns the label naming the cause of e: its reason without
+// details ("check quorum: 1 of 3 ..." is check_quorum), and, if from is
+// set, the role the node left.
+func (m *nodeMetrics) reasonLabel(reason string, from Role, withFrom bool) []metrics.Label {
+	k := reason
+	if withFrom {
+		k = from.String() + "\x00" + reason
+	}
+	if l, ok := m.labels[k]; ok {
+		return l
+	}
+	r, _, _ := strings.Cut(reason, ":")
+	if strings.HasPrefix(r, reasonAlreadyVoted) {
+		r = reasonAlreadyVoted
+	}
+	l := []metrics.Label{{Name: "reason", Value: strings.ReplaceAll(strings.TrimSpace(r), " ", "_")}}
+	if withFrom {
+		l = append(l, metrics.Label{Name: "from", Value: strings.ToLower(from.String())})
+	}
+	if len(m.labels) < 256 { // reasons are a small fixed set; never grow without bound
+		m.labels[k] = l
+	}
+	return l
+}
+
+// event reports e, which the node just emitted.
+func (m *nodeMetrics) event(e *Event) {
+	if m == nil {
+		return
+	}
+	prev := m.role
+	switch e.Type {
+	case EventRoleChange:
+		m.role = e.Role
+		switch e.Role {
+		case Follower:
+			m.incr(keyStateFollower, nil)
+		case PreCandidate:
+			m.incr(keyStatePreCandidate, nil)
+		case Candidate:
+			m.incr(keyStateCandidate, nil)
+		case Leader:
+			m.incr(keyStateLeader, nil)
+		}
+	case EventElectionStart:
+		if e.Reason == reasonTimeout {
+			m.incr(keyHeartbeatTimeout, nil)
+		}
+		if e.PreVote {
+			m.incr(keyPreVoteStarted, nil)
+			return
+		}
+		m.incr(keyElectionStarted, nil)
+		switch {
+		case e.Reason == reasonPreVoteWon:
+			m.incr(keyPreVoteWon, nil)
+		case prev == Candidate:
+			// A new round after the vote timer fired: the last one is lost.
+			m.incr(keyElectionLost, nil)
+		}
+	case EventLeaderElected:
+		m.incr(keyElectionWon, nil)
+	case EventStepDown:
+		switch prev {
+		case Candidate:
+			m.incr(keyElectionLost, nil)
+		case PreCandidate:
+			m.incr(keyPreVoteLost, nil)
+		case Leader:
+			if strings.HasPrefix(e.Reason, reasonCheckQuorum) {
+				m.incr(keyLeaseTimeout, nil)
+			}
+		}
+		m.incr(keyStepDown, m.reasonLabel(e.Reason, prev, true))
+	case EventVoteGranted:
+		switch {
+		case e.Peer == e.Node: // a candidate's vote for itself
+		case e.PreVote:
+			m.incr(keyPreVoteGranted, nil)
+		default:
+			m.incr(keyVoteGranted, nil)
+		}
+	case EventVoteDenied:
+		if e.PreVote {
+			m.incr(keyPreVoteRefused, m.reasonLabel(e.Reason, 0, false))
+		} else {
+			m.incr(keyVoteRefused, m.reasonLabel(e.Reason, 0, false))
+		}
+	}
+}
+
+// leaderContact samples, at a leader's step-down check, the age of the
+// oldest answer among the peers heard from within the lease, in
+// milliseconds: hashicorp/raft's raft.leader.lastContact.
+func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks map[ID]time.Duration) {
+	if m == nil {
+		return
+	}
+	var oldest time.Duration
+	for _, at := range acks {
+		if d := now - at; d <= lease && d > oldest {
+			oldest = d
+		}
+	}
+	m.sink.AddSampleWithLabels(keyLeaderLastContact, float32(oldest)/float32(time.Millisecond), nil)
+}

@@ -1,0 +1,18 @@
+// Package randsrc makes the properly seeded random sources that raftick's
+// packages use when the caller injects none.
+package randsrc
+
+import (
+	crand "crypto/rand"
+	"math/rand/v2"
+)
+
+// New returns a generator seeded from the operating system's entropy
+// (crypto/rand), so that two sources made by New, in one process or in
+// two, never produce the same sequence in practice. Code that needs
+// reproducible runs injects its own seeded *rand.Rand instead.
+func New() *rand.Rand {
+	var seed [32]byte
+	_, _ = crand.Read(seed[:]) // never fails since Go 1.24 (it crashes the program instead)
+	return rand.New(rand.NewChaCha8(seed))
+}

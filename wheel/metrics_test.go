@@ -1,0 +1,87 @@
+package wheel_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/raftick/raftick/wheel"
+)
+
+// sinkNames returns the gauge and counter names an InmemSink holds.
+func sinkNames(s *metrics.InmemSink) (gauges, counters []string) {
+	for _, iv := range s.Data() {
+		iv.RLock()
+		for k := range iv.Gauges {
+			gauges = append(gauges, k)
+		}
+		for k := range iv.Counters {
+			counters = append(counters, k)
+		}
+		iv.RUnlock()
+	}
+	slices.Sort(gauges)
+	slices.Sort(counters)
+	return slices.Compact(gauges), slices.Compact(counters)
+}
+
+// TestMetricNames: a real-time wheel reports its Stats to its sink under
+// the raftick.wheel.* names the package documentation lists; a virtual
+// wheel and a wheel with a BlackholeSink report nothing.
+func TestMetricNames(t *testing.T) {
+	sink := metrics.NewInmemSink(time.Hour, time.Hour)
+	cfg := wheel.DefaultConfig()
+	cfg.Metrics, cfg.MetricsInterval = sink, time.Millisecond
+	w, err := wheel.New(cfg)
+	require.NoError(t, err)
+	defer w.Stop()
+
+	quiet := metrics.NewInmemSink(time.Hour, time.Hour)
+	vcfg := wheel.DefaultConfig()
+	vcfg.Metrics, vcfg.MetricsInterval = quiet, time.Millisecond
+	v, err := wheel.NewVirtual(vcfg)
+	require.NoError(t, err)
+	defer v.Stop()
+	_, err = v.AfterFunc(time.Millisecond, func() {})
+	require.NoError(t, err)
+	v.RunUntilIdle()
+
+	fired := make(chan struct{})
+	_, err = w.AfterFunc(time.Millisecond, func() { close(fired) })
+	require.NoError(t, err)
+	<-fired
+	_, err = w.AfterFunc(time.Hour, func() {}) // one pending
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		gauges, counters := sinkNames(sink)
+		return slices.Contains(counters, "raftick.wheel.fired") && slices.Contains(counters, "raftick.wheel.scheduled") &&
+			slices.Contains(gauges, "raftick.wheel.pending")
+	}, 30*time.Second, time.Millisecond)
+	gauges, counters := sinkNames(sink)
+	require.Equal(t, []string{"raftick.wheel.max_lateness", "raftick.wheel.pending"}, gauges)
+	for _, c := range counters {
+		require.Contains(t, []string{"raftick.wheel.scheduled", "raftick.wheel.fired", "raftick.wheel.cancelled",
+			"raftick.wheel.rejected", "raftick.wheel.panics", "raftick.wheel.late_fires", "raftick.wheel.wakeups"}, c)
+	}
+	g, c := sinkNames(quiet)
+	require.Empty(t, append(g, c...), "a virtual wheel reports nothing")
+
+	cfg.MetricsInterval = -1
+	_, err = wheel.New(cfg)
+	require.ErrorContains(t, err, "Config.MetricsInterval")
+}
+
+// TestSharedWheelGoleakName pins the goroutine name the package
+// documentation gives goleak users: the shared wheel's driver runs forever,
+// and this is the one ignore it needs.
+func TestSharedWheelGoleakName(t *testing.T) {
+	fired := make(chan struct{})
+	_, err := wheel.Shared().AfterFunc(time.Millisecond, func() { close(fired) })
+	require.NoError(t, err)
+	<-fired
+	goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
+}
