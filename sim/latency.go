@@ -189,10 +189,6 @@ func Mean(l Latency) time.Duration {
 // compare with their time limits.
 func Typical(l Latency) time.Duration {
 	switch v := l.(type) {
-	case nil:
-		return 0
-	case fixed:
-		return v.d
 	case uniform:
 		return v.hi
 	case empirical:

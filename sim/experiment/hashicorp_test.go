@@ -110,9 +110,7 @@ func TestModels(t *testing.T) {
 		require.NotEmpty(t, m.Doc)
 	}
 	_, err := ModelNamed("quantum")
-	var fe *sim.FieldError
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, "Model", fe.Field)
+	requireField(t, err, "Model")
 
 	plain := PlainModel()
 	require.False(t, plain.DiskBlocks || plain.LeaderWrite || plain.CandidatesWait || plain.KeepTimer)
@@ -128,9 +126,7 @@ func TestModels(t *testing.T) {
 	require.Equal(t, [4]time.Duration{100 * ms, 200 * ms, 10 * ms, 100 * ms}, [4]time.Duration{s.TimeoutMin, s.TimeoutMax, s.Heartbeat, s.Settle})
 	require.NoError(t, hc.Timing(&s, 50*ms, 100*ms, 7*ms))
 	require.Equal(t, 7*ms, s.Heartbeat)
-	err = hc.Timing(&s, 150*ms, 155*ms, 0)
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, "TimeoutMax", fe.Field)
+	requireField(t, hc.Timing(&s, 150*ms, 155*ms, 0), "TimeoutMax")
 	paper, _ := ModelNamed("paper")
 	s = paper.Setup()
 	require.NoError(t, paper.Timing(&s, 150*ms, 155*ms, 0))
@@ -143,8 +139,7 @@ func TestModels(t *testing.T) {
 	require.Equal(t, 0.1, c.HeartbeatRatio)
 	require.Equal(t, 1.0, c.SettleRatio)
 	c.Spreads = []float64{0.5}
-	require.ErrorAs(t, hc.Tune(&c), &fe)
-	require.Equal(t, "Spreads", fe.Field)
+	requireField(t, hc.Tune(&c), "Spreads")
 	c = TuneConfig{Spreads: []float64{0.5}}
 	require.NoError(t, paper.Tune(&c))
 	require.Equal(t, TuneConfig{Spreads: []float64{0.5}}, c, "other models keep the search")

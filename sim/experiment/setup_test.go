@@ -36,10 +36,7 @@ func TestSetupValidate(t *testing.T) {
 		s := PaperModel()
 		tc.mod(&s)
 		err := s.Validate()
-		require.ErrorIs(t, err, ErrInvalidConfig)
-		var fe *sim.FieldError
-		require.ErrorAs(t, err, &fe)
-		require.Equal(t, tc.want, fe.Field)
+		fe := requireField(t, err, tc.want)
 		require.NotContains(t, fe.Reason, "Setup.", "reasons name no Go fields")
 	}
 }
@@ -58,10 +55,7 @@ func TestSetupValidateLatencyLimit(t *testing.T) {
 	} {
 		s := PaperModel()
 		tc.edit(&s)
-		err := s.Validate()
-		var fe *sim.FieldError
-		require.ErrorAs(t, err, &fe)
-		require.Equal(t, tc.field, fe.Field)
+		fe := requireField(t, s.Validate(), tc.field)
 		require.Contains(t, fe.Reason, "time limit")
 	}
 	s := PaperModel()
@@ -135,14 +129,10 @@ func TestSetupSet(t *testing.T) {
 		{"keeptimer", "sometimes"}, {"stickymode", "glue"}, {"settle", "-1s"}, {"settle", "later"},
 	} {
 		err := s.Set(kv[0], kv[1])
-		require.ErrorIs(t, err, ErrInvalidConfig, kv)
-		var fe *sim.FieldError
-		require.ErrorAs(t, err, &fe)
 		if kv[0] == "colour" {
-			require.Equal(t, kv[0], fe.Value, "an unknown parameter is the value refused")
+			require.Equal(t, kv[0], requireField(t, err, "").Value, "an unknown parameter is the value refused")
 		} else {
-			require.Equal(t, kv[0], fe.Field)
-			require.Equal(t, kv[1], fe.Value)
+			require.Equal(t, kv[1], requireField(t, err, kv[0]).Value)
 		}
 	}
 	var sv SplitVote

@@ -102,10 +102,7 @@ func TestSplitVoteValidate(t *testing.T) {
 		{SplitVote{Nodes: 5, Alive: 4, Model: "magic"}, "Model"},
 	} {
 		err := tc.sv.Validate()
-		require.ErrorIs(t, err, ErrInvalidConfig)
-		var fe *sim.FieldError
-		require.ErrorAs(t, err, &fe)
-		require.Equal(t, tc.want, fe.Field)
+		requireField(t, err, tc.want)
 	}
 	require.NoError(t, SplitVote{Nodes: 5, Alive: 4, Fraction: 0.1}.Validate())
 }

@@ -214,10 +214,7 @@ func TestTuneConfigValidate(t *testing.T) {
 			c := smallTune()
 			tc.edit(&c)
 			err := c.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			var fe *sim.FieldError
-			require.ErrorAs(t, err, &fe)
-			require.Equal(t, tc.field, fe.Field)
+			requireField(t, err, tc.field)
 			_, err = Tune(context.Background(), c, sim.RunOptions{})
 			require.ErrorIs(t, err, ErrInvalidConfig)
 		})
