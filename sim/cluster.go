@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -12,8 +12,10 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// ClusterConfig configures a Cluster.
-type ClusterConfig struct {
+// Config configures a Cluster: the engine's description of a simulated
+// group (experiments describe theirs in higher-level terms and build a
+// Config from it).
+type Config struct {
 	// Nodes is the number of servers, with IDs 1..Nodes; in [1, 1000].
 	Nodes int
 	// Election is the template of every node's configuration; NewCluster
@@ -34,26 +36,50 @@ type ClusterConfig struct {
 	// Trace, if set, receives one line per fault the cluster injects
 	// (crash, restart, pause, resume, partition), for --trace.
 	Trace func(at time.Duration, node election.ID, what string)
-	// Logger is given to the nodes; nil means a null logger.
+	// Logger is given to the nodes; nil means a null logger. (The cluster
+	// wraps it to notice panics its nodes' timers recover: see Err.)
 	Logger hclog.Logger
+	// Context, if not nil, interrupts Run when it is cancelled: Run checks
+	// it every CheckEvery instants it processes (cheaply, so a trial that
+	// runs billions of events still stops promptly), and Err then reports
+	// the context's error.
+	Context context.Context
 }
 
-// ErrBadCluster is wrapped by NewCluster's errors.
-var ErrBadCluster = errors.New("sim: bad cluster")
+// CheckEvery is how many instants Cluster.Run processes between two
+// checks of Config.Context.
+const CheckEvery = 1024
+
+// MaxNodes is the largest number of servers a Cluster simulates.
+const MaxNodes = 1000
+
+// Validate reports the first invalid field of c, or nil. Errors are
+// *FieldError wrapping ErrInvalidConfig. The election template is
+// checked by NewCluster, which builds the nodes.
+func (c Config) Validate() error {
+	switch {
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fieldErr("Nodes", c.Nodes, "must be in [1, %d]", MaxNodes)
+	case c.Rand == nil:
+		return fieldErr("Rand", "nil", "is required (seed it for reproducible runs)")
+	}
+	return c.Network.Validate()
+}
 
 // Cluster is a simulated Raft group: election.Nodes on one virtual wheel
 // that carries every node's timers and every message in flight, so the
 // whole group runs as "jump to the next deadline, fire it", on one
 // goroutine, reproducibly. A Cluster is not safe for concurrent use.
 type Cluster struct {
-	cfg     ClusterConfig
-	w       *wheel.Virtual
+	cfg     Config
+	w       *Wheel
 	rng     *rand.Rand
 	members []*member
 	cut     [][]bool // cut[from][to]: link from->to is down
 	stats   NetStats
 	free    *envelope
 	voters  []election.ID
+	err     error // why Run stopped early: the context's error
 }
 
 type member struct {
@@ -129,23 +155,15 @@ func (e *envelope) fire() {
 }
 
 // NewCluster builds a cluster of cfg.Nodes servers, none started.
-func NewCluster(cfg ClusterConfig) (*Cluster, error) {
-	if cfg.Nodes < 1 || cfg.Nodes > 1000 {
-		return nil, fmt.Errorf("%w: ClusterConfig.Nodes (%d) must be in [1, 1000]", ErrBadCluster, cfg.Nodes)
-	}
-	if cfg.Rand == nil {
-		return nil, fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
-	}
-	if err := cfg.Network.Validate(); err != nil {
+func NewCluster(cfg Config) (*Cluster, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = hclog.NewNullLogger()
-	}
-	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	w, err := NewWheel()
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = w.Logger(cfg.Logger)
 	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
 	c.voters = make([]election.ID, cfg.Nodes)
 	c.cut = make([][]bool, cfg.Nodes+1)
@@ -187,14 +205,26 @@ func (c *Cluster) newNode(m *member) error {
 	tr := election.TransportFunc(func(msg election.Message) { c.send(m, msg) })
 	n, err := election.NewNode(ec, c.w.Wheel, tr, m.store, m.log)
 	if err != nil {
-		return fmt.Errorf("%w: node %d: %w", ErrBadCluster, m.id, err)
+		return fmt.Errorf("%w: Election (node %d): %w", ErrInvalidConfig, m.id, err)
 	}
 	m.node = n
 	return nil
 }
 
 // Wheel returns the cluster's virtual wheel.
-func (c *Cluster) Wheel() *wheel.Virtual { return c.w }
+func (c *Cluster) Wheel() *Wheel { return c.w }
+
+// Err reports why the cluster's run is not to be trusted: a *PanicError
+// if a callback on its wheel panicked (the wheel recovered it, so the
+// run went on with a node or the network in a broken state), else the
+// context's error if Run stopped because Config.Context was cancelled,
+// else nil.
+func (c *Cluster) Err() error {
+	if err := c.w.Err(); err != nil {
+		return err
+	}
+	return c.err
+}
 
 // Now returns the cluster's virtual time.
 func (c *Cluster) Now() time.Duration { return c.w.Now() }
@@ -254,10 +284,10 @@ func (c *Cluster) Start(ids ...election.ID) error {
 	for _, id := range ids {
 		m := c.member(id)
 		if m == nil {
-			return fmt.Errorf("%w: Start: no server %d", ErrBadCluster, id)
+			return fmt.Errorf("Start: %w: %d", ErrNoServer, id)
 		}
 		if m.up {
-			return fmt.Errorf("%w: Start: server %d is already running", ErrBadCluster, id)
+			return fmt.Errorf("Start: %w: %d", ErrServerRunning, id)
 		}
 		if err := m.node.Start(); err != nil {
 			return fmt.Errorf("sim: Start server %d: %w", id, err)
@@ -292,10 +322,10 @@ func (c *Cluster) Crash(id election.ID) {
 func (c *Cluster) Restart(id election.ID) error {
 	m := c.member(id)
 	if m == nil {
-		return fmt.Errorf("%w: Restart: no server %d", ErrBadCluster, id)
+		return fmt.Errorf("Restart: %w: %d", ErrNoServer, id)
 	}
 	if m.up {
-		return fmt.Errorf("%w: Restart: server %d is running (Crash it first)", ErrBadCluster, id)
+		return fmt.Errorf("Restart: %w: %d (Crash it first)", ErrServerRunning, id)
 	}
 	if err := c.newNode(m); err != nil {
 		return err
@@ -314,10 +344,10 @@ func (c *Cluster) Restart(id election.ID) error {
 func (c *Cluster) Pause(id election.ID, d time.Duration) error {
 	m := c.member(id)
 	if m == nil || !m.up {
-		return fmt.Errorf("%w: Pause: server %d is not running", ErrBadCluster, id)
+		return fmt.Errorf("Pause: %w: %d", ErrServerDown, id)
 	}
 	c.trace(id, fmt.Sprintf("pause for %v", d))
-	m.pauseEnd = c.w.Now() + max(d, 0)
+	m.pauseEnd = addSat(c.w.Now(), max(d, 0))
 	return c.block(m, m.pauseEnd)
 }
 
@@ -405,9 +435,17 @@ func (c *Cluster) Heal() {
 
 // Run advances virtual time deadline by deadline until done returns true
 // (checked before each instant is processed, and once more after the
-// last) or the next deadline lies beyond limit. It returns done().
+// last) or the next deadline lies beyond limit. It returns done(). It
+// also stops, returning false, when Config.Context is cancelled (Err
+// then reports why).
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
-	for !done() {
+	for n := 0; !done(); n++ {
+		if n%CheckEvery == CheckEvery-1 && c.cfg.Context != nil {
+			if err := c.cfg.Context.Err(); err != nil {
+				c.err = err
+				return false
+			}
+		}
 		next, ok := c.w.NextDeadline()
 		if !ok || next > limit {
 			return done()
@@ -415,6 +453,12 @@ func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
 		c.w.AdvanceTo(next)
 	}
 	return true
+}
+
+// RunFor is Run with the limit d after the current virtual time
+// (saturating: a huge d never wraps into the past).
+func (c *Cluster) RunFor(d time.Duration, done func() bool) bool {
+	return c.Run(addSat(c.w.Now(), d), done)
 }
 
 // Close stops the wheel; the cluster must not be used afterwards.
@@ -436,7 +480,7 @@ func (c *Cluster) diskWrite(m *member, n int) {
 	}
 	end := max(now, m.diskEnd)
 	for range n {
-		end += disk.Sample(c.rng)
+		end = addSat(end, disk.Sample(c.rng))
 	}
 	m.diskAt, m.diskEnd = now, end
 	m.writes += n
@@ -484,7 +528,7 @@ func (c *Cluster) transmit(from *member, msg election.Message) {
 	for range copies {
 		d := depart
 		if lat != nil {
-			d += lat.Sample(c.rng)
+			d = addSat(d, lat.Sample(c.rng))
 		}
 		c.schedule(msg, d)
 	}

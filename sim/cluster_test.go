@@ -1,12 +1,18 @@
 package sim
 
 import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 const ms = time.Millisecond
@@ -22,11 +28,11 @@ func testCluster(t *testing.T, n int, net Network, events *[]election.Event) *Cl
 	if net.Latency == nil {
 		net.Latency = Fixed(1 * ms)
 	}
-	c, err := NewCluster(ClusterConfig{
+	c, err := NewCluster(Config{
 		Nodes:    n,
 		Election: ec,
 		Network:  net,
-		Rand:     TrialRand(*seedFlag, 0),
+		Rand:     TrialRand(testseed.Seed(t, "./sim"), 0),
 		Observer: func(e election.Event) {
 			if events != nil {
 				*events = append(*events, e)
@@ -174,14 +180,14 @@ func TestClusterBlockingDiskAndCandidatesWait(t *testing.T) {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = 150 * ms
 	ec.HeartbeatInterval = 50 * ms
-	ec.ElectionJitter = timeoutJitter(150*ms, 150*ms, 0, nil) // no randomness
+	ec.ElectionJitter = repeated.None() // no randomness
 	ec.PreVote, ec.CheckQuorum = false, false
 	ec.WaitForVoteTimeout = true // Setup.CandidatesWait
-	c, err := NewCluster(ClusterConfig{
+	c, err := NewCluster(Config{
 		Nodes:    3,
 		Election: ec,
 		Network:  Network{Latency: Fixed(1 * ms), Disk: Fixed(5 * ms), DiskBlocks: true},
-		Rand:     TrialRand(*seedFlag, 1),
+		Rand:     TrialRand(testseed.Seed(t, "./sim"), 1),
 	})
 	require.NoError(t, err)
 	defer c.Close()
@@ -203,18 +209,107 @@ func TestClusterBlockingDiskAndCandidatesWait(t *testing.T) {
 
 func TestNewClusterErrors(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  ClusterConfig
-		want string
+		cfg   Config
+		field string
 	}{
-		{ClusterConfig{Nodes: 0, Rand: TrialRand(1, 1)}, "ClusterConfig.Nodes"},
-		{ClusterConfig{Nodes: 3}, "ClusterConfig.Rand"},
-		{ClusterConfig{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Loss: 2}}, "Network.Loss"},
-		{ClusterConfig{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Duplicate: -1}}, "Network.Duplicate"},
-		{ClusterConfig{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Links: map[Link]Latency{{1, 2}: nil}}}, "Network.Links[1->2]"},
-		{ClusterConfig{Nodes: 3, Rand: TrialRand(1, 1)}, "ElectionTimeout"},
+		{Config{Nodes: 0, Rand: TrialRand(1, 1)}, "Nodes"},
+		{Config{Nodes: 3}, "Rand"},
+		{Config{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Loss: 2}}, "Loss"},
+		{Config{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Duplicate: -1}}, "Duplicate"},
+		{Config{Nodes: 3, Rand: TrialRand(1, 1), Network: Network{Links: map[Link]Latency{{1, 2}: nil}}}, "Links[1->2]"},
 	} {
 		_, err := NewCluster(tc.cfg)
-		require.Error(t, err)
-		require.Contains(t, err.Error(), tc.want)
+		require.ErrorIs(t, err, ErrInvalidConfig)
+		var fe *FieldError
+		require.ErrorAs(t, err, &fe)
+		require.Equal(t, tc.field, fe.Field)
+		require.NotEmpty(t, fe.Reason)
+		require.NotContains(t, fe.Reason, tc.field, "the reason names no Go field")
 	}
+	_, err := NewCluster(Config{Nodes: 3, Rand: TrialRand(1, 1)})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.Contains(t, err.Error(), "ElectionTimeout")
+}
+
+func TestFieldError(t *testing.T) {
+	err := error(&FieldError{Field: "Nodes", Value: 0, Reason: "must be in [1, 1000]"})
+	require.Equal(t, "sim: invalid config: Nodes 0: must be in [1, 1000]", err.Error())
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	other := errors.New("other: invalid config")
+	err = &FieldError{Field: "Latency", Value: Fixed(ms), Reason: "too slow", Err: other}
+	require.Equal(t, "other: invalid config: Latency fixed:1ms: too slow", err.Error())
+	require.ErrorIs(t, err, other)
+	require.NotErrorIs(t, err, ErrInvalidConfig)
+	require.Equal(t, `"x"`, (&FieldError{Value: "x"}).ValueString())
+}
+
+func TestClusterFaultErrors(t *testing.T) {
+	c := testCluster(t, 3, Network{}, nil)
+	require.ErrorIs(t, c.Start(1), ErrServerRunning)
+	require.ErrorIs(t, c.Start(7), ErrNoServer)
+	require.ErrorIs(t, c.Restart(7), ErrNoServer)
+	require.ErrorIs(t, c.Restart(1), ErrServerRunning)
+	c.Crash(2)
+	require.ErrorIs(t, c.Pause(2, ms), ErrServerDown)
+}
+
+// panicky is a latency whose every draw panics: a broken model.
+type panicky struct{}
+
+func (panicky) Sample(*rand.Rand) time.Duration { panic("broken latency model") }
+func (panicky) String() string                  { return "panicky" }
+
+// TestClusterErrReportsCallbackPanics: a panic in a callback on the
+// cluster's wheel (here: the network model, sampled when a heartbeat
+// timer fires) is recovered by the wheel, and Err reports it, so a trial
+// can fail instead of measuring a broken cluster.
+func TestClusterErrReportsCallbackPanics(t *testing.T) {
+	c := testCluster(t, 3, Network{}, nil)
+	require.NoError(t, c.Node(1).Campaign())
+	require.True(t, c.Run(time.Second, func() bool { id, _ := leaderOf(c); return id == 1 }))
+	require.NoError(t, c.Err())
+	c.cfg.Network.Latency = panicky{} // the leader's next heartbeats panic in their timer
+	c.RunFor(200*ms, func() bool { return false })
+	err := c.Err()
+	var pe *PanicError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "broken latency model", pe.Value)
+	require.Positive(t, pe.Count)
+	require.Contains(t, err.Error(), "broken latency model")
+}
+
+// TestClusterRunHonoursContext: Run checks the context every CheckEvery
+// instants, so a run with a huge limit stops soon after cancellation.
+func TestClusterRunHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ec := election.DefaultConfig()
+	ec.ElectionTimeout = 150 * ms
+	ec.HeartbeatInterval = time.Microsecond // an event every microsecond
+	instants := 0
+	c, err := NewCluster(Config{Nodes: 3, Election: ec, Network: Network{Latency: Fixed(ms)}, Rand: TrialRand(1, 0), Context: ctx})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Start())
+	require.NoError(t, c.Node(1).Campaign())
+	var at time.Duration
+	done := func() bool {
+		instants++
+		if instants == 5000 {
+			cancel()
+			at = c.Now()
+		}
+		return false
+	}
+	require.False(t, c.Run(math.MaxInt64, done))
+	require.ErrorIs(t, c.Err(), context.Canceled)
+	require.LessOrEqual(t, instants, 5000+CheckEvery, "Run stopped within CheckEvery instants of the cancellation")
+	require.Less(t, c.Now()-at, time.Second)
+}
+
+func TestRunForSaturates(t *testing.T) {
+	c := testCluster(t, 1, Network{}, nil)
+	c.Run(10*ms, func() bool { return false })
+	n := 0
+	c.RunFor(math.MaxInt64, func() bool { n++; return n > 3 })
+	require.Greater(t, c.Now(), 10*ms, "the limit did not wrap into the past")
 }

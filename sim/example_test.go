@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -18,7 +17,7 @@ func ExampleCluster() {
 	ec.ElectionTimeout = 150 * time.Millisecond
 	ec.HeartbeatInterval = 50 * time.Millisecond
 	ec.PreVote, ec.CheckQuorum = false, false
-	c, err := sim.NewCluster(sim.ClusterConfig{
+	c, err := sim.NewCluster(sim.Config{
 		Nodes:    3,
 		Election: ec,
 		Network:  sim.Network{Latency: sim.Fixed(time.Millisecond), Disk: sim.Fixed(2 * time.Millisecond)},
@@ -42,50 +41,4 @@ func ExampleCluster() {
 	// 7ms n2 LeaderKnown term 1
 	// 7ms n3 LeaderKnown term 1
 	// messages sent: 8
-}
-
-// The failover experiment of the Raft paper's Figure 16 with the
-// calibrated LAN model, 200 trials on all cores.
-func ExampleRun() {
-	s := sim.LAN()
-	s.TimeoutMin, s.TimeoutMax = 150*time.Millisecond, 200*time.Millisecond
-	f := sim.Failover{Setup: s}
-	res, err := sim.Run(context.Background(), []sim.Job{sim.JobOf(f, 200)}, sim.RunOptions{Seed: 1})
-	if err != nil {
-		panic(err)
-	}
-	sum := sim.Summarize(f.Params(), res[0])
-	fmt.Println(sum.Label, sum.Trials, sum.Min > 75*time.Millisecond, sum.P50 < 200*time.Millisecond)
-	// Output:
-	// 150-200ms 200 true true
-}
-
-// Searching for the timeouts with the best median failover that start at
-// most 10 unnecessary elections per server and hour, when one-way latency
-// is log-normal with a 5ms median.
-func ExampleTune() {
-	s := sim.LAN()
-	s.Latency = sim.LogNormal(5*time.Millisecond, 0.8)
-	r, err := sim.Tune(context.Background(), sim.TuneConfig{
-		Base:                    s,
-		Mins:                    []time.Duration{30 * time.Millisecond, 150 * time.Millisecond},
-		Spreads:                 []float64{1},
-		Objective:               "p50",
-		MaxElectionsPerNodeHour: 10,
-		FailoverTrials:          100,
-		StableTrials:            2,
-		StableFor:               5 * time.Minute,
-	}, sim.RunOptions{Seed: 1})
-	if err != nil {
-		panic(err)
-	}
-	for _, c := range r.Candidates {
-		fmt.Println(sim.RangeLabel(c.TimeoutMin, c.TimeoutMax), "feasible:", c.Feasible)
-	}
-	best := r.Candidates[r.Best]
-	fmt.Println("best:", sim.RangeLabel(best.TimeoutMin, best.TimeoutMax))
-	// Output:
-	// 30-60ms feasible: false
-	// 150-300ms feasible: true
-	// best: 150-300ms
 }

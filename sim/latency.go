@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,7 +12,8 @@ import (
 
 // A Latency is a distribution of durations: one-way network delays, disk
 // write times, processing times. Sample draws one value from rng; it never
-// returns a negative duration. String returns the spec ParseLatency accepts,
+// returns a negative duration, and the distributions of this package
+// saturate at the largest Duration instead of overflowing. String returns the spec ParseLatency accepts,
 // so a Latency prints in the form the command line takes.
 //
 // Implementations are immutable values, safe for concurrent use as long as
@@ -23,9 +23,27 @@ type Latency interface {
 	String() string
 }
 
-// ErrBadLatency is wrapped by every error ParseLatency and the constructors
-// report.
-var ErrBadLatency = errors.New("sim: bad latency")
+// addSat returns a+b for non-negative durations, saturating at the
+// largest Duration instead of wrapping into the past.
+func addSat(a, b time.Duration) time.Duration {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// durationOf converts a non-negative float number of nanoseconds to a
+// Duration, saturating: NaN and values <= 0 give 0, values beyond the
+// range give the largest Duration.
+func durationOf(ns float64) time.Duration {
+	switch {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
 
 type fixed struct{ d time.Duration }
 
@@ -51,7 +69,7 @@ func (u uniform) Sample(rng *rand.Rand) time.Duration {
 	if u.hi == u.lo {
 		return u.lo
 	}
-	return u.lo + time.Duration(rng.Int64N(int64(u.hi-u.lo)+1))
+	return u.lo + time.Duration(rng.Uint64N(uint64(u.hi-u.lo)+1))
 }
 func (u uniform) String() string { return "uniform:" + fmtDur(u.lo) + "," + fmtDur(u.hi) }
 
@@ -63,11 +81,7 @@ type normal struct{ mean, stddev time.Duration }
 func Normal(mean, stddev time.Duration) Latency { return normal{mean, max(stddev, 0)} }
 
 func (n normal) Sample(rng *rand.Rand) time.Duration {
-	v := float64(n.mean) + rng.NormFloat64()*float64(n.stddev)
-	if v <= 0 {
-		return 0
-	}
-	return time.Duration(v)
+	return durationOf(float64(n.mean) + rng.NormFloat64()*float64(n.stddev))
 }
 func (n normal) String() string { return "normal:" + fmtDur(n.mean) + "," + fmtDur(n.stddev) }
 
@@ -91,11 +105,7 @@ func (l logNormal) Sample(rng *rand.Rand) time.Duration {
 	if l.median <= 0 {
 		return 0
 	}
-	v := float64(l.median) * math.Exp(l.sigma*rng.NormFloat64())
-	if v > float64(math.MaxInt64/2) {
-		return time.Duration(math.MaxInt64 / 2)
-	}
-	return time.Duration(v)
+	return durationOf(float64(l.median) * math.Exp(l.sigma*rng.NormFloat64()))
 }
 func (l logNormal) String() string {
 	return "lognormal:" + fmtDur(l.median) + "," + strconv.FormatFloat(l.sigma, 'g', -1, 64)
@@ -141,7 +151,7 @@ func Mean(l Latency) time.Duration {
 	case fixed:
 		return v.d
 	case uniform:
-		return (v.lo + v.hi) / 2
+		return v.lo + (v.hi-v.lo)/2
 	case normal:
 		if v.stddev == 0 {
 			return max(v.mean, 0)
@@ -151,9 +161,9 @@ func Mean(l Latency) time.Duration {
 		z := mu / s
 		phi := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
 		Phi := 0.5 * math.Erfc(-z/math.Sqrt2)
-		return time.Duration(mu*Phi + s*phi)
+		return durationOf(mu*Phi + s*phi)
 	case logNormal:
-		return time.Duration(float64(v.median) * math.Exp(v.sigma*v.sigma/2))
+		return durationOf(float64(v.median) * math.Exp(v.sigma*v.sigma/2))
 	case empirical:
 		if len(v.ds) == 0 {
 			return 0
@@ -162,7 +172,7 @@ func Mean(l Latency) time.Duration {
 		for _, d := range v.ds {
 			sum += float64(d)
 		}
-		return time.Duration(sum / float64(len(v.ds)))
+		return durationOf(sum / float64(len(v.ds)))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var sum float64
@@ -170,7 +180,21 @@ func Mean(l Latency) time.Duration {
 	for range n {
 		sum += float64(l.Sample(rng))
 	}
-	return time.Duration(sum / n)
+	return durationOf(sum / n)
+}
+
+// Typical returns the largest value l draws if it has one (fixed,
+// uniform, empirical), else its mean (normal, log-normal, other
+// implementations): the delay a model stands for, which configurations
+// compare with their time limits.
+func Typical(l Latency) time.Duration {
+	switch v := l.(type) {
+	case uniform:
+		return v.hi
+	case empirical:
+		return slices.Max(append([]time.Duration{0}, v.ds...))
+	}
+	return Mean(l)
 }
 
 // ParseLatency parses a latency spec:
@@ -182,22 +206,24 @@ func Mean(l Latency) time.Duration {
 //	empirical:1ms,2ms,7ms each observation equally likely
 //
 // Durations use time.ParseDuration's syntax and must not be negative.
-// Errors wrap ErrBadLatency and say what is wrong with the spec.
+// Errors are *FieldError (with no Field: Value is the spec) wrapping
+// ErrInvalidConfig, and say what is wrong with the spec.
 func ParseLatency(s string) (Latency, error) {
+	bad := func(format string, args ...any) error { return fieldErr("", s, format, args...) }
 	spec := strings.TrimSpace(s)
 	kind, args, hasColon := strings.Cut(spec, ":")
 	kind = strings.ToLower(strings.TrimSpace(kind))
 	if !hasColon {
 		if d, err := time.ParseDuration(kind); err == nil {
 			if d < 0 {
-				return nil, fmt.Errorf("%w %q: duration must not be negative", ErrBadLatency, s)
+				return nil, bad("duration must not be negative")
 			}
 			return Fixed(d), nil
 		}
 		if spec == "" {
-			return nil, fmt.Errorf("%w: empty spec (want e.g. fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5 or empirical:1ms,2ms)", ErrBadLatency)
+			return nil, bad("empty spec (want e.g. fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5 or empirical:1ms,2ms)")
 		}
-		return nil, fmt.Errorf("%w %q: want kind:args, e.g. normal:5ms,2ms", ErrBadLatency, s)
+		return nil, bad("want kind:args, e.g. normal:5ms,2ms")
 	}
 	var fields []string
 	if strings.TrimSpace(args) != "" {
@@ -208,17 +234,17 @@ func ParseLatency(s string) (Latency, error) {
 	}
 	want := func(n int, form string) error {
 		if len(fields) != n {
-			return fmt.Errorf("%w %q: %s takes %d argument(s) (%s), got %d", ErrBadLatency, s, kind, n, form, len(fields))
+			return bad("%s takes %d argument(s) (%s), got %d", kind, n, form, len(fields))
 		}
 		return nil
 	}
 	dur := func(i int, name string) (time.Duration, error) {
 		d, err := time.ParseDuration(fields[i])
 		if err != nil {
-			return 0, fmt.Errorf("%w %q: %s %q is not a duration (e.g. 5ms)", ErrBadLatency, s, name, fields[i])
+			return 0, bad("%s %q is not a duration (e.g. 5ms)", name, fields[i])
 		}
 		if d < 0 {
-			return 0, fmt.Errorf("%w %q: %s %v must not be negative", ErrBadLatency, s, name, d)
+			return 0, bad("%s %v must not be negative", name, d)
 		}
 		return d, nil
 	}
@@ -245,7 +271,7 @@ func ParseLatency(s string) (Latency, error) {
 			return nil, err
 		}
 		if hi < lo {
-			return nil, fmt.Errorf("%w %q: hi %v is below lo %v", ErrBadLatency, s, hi, lo)
+			return nil, bad("hi %v is below lo %v", hi, lo)
 		}
 		return Uniform(lo, hi), nil
 	case "normal":
@@ -271,15 +297,15 @@ func ParseLatency(s string) (Latency, error) {
 		}
 		sigma, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil || math.IsNaN(sigma) || math.IsInf(sigma, 0) {
-			return nil, fmt.Errorf("%w %q: sigma %q is not a number (e.g. 0.5)", ErrBadLatency, s, fields[1])
+			return nil, bad("sigma %q is not a number (e.g. 0.5)", fields[1])
 		}
 		if sigma < 0 {
-			return nil, fmt.Errorf("%w %q: sigma %v must not be negative", ErrBadLatency, s, sigma)
+			return nil, bad("sigma %v must not be negative", sigma)
 		}
 		return LogNormal(m, sigma), nil
 	case "empirical":
 		if len(fields) == 0 {
-			return nil, fmt.Errorf("%w %q: empirical needs at least one duration", ErrBadLatency, s)
+			return nil, bad("empirical needs at least one duration")
 		}
 		ds := make([]time.Duration, len(fields))
 		for i := range fields {
@@ -291,16 +317,9 @@ func ParseLatency(s string) (Latency, error) {
 		}
 		return Empirical(ds), nil
 	}
-	return nil, fmt.Errorf("%w %q: unknown kind %q (want fixed, uniform, normal, lognormal or empirical)", ErrBadLatency, s, kind)
+	return nil, bad("unknown kind %q (want fixed, uniform, normal, lognormal or empirical)", kind)
 }
 
 // fmtDur formats d compactly and exactly (time.Duration.String, which
 // ParseDuration reads back).
 func fmtDur(d time.Duration) string { return d.String() }
-
-// sortedCopy returns a sorted copy of ds.
-func sortedCopy(ds []time.Duration) []time.Duration {
-	c := slices.Clone(ds)
-	slices.Sort(c)
-	return c
-}

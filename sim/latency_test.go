@@ -3,11 +3,14 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 func TestParseLatency(t *testing.T) {
@@ -62,7 +65,10 @@ func TestParseLatencyErrors(t *testing.T) {
 		t.Run(tc.spec, func(t *testing.T) {
 			_, err := ParseLatency(tc.spec)
 			require.Error(t, err)
-			require.True(t, errors.Is(err, ErrBadLatency))
+			require.True(t, errors.Is(err, ErrInvalidConfig))
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			require.Equal(t, tc.spec, fe.Value)
 			require.Contains(t, err.Error(), tc.wantMsg)
 		})
 	}
@@ -70,8 +76,7 @@ func TestParseLatencyErrors(t *testing.T) {
 
 func TestLatencySamplesStayInRange(t *testing.T) {
 	ms := time.Millisecond
-	rng := rand.New(rand.NewPCG(*seedFlag, 7))
-	t.Logf("seed %d; reproduce: go test ./sim -run TestLatencySamplesStayInRange -seed=%d", *seedFlag, *seedFlag)
+	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./sim"), 7))
 	for _, tc := range []struct {
 		l      Latency
 		lo, hi time.Duration
@@ -112,6 +117,39 @@ func TestLatencySamplesStayInRange(t *testing.T) {
 	require.InDelta(t, float64(Mean(n)), sum/100000, float64(50*time.Microsecond))
 }
 
+// TestLatencySaturates: extreme specs never panic, never draw a negative
+// duration, and their means do not overflow (issue 10, defect 7:
+// uniform:0ns,9223372036854775807ns panicked in Int64N; a normal with a
+// mean near the top of the range sampled negative delays).
+func TestLatencySaturates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./sim"), 8))
+	for _, spec := range []string{
+		"uniform:0ns,9223372036854775807ns",
+		"uniform:9223372036854775807ns,9223372036854775807ns",
+		"normal:2562047h,1000h",
+		"normal:9223372036854775807ns,9223372036854775807ns",
+		"lognormal:2562047h,5",
+		"empirical:9223372036854775807ns,0s",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			l, err := ParseLatency(spec)
+			require.NoError(t, err)
+			for range 1000 {
+				require.GreaterOrEqual(t, l.Sample(rng), time.Duration(0))
+			}
+			require.GreaterOrEqual(t, Mean(l), time.Duration(0))
+			require.GreaterOrEqual(t, Typical(l), time.Duration(0))
+		})
+	}
+	require.Equal(t, time.Duration(math.MaxInt64), addSat(math.MaxInt64-5, 10))
+	require.Equal(t, 15*time.Nanosecond, addSat(5, 10))
+	require.Equal(t, time.Duration(math.MaxInt64), durationOf(1e300))
+	require.Equal(t, time.Duration(0), durationOf(math.NaN()))
+	require.Equal(t, 5*ms, Typical(Uniform(ms, 5*ms)))
+	require.Equal(t, 7*ms, Typical(Empirical([]time.Duration{ms, 7 * ms})))
+	require.Equal(t, Mean(Normal(5*ms, ms)), Typical(Normal(5*ms, ms)))
+}
+
 func ExampleParseLatency() {
 	l, err := ParseLatency("normal:5ms,2ms")
 	if err != nil {
@@ -122,5 +160,5 @@ func ExampleParseLatency() {
 	fmt.Println(err)
 	// Output:
 	// normal:5ms,2ms 5.004008ms
-	// sim: bad latency "uniform:5ms": uniform takes 2 argument(s) (lo,hi), got 1
+	// sim: invalid config: "uniform:5ms": uniform takes 2 argument(s) (lo,hi), got 1
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -61,14 +60,12 @@ type Network struct {
 	LeaderWrite bool
 }
 
-// ErrBadNetwork is wrapped by Network.Validate errors.
-var ErrBadNetwork = errors.New("sim: bad network")
-
-// Validate reports the first invalid field of n, or nil.
+// Validate reports the first invalid field of n, or nil: a *FieldError
+// wrapping ErrInvalidConfig.
 func (n Network) Validate() error {
 	prob := func(name string, p float64) error {
 		if math.IsNaN(p) || p < 0 || p > 1 {
-			return fmt.Errorf("%w: Network.%s (%v) must be in [0, 1]", ErrBadNetwork, name, p)
+			return fieldErr(name, p, "must be a probability in [0, 1]")
 		}
 		return nil
 	}
@@ -80,7 +77,7 @@ func (n Network) Validate() error {
 	}
 	for l, lat := range n.Links {
 		if lat == nil {
-			return fmt.Errorf("%w: Network.Links[%d->%d] is nil", ErrBadNetwork, l.From, l.To)
+			return fieldErr(fmt.Sprintf("Links[%d->%d]", l.From, l.To), "nil", "needs a latency")
 		}
 	}
 	return nil

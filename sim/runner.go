@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -12,10 +14,32 @@ import (
 // a pure function of its index and rng (and of values captured when the
 // job was built): it runs on any worker goroutine, concurrently with other
 // trials, and must not share mutable state with them.
+//
+// Trial returns an error when the trial cannot be trusted: it broke (a
+// callback panicked, the cluster could not be built) or it was
+// interrupted by ctx (then it returns ctx's error, and Run counts the
+// trial as unfinished). ctx is for cancellation only; a trial checks it
+// now and then (Config.Context).
 type Job struct {
 	Trials int
-	Trial  func(i int, rng *rand.Rand) Outcome
+	Trial  func(ctx context.Context, i int, rng *rand.Rand) (Outcome, error)
 }
+
+// A TrialError reports a trial that failed: which one and with which
+// seed, so that it can be run again alone (its random source is
+// TrialRand(Seed, Index)).
+type TrialError struct {
+	Job   int    // index of the job in Run's list
+	Index int    // trial index within the job
+	Seed  uint64 // RunOptions.Seed
+	Err   error
+}
+
+func (e *TrialError) Error() string {
+	return fmt.Sprintf("sim: trial %d (seed %d) failed: %v", e.Index, e.Seed, e.Err)
+}
+
+func (e *TrialError) Unwrap() error { return e.Err }
 
 // RunOptions controls Run.
 type RunOptions struct {
@@ -55,12 +79,31 @@ func splitmix64(x uint64) uint64 {
 // Run runs every trial of every job across opts.Workers goroutines and
 // returns the outcomes per job in trial order, so the result does not
 // depend on the number of workers or on scheduling. If ctx is cancelled,
-// workers finish the trial they are running, start no new one, and Run
-// returns the trials that finished (still in trial order, with gaps
-// removed) together with ctx.Err(). A nil ctx means context.Background().
+// workers stop the trials they are running (as soon as the trials check
+// ctx), start no new one, and Run returns the trials that finished (still
+// in trial order, with gaps removed) together with ctx.Err(). A nil ctx
+// means context.Background().
+//
+// If a trial fails (returns an error other than ctx's, or panics), Run
+// starts no new trial, waits for the running ones and returns a
+// *TrialError for the failed trial of the lowest (job, index); the
+// outcomes it returns then are only the trials that finished.
 func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent) // cancelled by a failed trial too
+	defer cancel()
+	var failMu sync.Mutex
+	var fail *TrialError // guarded by failMu: the failure of the lowest (job, index)
+	failed := func(j, i int, err error) {
+		failMu.Lock()
+		defer failMu.Unlock()
+		if fail == nil || j < fail.Job || j == fail.Job && i < fail.Index {
+			fail = &TrialError{Job: j, Index: i, Seed: opts.Seed, Err: err}
+		}
+		cancel()
 	}
 	total := 0
 	starts := make([]int, len(jobs)+1)
@@ -87,7 +130,7 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 		go func() {
 			defer wg.Done()
 			j := 0
-			for ctx.Err() == nil {
+			for parent.Err() == nil && ctx.Err() == nil {
 				k := int(next.Add(1) - 1)
 				if k >= total {
 					return
@@ -96,7 +139,14 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 					j++
 				}
 				i := k - starts[j]
-				outs[k] = jobs[j].Trial(i, TrialRand(opts.Seed, i))
+				o, err := runTrial(ctx, jobs[j], i, TrialRand(opts.Seed, i))
+				if err != nil {
+					if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+						failed(j, i, err)
+					}
+					continue
+				}
+				outs[k] = o
 				done[k] = true
 				n := finished.Add(1)
 				if opts.Progress != nil {
@@ -122,5 +172,18 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 		}
 		res[j] = part
 	}
-	return res, ctx.Err()
+	if fail != nil {
+		return res, fail
+	}
+	return res, parent.Err()
+}
+
+// runTrial runs one trial, turning a panic into an error.
+func runTrial(ctx context.Context, job Job, i int, rng *rand.Rand) (o Outcome, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("sim: trial panicked: %v", r)
+		}
+	}()
+	return job.Trial(ctx, i, rng)
 }

@@ -1,10 +1,10 @@
 package sim
 
 import (
-	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,47 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRunIsIndependentOfWorkers(t *testing.T) {
-	s := LAN()
-	s.TimeoutMin, s.TimeoutMax = 150*ms, 200*ms
-	jobs := []Job{JobOf(Failover{s}, 40), JobOf(SplitVote{Nodes: 5, Alive: 4, Fraction: 0.2}, 200), JobOf(Bootstrap{s}, 20)}
-	var ref [][]Outcome
-	for _, workers := range []int{1, 2, 3, 8} {
-		res, err := Run(context.Background(), jobs, RunOptions{Seed: *seedFlag, Workers: workers})
-		require.NoError(t, err)
-		if ref == nil {
-			ref = res
-			continue
-		}
-		require.Equal(t, ref, res, "workers=%d changed the results (seed %d; go test ./sim -run TestRunIsIndependentOfWorkers -seed=%d)", workers, *seedFlag, *seedFlag)
-	}
-	require.Len(t, ref[0], 40)
-	require.Len(t, ref[1], 200)
-	require.Len(t, ref[2], 20)
-}
-
-func TestRunGOMAXPROCS(t *testing.T) {
-	s := LAN()
-	run := func(procs int) []byte {
-		old := runtime.GOMAXPROCS(procs)
-		defer runtime.GOMAXPROCS(old)
-		res, err := Run(context.Background(), []Job{JobOf(Failover{s}, 30)}, RunOptions{Seed: 7})
-		require.NoError(t, err)
-		var b bytes.Buffer
-		require.NoError(t, WriteJSON(&b, Summarize(Failover{s}.Params(), res[0]), true))
-		return b.Bytes()
-	}
-	require.Equal(t, string(run(1)), string(run(2)))
-}
-
 func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var started atomic.Int64
-	job := Job{Trials: 1000, Trial: func(i int, rng *rand.Rand) Outcome {
+	job := Job{Trials: 1000, Trial: func(_ context.Context, i int, rng *rand.Rand) (Outcome, error) {
 		if started.Add(1) == 10 {
 			cancel()
 		}
-		return Outcome{Time: time.Duration(i), OK: true}
+		return Outcome{Time: time.Duration(i), OK: true}, nil
 	}}
 	res, err := Run(ctx, []Job{job}, RunOptions{Seed: 1, Workers: 2})
 	require.ErrorIs(t, err, context.Canceled)
@@ -66,7 +33,7 @@ func TestRunCancel(t *testing.T) {
 
 func TestRunProgressAndEmptyJobs(t *testing.T) {
 	var last atomic.Int64
-	res, err := Run(context.Background(), []Job{{Trials: 0}, {Trials: 5, Trial: func(i int, _ *rand.Rand) Outcome { return Outcome{OK: true} }}},
+	res, err := Run(context.Background(), []Job{{Trials: 0}, {Trials: 5, Trial: func(context.Context, int, *rand.Rand) (Outcome, error) { return Outcome{OK: true}, nil }}},
 		RunOptions{Seed: 1, Workers: 4, Progress: func(done, total int) {
 			// assert, not require: this runs on worker goroutines.
 			assert.Equal(t, 5, total)
@@ -89,4 +56,44 @@ func TestTrialRandStreamsDiffer(t *testing.T) {
 		}
 	}
 	require.Equal(t, TrialRand(3, 4).Uint64(), TrialRand(3, 4).Uint64())
+}
+
+// TestRunTrialError: a failed trial (an error or a panic) stops the run
+// and is reported with its job, index and seed; trials interrupted by the
+// cancellation that follows are not failures.
+func TestRunTrialError(t *testing.T) {
+	broken := errors.New("broken")
+	var ran atomic.Int64
+	job := Job{Trials: 1000, Trial: func(ctx context.Context, i int, rng *rand.Rand) (Outcome, error) {
+		ran.Add(1)
+		switch {
+		case i == 30:
+			return Outcome{}, broken
+		case i == 40:
+			panic(fmt.Sprintf("trial %d exploded", i))
+		case i > 40:
+			<-ctx.Done() // a long trial: only the cancellation ends it
+			return Outcome{}, ctx.Err()
+		}
+		return Outcome{Time: time.Duration(i), OK: true}, nil
+	}}
+	res, err := Run(context.Background(), []Job{{Trials: 3, Trial: job.Trial}, job}, RunOptions{Seed: 9, Workers: 4})
+	var te *TrialError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, 1, te.Job)
+	require.Equal(t, 30, te.Index, "the failure of the lowest trial index")
+	require.Equal(t, uint64(9), te.Seed)
+	require.ErrorIs(t, err, broken)
+	require.Contains(t, err.Error(), "trial 30 (seed 9)")
+	require.Less(t, ran.Load(), int64(1000), "no new trial starts after a failure")
+	require.Len(t, res[0], 3)
+	for _, o := range res[1] {
+		require.Less(t, o.Time, 40*time.Nanosecond, "only finished trials are returned")
+	}
+
+	_, err = Run(context.Background(), []Job{{Trials: 1, Trial: func(context.Context, int, *rand.Rand) (Outcome, error) {
+		panic("boom")
+	}}}, RunOptions{Seed: 2})
+	require.ErrorAs(t, err, &te)
+	require.Contains(t, err.Error(), "boom")
 }

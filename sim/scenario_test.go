@@ -1,4 +1,4 @@
-package sim
+package sim_test
 
 import (
 	"fmt"
@@ -10,23 +10,33 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
 )
 
 // TestScenarios runs the stories in testdata/*.txt: a cluster on a virtual
-// wheel, driven step by step, printing what happened. Rewrite the expected
-// output with: go test ./sim -run TestScenarios -rewrite
+// wheel, driven step by step, printing what happened. The commands use
+// the election package's scenario words (election/testdata) where they
+// mean the same. Rewrite the expected output with:
+// go test ./sim -run TestScenarios -rewrite
 //
 // Commands:
 //
-//	new nodes=3 [latency=SPEC] [disk=SPEC] [timeout=150ms-300ms] [seed=N] [blocking] [wait] [loss=P] [dup=P]
-//	start | campaign n=N | crash n=N | restart n=N | pause n=N for=D
-//	partition groups=1,2/3 | cut from=N to=M | heal
-//	run for=D        advance virtual time, printing node events
-//	status           role, term, vote and leader of every node
-//	stats            network counters
+//	cluster n=3 [latency=SPEC] [disk=SPEC] [timeout=150ms-300ms] [seed=N] [blocking] [wait] [loss=P] [dup=P]
+//	        create the servers (not started): n, latency, disk, timeout, loss
+//	        and dup are experiment.Setup settings (Setup.Set); blocking is
+//	        DiskBlocks, wait is CandidatesWait (WaitForVoteTimeout)
+//	start                             start every server
+//	campaign id=N                     server N campaigns now
+//	crash id=N / restart id=N         stop a server / start it again on the same storage
+//	pause id=N for=D                  freeze a server for D
+//	partition groups=1,2/3 / cut from=A to=B / heal   network faults
+//	run for=D                         advance virtual time, printing node events
+//	status                            role, term, vote and leader of every server
+//	stats                             network counters
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		var c *Cluster
+		var c *sim.Cluster
 		var log []string
 		defer func() {
 			if c != nil {
@@ -46,10 +56,10 @@ func TestScenarios(t *testing.T) {
 				return "", false
 			}
 			id := func() election.ID {
-				v, _ := arg("n")
+				v, _ := arg("id")
 				n, err := strconv.Atoi(v)
 				if err != nil {
-					t.Fatalf("%s: n=%q", d.Pos, v)
+					t.Fatalf("%s: id=%q", d.Pos, v)
 				}
 				return election.ID(n)
 			}
@@ -70,8 +80,8 @@ func TestScenarios(t *testing.T) {
 				return out
 			}
 			switch d.Cmd {
-			case "new":
-				s := Setup{Nodes: 3, TimeoutMin: 150 * ms, TimeoutMax: 300 * ms, Latency: Fixed(ms)}
+			case "cluster":
+				s := experiment.Setup{Nodes: 3, TimeoutMin: 150 * ms, TimeoutMax: 300 * ms, Network: sim.Network{Latency: sim.Fixed(ms)}}
 				seed := uint64(1)
 				for _, a := range d.CmdArgs {
 					switch a.Key {
@@ -81,25 +91,27 @@ func TestScenarios(t *testing.T) {
 						s.DiskBlocks = true
 					case "wait":
 						s.CandidatesWait = true
+					case "n":
+						if err := s.Set("nodes", a.Vals[0]); err != nil {
+							t.Fatalf("%s: %v", d.Pos, err)
+						}
 					default:
 						if err := s.Set(a.Key, a.Vals[0]); err != nil {
 							t.Fatalf("%s: %v", d.Pos, err)
 						}
 					}
 				}
-				ec := s.electionConfig()
+				cfg := s.Config(sim.TrialRand(seed, 0))
+				cfg.Observer = func(e election.Event) {
+					switch e.Type {
+					case election.EventElectionStart, election.EventLeaderElected, election.EventLeaderKnown,
+						election.EventStepDown, election.EventVoteGranted, election.EventVoteDenied:
+						log = append(log, sim.FormatEvent(e.At, e.Node, sim.EventText(e)))
+					}
+				}
+				cfg.Trace = func(at time.Duration, n election.ID, what string) { log = append(log, sim.FormatEvent(at, n, what)) }
 				var err error
-				c, err = NewCluster(ClusterConfig{
-					Nodes: s.Nodes, Election: ec, Network: s.network(), Rand: TrialRand(seed, 0),
-					Observer: func(e election.Event) {
-						switch e.Type {
-						case election.EventElectionStart, election.EventLeaderElected, election.EventLeaderKnown,
-							election.EventStepDown, election.EventVoteGranted, election.EventVoteDenied:
-							log = append(log, FormatEvent(e.At, e.Node, eventText(e)))
-						}
-					},
-					Trace: func(at time.Duration, n election.ID, what string) { log = append(log, FormatEvent(at, n, what)) },
-				})
+				c, err = sim.NewCluster(cfg)
 				if err != nil {
 					return "error: " + err.Error()
 				}
@@ -152,7 +164,7 @@ func TestScenarios(t *testing.T) {
 				return flush()
 			case "run":
 				c.Run(c.Now()+dur("for"), func() bool { return false })
-				c.w.AdvanceTo(c.Now()) // nothing pending beyond: settle the clock
+				c.Wheel().AdvanceTo(c.Now()) // nothing pending beyond: settle the clock
 				return flush()
 			case "status":
 				var b strings.Builder
@@ -175,3 +187,5 @@ func TestScenarios(t *testing.T) {
 		})
 	})
 }
+
+const ms = time.Millisecond

@@ -13,9 +13,11 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
 )
 
 // usageError is a bad flag, argument or value: exit status 2.
@@ -34,31 +36,61 @@ var errInterrupted = errors.New("interrupted")
 
 // run executes raftsim with args and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	a := &app{stdout: stdout, stderr: stderr, args: args}
+	return a.exit(a.execute(ctx))
+}
+
+// execute runs the command line.
+func (a *app) execute(ctx context.Context) error {
 	root := a.rootCmd()
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	root.SetArgs(a.args)
+	return root.ExecuteContext(ctx)
+}
+
+// exit reports err on stderr and returns the exit status: 0 for
+// success, 130 after an interrupt, 2 for bad usage, 1 for a failure (a
+// failed trial is reported with its seed and how to reproduce it).
+func (a *app) exit(err error) int {
 	var ue usageError
+	var tf trialFailure
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errInterrupted):
 		return 130
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "raftsim: %v\n", oneLine(err))
+		fmt.Fprintf(a.stderr, "raftsim: %v\n", oneLine(err))
 		return 2
+	case errors.As(err, &tf):
+		fmt.Fprintf(a.stderr, "raftsim: %s: trial %d (seed %d) failed: %v\n", tf.what, tf.err.Index, tf.err.Seed, oneLine(tf.err.Err))
+		fmt.Fprintf(a.stderr, "raftsim: the run is deterministic; reproduce it with: raftsim %s\n", strings.Join(a.args, " "))
+		if tf.traceable {
+			fmt.Fprintf(a.stderr, "raftsim: see the trial's events with: raftsim %s --trace --trace-trial %d\n", strings.Join(a.args, " "), tf.err.Index)
+		}
+		return 1
 	default:
-		fmt.Fprintf(stderr, "raftsim: %v\n", oneLine(err))
+		fmt.Fprintf(a.stderr, "raftsim: %v\n", oneLine(err))
 		return 1
 	}
 }
+
+// trialFailure is a trial that failed: exit status 1.
+type trialFailure struct {
+	what      string // the experiment, e.g. "failover 150-300ms"
+	err       *sim.TrialError
+	traceable bool // --trace shows this trial's experiment
+}
+
+func (e trialFailure) Error() string { return e.what + ": " + e.err.Error() }
+func (e trialFailure) Unwrap() error { return e.err }
 
 func oneLine(err error) string {
 	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
 }
 
-// app holds the command's outputs.
+// app holds the command's arguments and outputs.
 type app struct {
+	args           []string
 	stdout, stderr io.Writer
 	// progressAfter is how long a run must take before a progress bar
 	// appears (on a terminal only).
@@ -89,7 +121,7 @@ Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
 	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
@@ -163,31 +195,31 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 }
 
 // runExperiments runs trials[i] trials of exps[i] and summarizes them. On
-// an interrupt it summarizes what finished and reports interrupted.
-func (a *app) runExperiments(ctx context.Context, what string, exps []sim.Experiment, trials []int, seed uint64, workers int) (ss []sim.Summary, interrupted bool, err error) {
-	jobs := make([]sim.Job, len(exps))
+// an interrupt it summarizes what finished and reports interrupted; a
+// failed trial is a trialFailure.
+func (a *app) runExperiments(ctx context.Context, what string, exps []experiment.Experiment, trials []int, seed uint64, workers int) (rs []experiment.Result, interrupted bool, err error) {
 	total := 0
-	for i, e := range exps {
-		jobs[i] = sim.JobOf(e, trials[i])
-		total += trials[i]
+	for _, n := range trials {
+		total += n
 	}
 	update, finish := a.progress(what)
 	start := time.Now()
-	res, err := sim.Run(ctx, jobs, sim.RunOptions{Seed: seed, Workers: workers, Progress: update})
+	rs, err = experiment.Run(ctx, exps, trials, sim.RunOptions{Seed: seed, Workers: workers, Progress: update})
 	finish()
 	done := 0
-	for i, e := range exps {
-		s := sim.Summarize(e.Params(), res[i])
-		s.Seed = seed
-		ss = append(ss, s)
-		done += len(res[i])
+	for _, r := range rs {
+		done += r.Trials
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", done, total)
-			return ss, true, nil
-		}
-		return ss, false, err
+	var te *sim.TrialError
+	switch {
+	case errors.As(err, &te):
+		d := exps[te.Job].Result(nil)
+		return rs, false, trialFailure{what: d.Experiment + " " + d.Label, err: te, traceable: len(exps) == 1}
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", done, total)
+		return rs, true, nil
+	case err != nil:
+		return rs, false, err
 	}
 	if time.Since(start) > time.Second || a.forceProgress {
 		w := workers
@@ -196,5 +228,22 @@ func (a *app) runExperiments(ctx context.Context, what string, exps []sim.Experi
 		}
 		fmt.Fprintf(a.stderr, "raftsim: %d trials in %.1fs on %d workers\n", total, time.Since(start).Seconds(), w)
 	}
-	return ss, false, nil
+	return rs, false, nil
+}
+
+// flagParseError rewrites pflag's error for a value that does not parse
+// (which quotes strconv's) as "--flag VALUE: must be ...".
+func flagParseError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) {
+		return err
+	}
+	want := map[string]string{
+		"int": "an integer", "uint64": "a non-negative integer", "float64": "a number",
+		"duration": "a duration (e.g. 150ms)", "bool": "true or false",
+	}[ive.GetFlag().Value.Type()]
+	if want == "" {
+		want = "a " + ive.GetFlag().Value.Type()
+	}
+	return fmt.Errorf("--%s %q: must be %s", ive.GetFlag().Name, ive.GetValue(), want)
 }

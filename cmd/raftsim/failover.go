@@ -6,8 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/raftadapter"
-	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/engines/hashicorp"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report"
+	"github.com/raftick/raftick/sim/report/plot"
 )
 
 func (a *app) failoverCmd() *cobra.Command {
@@ -78,30 +80,31 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
 		}
 	}
-	s, err := o.setup(cmd)
+	s, _, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	var e sim.Experiment = sim.Failover{Setup: s}
+	var e experiment.Experiment = experiment.Failover{Setup: s}
 	if bootstrap {
-		e = sim.Bootstrap{Setup: s}
+		e = experiment.Bootstrap{Setup: s}
 	} else if o.engine == "hashicorp" {
 		return a.runHashicorp(cmd.Context(), o, s)
 	}
 	if o.trace {
-		return traceTrial(a.stdout, o, e)
+		return traceTrial(cmd.Context(), a.stdout, o, e)
 	}
-	ss, interrupted, err := a.runExperiments(cmd.Context(), e.Params().Experiment, []sim.Experiment{e}, []int{o.trials}, o.seed, o.workers)
+	d := e.Result(nil)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), d.Experiment, []experiment.Experiment{e}, []int{o.trials}, o.seed, o.workers)
 	if err != nil {
 		return err
 	}
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "%s: %s, heartbeat %v, seed %d\n", e.Params().Experiment, describe(s), e.Params().Heartbeat, o.seed)
+		fmt.Fprintf(a.stdout, "%s: %s, heartbeat %v, seed %d\n", d.Experiment, s.Describe(), d.Setup.Heartbeat, o.seed)
 	}
-	if err := writeResults(a.stdout, o, ss, sim.SummaryTable(ss, false)); err != nil {
+	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []sim.Panel{{Title: e.Params().Experiment + ": " + describe(s), Summaries: ss}}); err != nil {
+	if err := writePlot(o, []plot.Panel{{Title: d.Experiment + ": " + s.Describe(), Results: rs}}); err != nil {
 		return err
 	}
 	if interrupted {
@@ -110,11 +113,14 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	return nil
 }
 
+// hashicorpFlags names the flags of the fields hashicorp.Check refuses.
+var hashicorpFlags = map[string]string{"Nodes": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout"}
+
 // runHashicorp runs the failover experiment on real hashicorp/raft
-// clusters (raftadapter) and prints the same summary.
-func (a *app) runHashicorp(ctx context.Context, o *opts, s sim.Setup) error {
-	if s.TimeoutMax != 2*s.TimeoutMin {
-		return flagError("timeout", "--engine hashicorp draws timeouts from [T, 2T) (hashicorp/raft's rule): give T-2T, got %s", o.timeout)
+// clusters and prints the same summary.
+func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) error {
+	if err := hashicorp.Check(s); err != nil {
+		return configError(err, hashicorpFlags, "engine")
 	}
 	if o.trace {
 		return flagError("trace", "is not available with --engine hashicorp")
@@ -122,26 +128,8 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s sim.Setup) error {
 	if s.Disk != nil && o.model == "plain" {
 		fmt.Fprintln(a.stderr, "raftsim: note: --engine hashicorp uses in-memory stores; --disk is ignored")
 	}
-	cfg := raftadapter.DefaultFailoverConfig()
-	cfg.Trials = o.trials
-	cfg.Cluster.Nodes = s.Nodes
-	cfg.Cluster.Seed = o.seed
-	if s.Latency != nil {
-		cfg.Cluster.Latency = s.Latency
-	}
-	cfg.Cluster.Timing.ElectionTimeout = s.TimeoutMin
-	cfg.Cluster.Timing.PreVote = s.PreVote
 	update, finish := a.progress("hashicorp failover")
-	cfg.Progress = func(done, total int, _ raftadapter.Trial) {
-		if update != nil {
-			update(done, total)
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		finish()
-		return usageError{err}
-	}
-	trials, err := raftadapter.FailoverTrials(ctx, cfg)
+	r, err := hashicorp.Failover(ctx, s, o.trials, o.seed, update)
 	finish()
 	interrupted := false
 	if err != nil {
@@ -149,34 +137,20 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s sim.Setup) error {
 			return err
 		}
 		interrupted = true
-		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", len(trials), o.trials)
+		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d trials that finished\n", r.Trials, o.trials)
 	}
-	outs := make([]sim.Outcome, len(trials))
-	for i, t := range trials {
-		terms := int(t.NewTerm - t.OldTerm)
-		outs[i] = sim.Outcome{Time: t.Failover, Terms: terms, Splits: max(terms-1, 0), OK: true}
-	}
-	p := sim.Params{
-		Experiment: "failover", Label: sim.RangeLabel(s.TimeoutMin, s.TimeoutMax), Nodes: s.Nodes, Alive: s.Nodes - 1,
-		TimeoutMin: s.TimeoutMin, TimeoutMax: s.TimeoutMax, PreVote: s.PreVote, Model: "hashicorp-engine",
-	}
-	if s.Latency != nil {
-		p.Latency = s.Latency.String()
-	}
-	sum := sim.Summarize(p, outs)
-	sum.Seed = o.seed
-	ss := []sim.Summary{sum}
+	rs := []experiment.Result{r}
 	if !o.json && !o.csv {
-		lat := p.Latency
-		if lat == "" {
-			lat = "none added"
+		lat := "none added"
+		if s.Latency != nil {
+			lat = s.Latency.String()
 		}
 		fmt.Fprintf(a.stdout, "failover on real hashicorp/raft nodes (real time, %d servers, latency %s, pre-vote %v); hashicorp's timers are not seeded\n", s.Nodes, lat, s.PreVote)
 	}
-	if err := writeResults(a.stdout, o, ss, sim.SummaryTable(ss, false)); err != nil {
+	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []sim.Panel{{Title: "failover on hashicorp/raft", Summaries: ss}}); err != nil {
+	if err := writePlot(o, []plot.Panel{{Title: "failover on hashicorp/raft", Results: rs}}); err != nil {
 		return err
 	}
 	if interrupted {

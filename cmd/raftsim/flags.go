@@ -1,15 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report/plot"
 )
 
 // opts are the flags shared by the experiment subcommands.
@@ -36,14 +36,6 @@ type opts struct {
 	traceTrial  int
 }
 
-// models are the --model presets.
-var models = map[string]string{
-	"paper": "the Raft paper's LogCabin cluster (default): blocking disk writes, candidates wait for their timeout, whole-ms timeouts, timer noise",
-	"plain": "the election package as it is: responses wait for the disk, the node keeps working, continuous timeouts, no noise",
-	"hashicorp": "hashicorp/raft's timing: free-running follower timer checked against last contact, [T, 2T) timeouts, " +
-		"pre-vote, votes refused while a leader is known, per-follower heartbeats every [T/10, T/5), no disk",
-}
-
 // addModelFlags registers the flags that describe the simulated cluster.
 func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f := cmd.Flags()
@@ -59,12 +51,8 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
 	f.BoolVar(&o.checkquorum, "checkquorum", false, "enable check-quorum (leaders step down without a quorum)")
-	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+modelNames())
+	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames())
 	f.DurationVar(&o.maxTime, "max-time", 60*time.Second, "per-trial limit in virtual time; a trial that reaches it counts at the limit")
-}
-
-func modelNames() string {
-	return "paper, plain or hashicorp"
 }
 
 // addRunFlags registers the flags that control a run and its output.
@@ -101,7 +89,7 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 		return flagError("cdf", "needs --json")
 	}
 	if o.plot != "" {
-		if _, err := sim.PlotFormat(o.plot); err != nil {
+		if _, err := plot.Format(o.plot); err != nil {
 			return flagError("plot", "file name must end in .svg or .png, got %q", o.plot)
 		}
 	}
@@ -114,163 +102,78 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 	return nil
 }
 
-func optLatency(flag, value string) (sim.Latency, error) {
-	if value == "none" || value == "0" {
-		return nil, nil
+// setupFlags names the flag that sets each Setup field; fields no flag
+// sets come from the --model preset.
+var setupFlags = map[string]string{
+	"Nodes": "nodes", "ShortLogs": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
+	"Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
+}
+
+// configError turns err, a configuration error of the library, into a
+// usage error naming the flag that set the refused field: flags maps
+// field names to flag names, and a field with no flag is reported under
+// fallback. Go field names never reach the user.
+func configError(err error, flags map[string]string, fallback string) error {
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) {
+		return usageError{err}
 	}
-	l, err := sim.ParseLatency(value)
+	flag, ok := flags[fe.Field]
+	if !ok {
+		flag = fallback
+	}
+	return usageError{fmt.Errorf("--%s %s: %s", flag, fe.ValueString(), fe.Reason)}
+}
+
+// latencyFlag parses the latency spec of a flag ("none" or "0": none).
+func latencyFlag(flag, value string) (sim.Latency, error) {
+	l, err := experiment.OptionalLatency(value)
 	if err != nil {
-		return nil, flagError(flag, "%s", strings.TrimPrefix(err.Error(), sim.ErrBadLatency.Error()+" "))
+		return nil, configError(err, nil, flag)
 	}
 	return l, nil
 }
 
 // setup builds the simulated cluster from the model preset and the flags.
-func (o *opts) setup(cmd *cobra.Command) (sim.Setup, error) {
+func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, error) {
 	f := cmd.Flags()
-	var s sim.Setup
-	switch o.model {
-	case "paper":
-		s = sim.LAN()
-	case "plain":
-		s = sim.LAN()
-		s.DiskBlocks, s.LeaderWrite, s.CandidatesWait, s.KeepTimer = false, false, false, false
-		s.Granularity, s.TimerNoise = 0, nil
-		s.GroupCommit = true
-	case "hashicorp":
-		s = sim.HashicorpModel()
-	default:
-		return s, flagError("model", "unknown model %q (want %s)", o.model, modelNames())
+	m, err := experiment.ModelNamed(o.model)
+	if err != nil {
+		return experiment.Setup{}, m, configError(err, nil, "model")
 	}
-	if o.nodes < 1 || o.nodes > 1000 {
-		return s, flagError("nodes", "must be in [1, 1000], got %d", o.nodes)
-	}
-	if f.Changed("nodes") || o.model != "paper" {
-		s.Nodes = o.nodes
-	}
-	if s.ShortLogs > s.Nodes-2 {
-		s.ShortLogs = max(0, s.Nodes-3)
-	}
+	s := m.Setup().WithNodes(o.nodes)
 	if f.Lookup("timeout") != nil {
-		lo, hi, err := sim.ParseRange(o.timeout)
+		lo, hi, err := experiment.ParseRange(o.timeout)
 		if err != nil {
-			return s, flagError("timeout", "%v", err)
+			return s, m, configError(err, nil, "timeout")
 		}
-		s.TimeoutMin, s.TimeoutMax = lo, hi
-		if o.model == "hashicorp" && f.Changed("timeout") && hi != lo && hi != 2*lo {
-			return s, flagError("timeout", "the hashicorp model draws timeouts from [T, 2T): give T or T-2T, got %s", o.timeout)
-		}
-		if o.model == "hashicorp" && hi == lo {
-			s.TimeoutMax = 2 * lo
-		}
-		if o.heartbeat < 0 {
-			return s, flagError("heartbeat", "must not be negative, got %v", o.heartbeat)
-		}
-		if o.heartbeat > 0 {
-			s.Heartbeat = o.heartbeat
-		} else if o.model == "hashicorp" {
-			s.Heartbeat = s.TimeoutMin / 10
-		}
-		if o.model == "hashicorp" {
-			s.Settle = s.TimeoutMin
-		}
-		if hb := s.Heartbeat; hb == 0 && s.TimeoutMin/2 <= 0 {
-			return s, flagError("timeout", "minimum %v is too small for a heartbeat of half of it", s.TimeoutMin)
-		}
-		if hb := s.Heartbeat; hb >= s.TimeoutMin {
-			return s, flagError("heartbeat", "%v must be below the minimum election timeout %v", hb, s.TimeoutMin)
+		if err := m.Timing(&s, lo, hi, o.heartbeat); err != nil {
+			return s, m, configError(err, setupFlags, "model")
 		}
 	}
-	var err error
-	if f.Changed("latency") {
-		if s.Latency, err = optLatency("latency", o.latency); err != nil {
-			return s, err
+	for _, l := range []struct {
+		flag string
+		dst  *sim.Latency
+	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"noise", &s.TimerNoise}} {
+		if f.Changed(l.flag) {
+			if *l.dst, err = latencyFlag(l.flag, f.Lookup(l.flag).Value.String()); err != nil {
+				return s, m, err
+			}
 		}
-	}
-	if f.Changed("disk") {
-		if s.Disk, err = optLatency("disk", o.disk); err != nil {
-			return s, err
-		}
-	}
-	if f.Changed("noise") {
-		if s.TimerNoise, err = optLatency("noise", o.noise); err != nil {
-			return s, err
-		}
-	}
-	if math.IsNaN(o.loss) || o.loss < 0 || o.loss >= 1 {
-		return s, flagError("loss", "must be in [0, 1), got %v", o.loss)
-	}
-	if math.IsNaN(o.dup) || o.dup < 0 || o.dup > 1 {
-		return s, flagError("dup", "must be in [0, 1], got %v", o.dup)
 	}
 	s.Loss, s.Duplicate = o.loss, o.dup
-	if f.Changed("prevote") || o.model != "hashicorp" {
+	if f.Changed("prevote") {
 		s.PreVote = o.prevote
 	}
-	s.CheckQuorum = o.checkquorum
+	if f.Changed("checkquorum") {
+		s.CheckQuorum = o.checkquorum
+	}
 	if o.maxTime <= 0 {
-		return s, flagError("max-time", "must be positive, got %v", o.maxTime)
+		return s, m, flagError("max-time", "must be positive, got %v", o.maxTime)
 	}
 	s.MaxTime = o.maxTime
 	if err := s.Validate(); err != nil {
-		return s, usageError{err}
+		return s, m, configError(err, setupFlags, "model")
 	}
-	return s, nil
-}
-
-// describe returns a one-line description of the model for text output.
-func describe(s sim.Setup) string {
-	str := func(l sim.Latency) string {
-		if l == nil {
-			return "none"
-		}
-		return l.String()
-	}
-	var extra []string
-	if s.DiskBlocks {
-		extra = append(extra, "writes block the server")
-	}
-	if s.LeaderWrite {
-		extra = append(extra, "new leader writes before its first heartbeat")
-	}
-	if s.CandidatesWait {
-		extra = append(extra, "candidates wait for their timeout")
-	}
-	if s.KeepTimer {
-		extra = append(extra, "keep their deadline when deposed")
-	}
-	if s.Granularity > 0 {
-		if s.Granularity == time.Millisecond {
-			extra = append(extra, "timeouts in whole milliseconds")
-		} else {
-			extra = append(extra, fmt.Sprintf("timeouts in multiples of %v", s.Granularity))
-		}
-	}
-	if s.Detection == election.CheckLastContact {
-		extra = append(extra, "last-contact detection")
-	}
-	if s.Stickiness == election.StickyUntilTimeout && (s.LeaderStickiness || s.PreVote) {
-		extra = append(extra, "(pre-)votes refused while a leader is known")
-	}
-	if s.HeartbeatPerPeer || s.HeartbeatJitter {
-		hb := "heartbeats"
-		if s.HeartbeatPerPeer {
-			hb = "per-follower heartbeats"
-		}
-		if s.HeartbeatJitter {
-			hb += " every [hb, 2hb)"
-		}
-		extra = append(extra, hb)
-	}
-	if s.Settle > 0 {
-		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
-	}
-	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer noise %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerNoise))
-	if s.Loss > 0 || s.Duplicate > 0 {
-		line += fmt.Sprintf(", loss %g, dup %g", s.Loss, s.Duplicate)
-	}
-	if len(extra) > 0 {
-		line += "; " + strings.Join(extra, ", ")
-	}
-	return line
+	return s, m, nil
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/raftick/raftick/sim/experiment"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -75,6 +80,16 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"failover", "--engine", "hashicorp", "--timeout", "100ms", "--trace"}, "--trace"},
 		// ... unless another model is asked for.
 		{[]string{"failover", "--engine", "hashicorp", "--model", "paper", "--timeout", "100ms"}, "--timeout"},
+		{[]string{"failover", "--engine", "hashicorp", "--nodes", "1"}, "--nodes"},
+		{[]string{"failover", "--model", "hashicorp", "--timeout", "150-155ms"}, "--timeout"},
+		// Issue 10, defect 7: latency specs beyond the trial's time limit.
+		{[]string{"failover", "--latency", "uniform:0ns,9223372036854775807ns", "--trials", "3"}, "--latency"},
+		{[]string{"failover", "--latency", "normal:2562047h,1000h"}, "--latency"},
+		{[]string{"failover", "--disk", "fixed:2m", "--max-time", "1m"}, "--disk"},
+		{[]string{"bootstrap", "--noise", "fixed:2h"}, "--noise"},
+		{[]string{"sweep", "--over", "latency=fixed:2m"}, "--over"},
+		{[]string{"sweep", "--over", "nodes=0"}, "--over"},
+		{[]string{"sweep", "--over", "timeout=1ns"}, "--over"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errOut := raftsim(t, tc.args...)
@@ -83,8 +98,19 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 			require.Contains(t, errOut, tc.flag)
 			require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
+			noGoNames(t, errOut)
 		})
 	}
+}
+
+// goName matches a Go identifier of two words or more (TimeoutMin,
+// ShortLogs) or a qualified field (Setup.Nodes).
+var goName = regexp.MustCompile(`\b[A-Z][a-z]+[A-Z][A-Za-z]*\b|\b[A-Z][a-z]+\.[A-Z]`)
+
+// noGoNames checks that a message for the user names no Go field.
+func noGoNames(t *testing.T, msg string) {
+	t.Helper()
+	require.False(t, goName.MatchString(msg), "a Go name reached the user: %q", msg)
 }
 
 func TestUnknownCommandAndArgs(t *testing.T) {
@@ -223,6 +249,75 @@ func TestInterrupt(t *testing.T) {
 	require.Equal(t, 130, code)
 	require.Contains(t, errOut, "interrupted")
 	require.Contains(t, out, "timeout") // the table of what finished (nothing) is still printed
+}
+
+// TestInterruptInsideTrial (issue 10, defect 8): an interrupt stops the
+// trial that is running, not only the trials to come. With a 1ns
+// heartbeat one trial runs for minutes of wall time; cancelled while it
+// runs, the command returns at once with what finished (nothing).
+func TestInterruptInsideTrial(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(100*time.Millisecond, cancel) // while the trial runs
+	code, out, errOut := raftsimCtx(t, ctx, "failover", "--heartbeat", "1ns", "--trials", "1")
+	require.Equal(t, 130, code, errOut)
+	require.Contains(t, errOut, "interrupted: showing the 0 of 1 trials")
+	require.Contains(t, out, "timeout")
+
+	// --trace, and a 2-server cluster that never elects within 292 years.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	code, out, _ = raftsimCtx(t, ctx, "failover", "--nodes", "2", "--max-time", "2562047h", "--trace")
+	require.Equal(t, 130, code)
+	require.Contains(t, out, "# interrupted")
+}
+
+// TestWatchInterrupts: the first interrupt cancels the run's context; a
+// second one exits at once with status 130.
+func TestWatchInterrupts(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	exited := make(chan int, 1)
+	var errb bytes.Buffer
+	ctx, stop := watchInterrupts(context.Background(), sigs, &errb, func(code int) { exited <- code })
+	require.NoError(t, ctx.Err())
+	sigs <- os.Interrupt
+	<-ctx.Done()
+	require.Empty(t, exited, "the first interrupt only stops the trials")
+	sigs <- os.Interrupt
+	require.Equal(t, 130, <-exited)
+	stop()
+	require.Contains(t, errb.String(), "interrupt again to quit at once")
+	require.Contains(t, errb.String(), "second interrupt")
+
+	// Without a signal, stop releases the watcher and cancels the context.
+	ctx, stop = watchInterrupts(context.Background(), make(chan os.Signal), io.Discard, func(int) { t.Error("exit called") })
+	stop()
+	require.Error(t, ctx.Err())
+}
+
+// panicky is a latency whose every draw panics: a broken model.
+type panicky struct{}
+
+func (panicky) Sample(*rand.Rand) time.Duration { panic("broken latency model") }
+func (panicky) String() string                  { return "panicky" }
+
+// TestFailedTrialExits1 (issue 10, defect 7): a trial whose wheel
+// recovered a callback panic fails the run: exit status 1, the panic,
+// the trial and its seed, and how to reproduce it; no result is printed.
+func TestFailedTrialExits1(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb, args: []string{"failover", "--seed", "5"}}
+	s := experiment.PaperModel()
+	s.Latency = panicky{}
+	_, _, err := a.runExperiments(context.Background(), "failover", []experiment.Experiment{experiment.Failover{Setup: s}}, []int{20}, 5, 1)
+	require.Error(t, err)
+	require.Equal(t, 1, a.exit(err))
+	require.Empty(t, out.String())
+	msg := errb.String()
+	require.Contains(t, msg, "raftsim: failover 150-300ms: trial 0 (seed 5) failed")
+	require.Contains(t, msg, "broken latency model")
+	require.Contains(t, msg, "reproduce it with: raftsim failover --seed 5")
+	require.Contains(t, msg, "raftsim failover --seed 5 --trace --trace-trial 0")
 }
 
 func TestProgressOnlyOnTerminal(t *testing.T) {

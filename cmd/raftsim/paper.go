@@ -1,12 +1,11 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report"
+	"github.com/raftick/raftick/sim/report/plot"
 )
 
 func (a *app) paperCmd() *cobra.Command {
@@ -39,54 +38,47 @@ cluster; see sim/README.md for how it was chosen.`,
 }
 
 func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
+	perRow := 0
+	if o.trials < 0 {
+		return flagError("trials", "must not be negative, got %d", o.trials)
+	}
+	if cmd.Flags().Changed("trials") {
+		perRow = o.trials
+	}
 	if o.trials == 0 {
 		o.trials = 1000
-	} else if o.trials < 0 {
-		return flagError("trials", "must not be negative, got %d", o.trials)
 	}
 	if err := o.checkRun(cmd); err != nil {
 		return err
 	}
-	s, err := o.setup(cmd)
+	s, _, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	rows := sim.PaperRows()
-	exps := sim.PaperExperiments(s)
-	trials := make([]int, len(rows))
-	all := make([]sim.Experiment, len(rows))
+	rows := experiment.PaperExperiments(s)
+	all := make([]experiment.Experiment, len(rows))
 	for i, r := range rows {
-		trials[i] = r.Trials
-		if cmd.Flags().Changed("trials") {
-			trials[i] = o.trials
-			if r.Min == r.Max {
-				trials[i] = max(1, o.trials/10)
-			}
-		}
-		all[i] = exps[i]
+		all[i] = r
 	}
 	if o.trace {
-		return traceTrial(a.stdout, o, all[2]) // 150-155ms: the interesting one
+		return traceTrial(cmd.Context(), a.stdout, o, all[2]) // 150-155ms: the interesting one
 	}
-	ss, interrupted, err := a.runExperiments(cmd.Context(), "paper", all, trials, o.seed, o.workers)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), "paper", all, experiment.PaperTrials(perRow), o.seed, o.workers)
 	if err != nil {
 		return err
 	}
-	for i := range ss {
-		ss[i].Paper = rows[i].Quoted
-	}
-	var panels [2]sim.Panel
+	var panels [2]plot.Panel
 	for i, r := range rows {
-		panels[r.Panel].Title = sim.PaperPanelTitles[r.Panel]
-		panels[r.Panel].Summaries = append(panels[r.Panel].Summaries, ss[i])
+		panels[r.Row.Panel].Title = experiment.PaperPanelTitles[r.Row.Panel]
+		panels[r.Row.Panel].Results = append(panels[r.Row.Panel].Results, rs[i])
 	}
 	switch {
 	case o.json:
-		err = sim.WriteJSONArray(a.stdout, ss, o.cdf)
+		err = report.WriteJSONArray(a.stdout, rs, o.cdf)
 	case o.csv:
-		err = sim.WriteCSV(a.stdout, ss)
+		err = report.WriteCSV(a.stdout, rs)
 	default:
-		err = writePaperText(a.stdout, s, o.seed, panels[:], ss)
+		err = report.WritePaperText(a.stdout, s, o.seed, rs)
 	}
 	if err != nil {
 		return err
@@ -98,26 +90,4 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 		return errInterrupted
 	}
 	return nil
-}
-
-func writePaperText(w io.Writer, s sim.Setup, seed uint64, panels []sim.Panel, ss []sim.Summary) error {
-	bt := sim.BroadcastTimes(s)
-	fmt.Fprintf(w, "Raft paper, Figure 16: time without a leader after the leader crashes (seed %d)\n", seed)
-	fmt.Fprintf(w, "model: %s\n", describe(s))
-	fmt.Fprintf(w, "simulated broadcast time: %s (round trip + one write), %s for a vote at a new term (paper: about 15ms)\n\n",
-		sim.FmtMS(bt.RoundTripWrite), sim.FmtMS(bt.VoteRound))
-	for _, p := range panels {
-		fmt.Fprintln(w, p.Title)
-		if err := sim.SummaryTable(p.Summaries, true).Write(w); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w, "The paper's figures beside the simulator's:")
-	if err := sim.WriteComparison(w, ss); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	_, err := fmt.Fprintln(w, sim.PaperShape(ss))
-	return err
 }

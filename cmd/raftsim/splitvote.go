@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report"
 )
 
 type splitOpts struct {
@@ -51,30 +51,24 @@ pre-vote, no disk) and checks whether term 1 elected a leader.`,
 	return cmd
 }
 
+// splitVoteFlags names the flag that sets each SplitVote field.
+var splitVoteFlags = map[string]string{"Nodes": "nodes", "Alive": "alive", "Fraction": "l", "Range": "range", "Model": "sv-model", "Latency": "latency"}
+
 func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	if err := o.checkRun(cmd); err != nil {
 		return err
 	}
-	if o.nodes < 1 || o.nodes > 1000 {
-		return flagError("nodes", "must be in [1, 1000], got %d", o.nodes)
-	}
 	if o.alive == 0 {
 		o.alive = max(o.nodes-1, 1)
 	}
-	if o.alive < 1 || o.alive > o.nodes {
-		return flagError("alive", "must be in [1, --nodes=%d], got %d", o.nodes, o.alive)
-	}
-	if o.svModel != "race" && o.svModel != "cluster" {
-		return flagError("sv-model", "must be race or cluster, got %q", o.svModel)
-	}
-	base := sim.SplitVote{Nodes: o.nodes, Alive: o.alive, Model: o.svModel}
+	base := experiment.SplitVote{Nodes: o.nodes, Alive: o.alive, Model: o.svModel}
 	if err := base.Set("range", o.rangeW); err != nil {
-		return flagError("range", "must be a positive duration, got %q", o.rangeW)
+		return configError(err, nil, "range")
 	}
 	if cmd.Flags().Changed("timeout") {
-		lo, hi, err := sim.ParseRange(o.timeout)
+		lo, hi, err := experiment.ParseRange(o.timeout)
 		if err != nil {
-			return flagError("timeout", "%v", err)
+			return configError(err, nil, "timeout")
 		}
 		if hi <= lo {
 			return flagError("timeout", "needs a range with max above min, got %s", o.timeout)
@@ -82,9 +76,12 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 		base.Range = hi - lo
 		o.rangeW = base.Range.String()
 	}
-	var exps []sim.Experiment
+	if err := base.Validate(); err != nil {
+		return configError(err, splitVoteFlags, "sv-model")
+	}
+	var exps []experiment.Experiment
 	if cmd.Flags().Changed("latency") {
-		l, err := optLatency("latency", o.latency)
+		l, err := latencyFlag("latency", o.latency)
 		if err != nil {
 			return err
 		}
@@ -96,33 +93,28 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 		exps = append(exps, sv)
 	} else {
 		for _, part := range strings.Split(o.fractions, ",") {
-			f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-			if err != nil || f < 0 || f > 1 || f != f {
-				return flagError("l", "each value must be a fraction in [0, 1], got %q", part)
-			}
 			sv := base
-			sv.Fraction = f
+			if err := sv.Set("l", strings.TrimSpace(part)); err != nil {
+				return configError(err, nil, "l")
+			}
 			exps = append(exps, sv)
 		}
 	}
 	if o.trace {
-		return traceTrial(a.stdout, &o.opts, exps[0])
+		return traceTrial(cmd.Context(), a.stdout, &o.opts, exps[0])
 	}
 	trials := make([]int, len(exps))
 	for i := range trials {
 		trials[i] = o.trials
 	}
-	ss, interrupted, err := a.runExperiments(cmd.Context(), "splitvote", exps, trials, o.seed, o.workers)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), "splitvote", exps, trials, o.seed, o.workers)
 	if err != nil {
 		return err
-	}
-	for i, e := range exps {
-		ss[i].Analytic = e.(sim.SplitVote).Analytic()
 	}
 	if !o.json && !o.csv {
 		fmt.Fprintf(a.stdout, "split votes, %d of %d servers alive, timeouts uniform over %s, model %s, seed %d\n", o.alive, o.nodes, o.rangeW, o.svModel, o.seed)
 	}
-	if err := writeResults(a.stdout, &o.opts, ss, sim.SplitVoteTable(ss)); err != nil {
+	if err := writeResults(a.stdout, &o.opts, rs, report.SplitVoteTable(rs)); err != nil {
 		return err
 	}
 	if interrupted {

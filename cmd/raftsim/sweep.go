@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report"
+	"github.com/raftick/raftick/sim/report/plot"
 )
 
 type sweepOpts struct {
@@ -21,7 +25,7 @@ func (a *app) sweepCmd() *cobra.Command {
 		Use:   "sweep",
 		Short: "Run an experiment over a grid of one or two parameters",
 		Long: `sweep runs failover or bootstrap for every combination of the values given
-with --over (one or two parameters). Parameters: ` + strings.Join(sim.SetupParams, ", ") + `.
+with --over (one or two parameters). Parameters: ` + strings.Join(experiment.SetupParams, ", ") + `.
 Values are separated by commas, or by semicolons when they contain commas
 (latency specs); the other flags set the base values.`,
 		Example: `  raftsim sweep --over timeout=150-155ms,150-200ms,150-300ms
@@ -47,64 +51,94 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if len(o.over) == 0 || len(o.over) > 2 {
 		return flagError("over", "give one or two parameters to sweep, got %d", len(o.over))
 	}
-	base, err := o.setup(cmd)
+	base, _, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	var axes []sim.Axis
+	var axes []experiment.Axis
 	for _, s := range o.over {
-		ax, err := sim.ParseAxis(s)
+		ax, err := experiment.ParseAxis(s)
 		if err != nil {
-			return flagError("over", "%s", strings.TrimPrefix(err.Error(), sim.ErrBadParam.Error()+" "))
+			return overError("", err)
 		}
 		axes = append(axes, ax)
 	}
-	var exps []sim.Experiment
+	var exps []experiment.Experiment
 	var labels []string
-	for _, point := range sim.Grid(axes) {
+	for _, point := range experiment.Grid(axes) {
 		s := base
 		for _, kv := range point {
 			if err := s.Set(kv[0], kv[1]); err != nil {
-				return flagError("over", "%s", strings.TrimPrefix(err.Error(), sim.ErrBadParam.Error()+" "))
+				return overError("", err)
 			}
 		}
 		if err := s.Validate(); err != nil {
-			return flagError("over", "%s: %v", sim.GridLabel(point), err)
+			return overError(experiment.GridLabel(point), err)
 		}
 		if o.experiment == "bootstrap" {
-			exps = append(exps, sim.Bootstrap{Setup: s})
+			exps = append(exps, experiment.Bootstrap{Setup: s})
 		} else {
-			exps = append(exps, sim.Failover{Setup: s})
+			exps = append(exps, experiment.Failover{Setup: s})
 		}
-		labels = append(labels, sim.GridLabel(point))
+		labels = append(labels, experiment.GridLabel(point))
 	}
 	if o.trace {
-		return traceTrial(a.stdout, &o.opts, exps[0])
+		return traceTrial(cmd.Context(), a.stdout, &o.opts, exps[0])
 	}
 	trials := make([]int, len(exps))
 	for i := range trials {
 		trials[i] = o.trials
 	}
-	ss, interrupted, err := a.runExperiments(cmd.Context(), "sweep", exps, trials, o.seed, o.workers)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), "sweep", exps, trials, o.seed, o.workers)
 	if err != nil {
 		return err
 	}
-	for i := range ss {
-		ss[i].Label = labels[i]
+	for i := range rs {
+		rs[i].Label = labels[i]
 	}
-	table := sim.SummaryTable(ss, false)
+	table := report.SummaryTable(rs, false)
 	table.Header[0] = "parameters"
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "sweep of %s: %s, seed %d\n", o.experiment, describe(base), o.seed)
+		fmt.Fprintf(a.stdout, "sweep of %s: %s, seed %d\n", o.experiment, base.Describe(), o.seed)
 	}
-	if err := writeResults(a.stdout, &o.opts, ss, table); err != nil {
+	if err := writeResults(a.stdout, &o.opts, rs, table); err != nil {
 		return err
 	}
-	if err := writePlot(&o.opts, []sim.Panel{{Title: "sweep of " + o.experiment, Summaries: ss}}); err != nil {
+	if err := writePlot(&o.opts, []plot.Panel{{Title: "sweep of " + o.experiment, Results: rs}}); err != nil {
 		return err
 	}
 	if interrupted {
 		return errInterrupted
 	}
 	return nil
+}
+
+// sweepParams names the sweep parameter that sets each Setup field.
+var sweepParams = map[string]string{
+	"Nodes": "nodes", "ShortLogs": "shortlogs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
+	"Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup",
+	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode",
+}
+
+// overError reports a bad --over value (at the grid point label, if
+// any) in the words of the sweep parameters.
+func overError(label string, err error) error {
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) {
+		return flagError("over", "%v", err)
+	}
+	name := fe.Field
+	if p, ok := sweepParams[name]; ok {
+		name = p
+	} else if name != strings.ToLower(name) {
+		name = "" // a Go field name: say only the value
+	}
+	at := ""
+	if label != "" {
+		at = label + ": "
+	}
+	if name == "" {
+		return flagError("over", "%s%s: %s", at, fe.ValueString(), fe.Reason)
+	}
+	return flagError("over", "%s%s=%s: %s", at, name, fe.ValueString(), fe.Reason)
 }

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/report"
 )
 
 type tuneOpts struct {
@@ -81,14 +82,22 @@ start elections although the leader is alive.`,
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
 	f.BoolVar(&o.json, "json", false, "print JSON (one object: every candidate and the best) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV (one row per candidate) instead of a table")
-	f.StringVar(&o.mins, "min", joinDurations(sim.DefaultTuneMins), "candidate minimum election timeouts, comma-separated `durations`")
-	f.StringVar(&o.spreads, "spread", joinFloats(sim.DefaultTuneSpreads), "candidate range widths as `fractions` of min (max = min*(1+spread)), comma-separated; 0 means no randomness")
-	f.StringVar(&o.objective, "objective", "p99", "failover statistic to minimize: "+strings.Join(sim.Objectives, ", "))
+	f.StringVar(&o.mins, "min", joinDurations(experiment.DefaultTuneMins), "candidate minimum election timeouts, comma-separated `durations`")
+	f.StringVar(&o.spreads, "spread", joinFloats(experiment.DefaultTuneSpreads), "candidate range widths as `fractions` of min (max = min*(1+spread)), comma-separated; 0 means no randomness (--model hashicorp: 1)")
+	f.StringVar(&o.objective, "objective", "p99", "failover statistic to minimize: "+strings.Join(experiment.Objectives, ", "))
 	f.Float64Var(&o.maxElections, "max-elections", 1, "largest acceptable rate of unnecessary elections, per server and hour (`N` per node-hour)")
-	f.DurationVar(&o.stableFor, "stable-for", sim.DefaultStableFor, "virtual length of each stable window")
+	f.DurationVar(&o.stableFor, "stable-for", experiment.DefaultStableFor, "virtual length of each stable window")
 	f.IntVar(&o.stableTrials, "stable-trials", 6, "stable windows per candidate")
 	f.BoolVar(&o.countPV, "count-prevotes", false, "let --max-elections bound election plus pre-vote rounds (default: election rounds only)")
 	return cmd
+}
+
+// tuneFlags names the flag that sets each TuneConfig field, and each
+// Setup field a candidate can break.
+var tuneFlags = map[string]string{
+	"Objective": "objective", "MaxElectionsPerNodeHour": "max-elections", "Spreads": "spread", "Mins": "min",
+	"StableFor": "stable-for", "StableTrials": "stable-trials", "FailoverTrials": "trials",
+	"TimeoutMin": "min", "TimeoutMax": "spread", "Heartbeat": "heartbeat",
 }
 
 func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
@@ -96,12 +105,6 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		return err
 	}
 	f := cmd.Flags()
-	if !slices.Contains(sim.Objectives, o.objective) {
-		return flagError("objective", "must be one of %s, got %q", strings.Join(sim.Objectives, ", "), o.objective)
-	}
-	if math.IsNaN(o.maxElections) || o.maxElections < 0 {
-		return flagError("max-elections", "must not be negative, got %v", o.maxElections)
-	}
 	if o.stableFor <= 0 {
 		return flagError("stable-for", "must be positive, got %v", o.stableFor)
 	}
@@ -114,68 +117,44 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		if err != nil {
 			return flagError("min", "%q is not a duration (e.g. 150ms)", p)
 		}
-		if d <= 0 {
-			return flagError("min", "%v must be positive", d)
-		}
 		mins = append(mins, d)
 	}
-	hashicorp := o.model == "hashicorp"
-	if hashicorp && !f.Changed("spread") {
-		o.spreads = "1"
-	}
 	var spreads []float64
-	for _, p := range strings.Split(o.spreads, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil {
-			return flagError("spread", "%q is not a number (e.g. 0.5)", p)
-		}
-		if math.IsNaN(x) || x < 0 || x > 100 {
-			return flagError("spread", "%v must be in [0, 100]", x)
-		}
-		if hashicorp && x != 1 {
-			return flagError("spread", "the hashicorp model draws timeouts from [T, 2T): spread must be 1, got %v", x)
-		}
-		spreads = append(spreads, x)
-	}
-	if o.heartbeat < 0 {
-		return flagError("heartbeat", "must not be negative, got %v", o.heartbeat)
-	}
-	for _, m := range mins {
-		if o.heartbeat > 0 && o.heartbeat >= m {
-			return flagError("heartbeat", "%v must be below every minimum timeout, and --min has %v", o.heartbeat, m)
-		}
-		if o.heartbeat == 0 && m/2 <= 0 {
-			return flagError("min", "%v is too small for a heartbeat of half of it", m)
+	if f.Changed("spread") {
+		for _, p := range strings.Split(o.spreads, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil {
+				return flagError("spread", "%q is not a number (e.g. 0.5)", p)
+			}
+			spreads = append(spreads, x)
 		}
 	}
-	base, err := o.setup(cmd)
+	base, model, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	cfg := sim.TuneConfig{
+	cfg := experiment.TuneConfig{
 		Base: base, Mins: mins, Spreads: spreads, Objective: o.objective,
 		MaxElectionsPerNodeHour: o.maxElections, FailoverTrials: o.trials,
 		StableTrials: o.stableTrials, StableFor: o.stableFor, CountPreVotes: o.countPV,
 	}
 	cfg.Base.Heartbeat = o.heartbeat
-	if hashicorp {
-		if o.heartbeat == 0 {
-			cfg.HeartbeatRatio = 0.1
-		}
-		cfg.SettleRatio = 1
+	if err := model.Tune(&cfg); err != nil {
+		return configError(err, tuneFlags, "model")
 	}
 	if err := cfg.Validate(); err != nil {
-		return flagError("min", "%s", strings.TrimPrefix(err.Error(), sim.ErrBadTune.Error()+": "))
+		return configError(err, tuneFlags, "model")
 	}
 	update, finish := a.progress("tune")
 	start := time.Now()
-	r, err := sim.Tune(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers, Progress: update})
+	r, err := experiment.Tune(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers, Progress: update})
 	finish()
 	interrupted := false
-	if err != nil {
-		if cmd.Context().Err() == nil {
-			return err
-		}
+	var te *sim.TrialError
+	switch {
+	case errors.As(err, &te):
+		return trialFailure{what: "tune", err: te}
+	case err != nil && cmd.Context().Err() != nil:
 		interrupted = true
 		done := 0
 		for _, c := range r.Candidates {
@@ -184,7 +163,9 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 			}
 		}
 		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d candidates that finished (the others are marked partial)\n", done, len(r.Candidates))
-	} else if time.Since(start) > time.Second || a.forceProgress {
+	case err != nil:
+		return err
+	case time.Since(start) > time.Second || a.forceProgress:
 		w := o.workers
 		if w <= 0 {
 			w = runtime.GOMAXPROCS(0)
@@ -193,9 +174,9 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 	}
 	switch {
 	case o.json:
-		err = sim.WriteTuneJSON(a.stdout, r)
+		err = report.WriteTuneJSON(a.stdout, r)
 	case o.csv:
-		err = sim.WriteTuneCSV(a.stdout, r)
+		err = report.WriteTuneCSV(a.stdout, r)
 	default:
 		hb := "half of min"
 		switch {
@@ -209,15 +190,11 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 			desc.Settle = 0
 			hb += ", crash T+[0, T/5) after the leader is known (harness, T = min)"
 		}
-		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", describe(desc), hb, o.seed)
-		what := "elections"
-		if o.countPV {
-			what = "elections and pre-votes"
-		}
+		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", desc.Describe(), hb, o.seed)
 		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows\n",
-			o.objective, o.trials, o.maxElections, what, o.stableTrials, o.stableFor)
-		if err = sim.TuneTable(r).Write(a.stdout); err == nil {
-			_, err = fmt.Fprintln(a.stdout, r.Recommendation())
+			o.objective, o.trials, o.maxElections, r.Rounds(), o.stableTrials, o.stableFor)
+		if err = report.TuneTable(r).Write(a.stdout); err == nil {
+			_, err = fmt.Fprintln(a.stdout, report.Recommendation(r))
 		}
 	}
 	if err != nil {

@@ -34,6 +34,10 @@ func TestTuneBadFlags(t *testing.T) {
 		{[]string{"--model", "quantum"}, "--model"},
 		{[]string{"--json", "--csv"}, "--csv"},
 		{[]string{"--timeout", "150ms"}, "--timeout"}, // tune has no --timeout: --min and --spread
+		{[]string{"--min", "1ns"}, "--min"},
+		{[]string{"--heartbeat", "-1ms"}, "--heartbeat"},
+		{[]string{"--spread", "101"}, "--spread"},
+		{[]string{"--latency", "fixed:2h"}, "--latency"},
 	} {
 		args := append([]string{"tune"}, tc.args...)
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -43,6 +47,7 @@ func TestTuneBadFlags(t *testing.T) {
 			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 			require.Contains(t, errOut, tc.flag)
 			require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
+			noGoNames(t, errOut)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 // TestPaperShape runs a reduced `raftsim paper` (fewer trials) and checks
@@ -14,33 +17,29 @@ import (
 // than a little (150-155ms), which is slower than 150-300ms at the median,
 // and more randomness cuts the tail.
 func TestPaperShape(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestPaperShape -seed=%d", *seedFlag, *seedFlag)
-	base := LAN()
+	seed := testseed.Seed(t, "./sim/experiment")
+	base := PaperModel()
 	base.MaxTime = 30 * time.Second
-	exps := PaperExperiments(base)
-	rows := PaperRows()
 	n := 300
 	if raceEnabled || testing.Short() {
 		n = 120
 	}
-	jobs := make([]Job, len(rows))
-	for i, r := range rows {
-		trials := n
-		if r.Min == r.Max {
-			trials = 12
+	var exps []Experiment
+	var trials []int
+	for _, e := range PaperExperiments(base) {
+		exps = append(exps, e)
+		trials = append(trials, n)
+		if e.Row.Min == e.Row.Max {
+			trials[len(trials)-1] = 12
 		}
-		jobs[i] = JobOf(exps[i], trials)
 	}
-	res, err := Run(context.Background(), jobs, RunOptions{Seed: *seedFlag})
+	ss, err := Run(context.Background(), exps, trials, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
-	ss := make([]Summary, len(rows))
-	for i := range rows {
-		ss[i] = Summarize(exps[i].Params(), res[i])
-		ss[i].Paper = rows[i].Quoted
+	for i, s := range ss {
+		t.Logf("%-10s p50 %v p99 %v split %.1f%%", s.Label, s.P50, s.P99, 100*s.SplitVoteRate)
+		require.Equal(t, PaperRows()[i].Quoted, s.Paper, "the row's quoted figures travel in its result")
+		require.Equal(t, seed, s.Seed)
 	}
-	var b strings.Builder
-	require.NoError(t, SummaryTable(ss, true).Write(&b))
-	t.Log("\n" + b.String())
 	none, little, more := ss[0], ss[2], ss[5]
 	require.Greater(t, none.P50, 10*little.P50, "150-150 far slower than 150-155")
 	require.Greater(t, none.P50, 3*time.Second)
@@ -51,7 +50,6 @@ func TestPaperShape(t *testing.T) {
 	require.Less(t, ss[6].P50, ss[7].P50)
 	require.Less(t, ss[7].P50, ss[8].P50)
 	require.Less(t, ss[8].P50, ss[9].P50)
-	require.Contains(t, PaperShape(ss), "as in the paper")
 	// The quoted figures land in the paper's neighbourhood even with few
 	// trials (the full run is compared in README).
 	require.InDelta(t, 287, float64(little.P50)/1e6, 60)
@@ -65,18 +63,19 @@ func TestPaperRows(t *testing.T) {
 		total += r.Trials
 	}
 	require.Equal(t, 10100, total)
-	require.Len(t, PaperExperiments(LAN()), len(rows))
+	require.Len(t, PaperExperiments(PaperModel()), len(rows))
 	quoted := 0
 	for _, r := range rows {
 		quoted += len(r.Quoted)
 	}
 	require.Equal(t, 5, quoted)
-	require.Equal(t, "median ~287ms", rows[2].Quoted[0].Describe())
-	require.Equal(t, "median >10.0s", rows[0].Quoted[0].Describe())
+	require.Equal(t, []int{100, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, PaperTrials(0))
+	require.Equal(t, []int{4, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40}, PaperTrials(40))
+	require.Equal(t, 1, PaperTrials(5)[0])
 }
 
 func TestBroadcastTimes(t *testing.T) {
-	s := Setup{Nodes: 5, Latency: Fixed(ms), Disk: Fixed(2 * ms)}
+	s := Setup{Nodes: 5, Network: sim.Network{Latency: sim.Fixed(ms), Disk: sim.Fixed(2 * ms)}}
 	bt := BroadcastTimes(s)
 	require.Equal(t, 4*ms, bt.RoundTripWrite)
 	require.Equal(t, 6*ms, bt.VoteRound) // two writes at the voter
@@ -87,10 +86,12 @@ func TestBroadcastTimes(t *testing.T) {
 }
 
 func TestFailoverTrial(t *testing.T) {
-	s := LAN()
+	seed := testseed.Seed(t, "./sim/experiment")
+	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 300*ms
 	var lines []string
-	o := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), func(l string) { lines = append(lines, l) })
+	o, err := Failover{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), func(l string) { lines = append(lines, l) })
+	require.NoError(t, err)
 	require.True(t, o.OK)
 	// Detection alone takes at least the minimum timeout minus a heartbeat
 	// interval, and the election adds at least a broadcast.
@@ -105,17 +106,19 @@ func TestFailoverTrial(t *testing.T) {
 	require.Contains(t, text, "crash")
 	require.Contains(t, text, "LeaderElected")
 	// Same rng state, same trial.
-	again := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	again, err := Failover{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), nil)
+	require.NoError(t, err)
 	require.Equal(t, o, again)
 }
 
 func TestFailoverShortLogsNeverWin(t *testing.T) {
-	s := LAN()
+	seed := testseed.Seed(t, "./sim/experiment")
+	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 155*ms
 	for i := range 30 {
 		var short []string
 		var winner string
-		Failover{s}.Trial(i, TrialRand(*seedFlag, i), func(l string) {
+		_, err := Failover{s}.Trial(context.Background(), i, sim.TrialRand(seed, i), func(l string) {
 			if k := strings.Index(l, "short logs: ["); k >= 0 {
 				short = strings.Fields(strings.Trim(l[k+len("short logs: "):], "[]"))
 			}
@@ -123,27 +126,31 @@ func TestFailoverShortLogsNeverWin(t *testing.T) {
 				winner = strings.TrimPrefix(strings.Fields(l)[1], "n")
 			}
 		})
+		require.NoError(t, err)
 		require.Len(t, short, 2)
 		require.NotContains(t, short, winner, "trial %d: a short log won", i)
 	}
 }
 
 func TestBootstrapTrial(t *testing.T) {
-	s := LAN()
-	s.Nodes = 3
+	seed := testseed.Seed(t, "./sim/experiment")
+	s := PaperModel().WithNodes(3)
 	s.PreVote = true
-	o := Bootstrap{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	o, err := Bootstrap{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), nil)
+	require.NoError(t, err)
 	require.True(t, o.OK)
 	require.GreaterOrEqual(t, o.Time, 150*ms)
 	require.GreaterOrEqual(t, o.Terms, 1)
 }
 
 func TestTimedOutTrial(t *testing.T) {
-	s := LAN()
+	seed := testseed.Seed(t, "./sim/experiment")
+	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
 	s.TimerNoise = nil // identical timeouts forever: never converges
 	s.MaxTime = 2 * time.Second
-	o := Failover{s}.Trial(0, TrialRand(*seedFlag, 0), nil)
+	o, err := Failover{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), nil)
+	require.NoError(t, err)
 	require.False(t, o.OK)
 	require.Equal(t, 2*time.Second, o.Time)
 	require.Equal(t, o.Terms, o.Splits)

@@ -1,17 +1,14 @@
-package sim
+package experiment
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
 )
-
-// ErrBadParam is wrapped by Setup.Set, SplitVote.Set and ParseAxis errors.
-var ErrBadParam = errors.New("sim: bad parameter")
 
 // SetupParams lists the parameter names Setup.Set accepts.
 var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "noise", "granularity",
@@ -25,18 +22,14 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // settle=100ms (0: crash after a heartbeat broadcast), stickymode=contact
 // or until-timeout, and the booleans prevote, checkquorum, stickiness,
 // diskblocks, groupcommit, leaderwrite, candidateswait, keeptimer,
-// hbjitter and hbperpeer (true or false).
+// hbjitter and hbperpeer (true or false). Errors are *sim.FieldError
+// values whose Field is name, wrapping ErrInvalidConfig.
 func (s *Setup) Set(name, value string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w %s=%q: %s", ErrBadParam, name, value, fmt.Sprintf(format, args...))
-	}
-	optLatency := func() (Latency, error) {
-		if value == "" || value == "none" || value == "0" {
-			return nil, nil
-		}
-		l, err := ParseLatency(value)
+	bad := func(format string, args ...any) error { return fieldErr(name, value, format, args...) }
+	optLatency := func() (sim.Latency, error) {
+		l, err := OptionalLatency(value)
 		if err != nil {
-			return nil, bad("%v", strings.TrimPrefix(err.Error(), ErrBadLatency.Error()+" "))
+			return nil, reason(name, value, err)
 		}
 		return l, nil
 	}
@@ -47,8 +40,8 @@ func (s *Setup) Set(name, value string) error {
 			return bad("not an integer")
 		}
 		if name == "nodes" {
-			if n < 1 || n > 1000 {
-				return bad("must be in [1, 1000]")
+			if n < 1 || n > sim.MaxNodes {
+				return bad("must be in [1, %d]", sim.MaxNodes)
 			}
 			s.Nodes = n
 		} else {
@@ -60,7 +53,7 @@ func (s *Setup) Set(name, value string) error {
 	case "timeout":
 		lo, hi, err := ParseRange(value)
 		if err != nil {
-			return bad("%v", err)
+			return reason(name, value, err)
 		}
 		s.TimeoutMin, s.TimeoutMax = lo, hi
 	case "heartbeat", "granularity", "settle":
@@ -125,25 +118,44 @@ func (s *Setup) Set(name, value string) error {
 			"hbperpeer": &s.HeartbeatPerPeer,
 		}[name] = b
 	default:
-		return fmt.Errorf("%w %q: unknown (want one of %s)", ErrBadParam, name, strings.Join(SetupParams, ", "))
+		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SetupParams, ", "))
 	}
 	return nil
+}
+
+// OptionalLatency parses a latency spec (sim.ParseLatency) where "none",
+// "0" and "" mean no latency (nil).
+func OptionalLatency(spec string) (sim.Latency, error) {
+	if spec == "" || spec == "none" || spec == "0" {
+		return nil, nil
+	}
+	return sim.ParseLatency(spec)
+}
+
+// reason returns err (a *sim.FieldError about value) as a field error of
+// setting name.
+func reason(name, value string, err error) error {
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		return fieldErr(name, value, "%s", fe.Reason)
+	}
+	return fieldErr(name, value, "%v", err)
 }
 
 // SplitVoteParams lists the parameter names SplitVote.Set accepts.
 var SplitVoteParams = []string{"nodes", "alive", "l", "range", "model", "latency"}
 
 // Set sets one parameter of sv: nodes=5, alive=4, l=0.1, range=100ms,
-// model=race|cluster, latency=uniform:10ms,20ms (none: fixed l).
+// model=race|cluster, latency=uniform:10ms,20ms (none: fixed l). Errors
+// are *sim.FieldError values whose Field is name, wrapping
+// ErrInvalidConfig.
 func (sv *SplitVote) Set(name, value string) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w %s=%q: %s", ErrBadParam, name, value, fmt.Sprintf(format, args...))
-	}
+	bad := func(format string, args ...any) error { return fieldErr(name, value, format, args...) }
 	switch name {
 	case "nodes", "alive":
 		n, err := strconv.Atoi(value)
-		if err != nil || n < 1 || n > 1000 {
-			return bad("must be an integer in [1, 1000]")
+		if err != nil || n < 1 || n > sim.MaxNodes {
+			return bad("must be an integer in [1, %d]", sim.MaxNodes)
 		}
 		if name == "nodes" {
 			sv.Nodes = n
@@ -168,17 +180,13 @@ func (sv *SplitVote) Set(name, value string) error {
 		}
 		sv.Model = value
 	case "latency":
-		if value == "" || value == "none" {
-			sv.Latency = nil
-			return nil
-		}
-		l, err := ParseLatency(value)
+		l, err := OptionalLatency(value)
 		if err != nil {
-			return bad("%v", strings.TrimPrefix(err.Error(), ErrBadLatency.Error()+" "))
+			return reason(name, value, err)
 		}
 		sv.Latency = l
 	default:
-		return fmt.Errorf("%w %q: unknown (want one of %s)", ErrBadParam, name, strings.Join(SplitVoteParams, ", "))
+		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SplitVoteParams, ", "))
 	}
 	return nil
 }
@@ -189,7 +197,8 @@ type Axis struct {
 	Values []string
 }
 
-// ParseAxis parses "name=v1,v2,v3". Values are separated by ';' when the
+// ParseAxis parses "name=v1,v2,v3". Errors are *sim.FieldError values
+// (Value: s) wrapping ErrInvalidConfig. Values are separated by ';' when the
 // list contains one (latency specs contain commas: "latency=fixed:1ms;
 // uniform:1ms,5ms"), and by ',' otherwise (for latency and disk, a ','
 // list is split only where it is followed by a new kind:).
@@ -197,7 +206,7 @@ func ParseAxis(s string) (Axis, error) {
 	name, list, ok := strings.Cut(s, "=")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.TrimSpace(list) == "" {
-		return Axis{}, fmt.Errorf("%w %q: want name=value1,value2", ErrBadParam, s)
+		return Axis{}, fieldErr("", s, "want name=value1,value2")
 	}
 	var vals []string
 	switch {
@@ -218,7 +227,7 @@ func ParseAxis(s string) (Axis, error) {
 	for i := range vals {
 		vals[i] = strings.TrimSpace(vals[i])
 		if vals[i] == "" {
-			return Axis{}, fmt.Errorf("%w %q: empty value", ErrBadParam, s)
+			return Axis{}, fieldErr("", s, "empty value")
 		}
 	}
 	return Axis{Name: name, Values: vals}, nil

@@ -1,19 +1,20 @@
-package sim
+package experiment
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/wheel"
 )
 
 // SplitVote measures how often the first election term of a cluster ends
 // without a leader, to compare with the closed form of Ongaro's thesis
-// (chapter 9.3, "Split vote rate with fixed latency"), SplitVoteAnalytic.
+// (chapter 9.3, "Split vote rate with fixed latency"), Analytic.
 //
 // Alive of Nodes servers start at the same instant with timeouts drawn
 // uniformly from [Range, 2*Range) — only the width of the range matters
@@ -40,13 +41,10 @@ type SplitVote struct {
 	Range time.Duration
 	// Latency, if set, replaces the fixed Fraction*Range latency (the
 	// thesis' variable-latency study); the analytic value is then NaN.
-	Latency Latency
+	Latency sim.Latency
 	// Model is "race" (default) or "cluster".
 	Model string
 }
-
-// ErrBadSplitVote is wrapped by SplitVote.Validate errors.
-var ErrBadSplitVote = errors.New("sim: bad splitvote")
 
 func (sv SplitVote) rng() time.Duration {
 	if sv.Range > 0 {
@@ -55,63 +53,55 @@ func (sv SplitVote) rng() time.Duration {
 	return 100 * time.Millisecond
 }
 
-func (sv SplitVote) latency() Latency {
+func (sv SplitVote) latency() sim.Latency {
 	if sv.Latency != nil {
 		return sv.Latency
 	}
-	return Fixed(time.Duration(math.Round(sv.Fraction * float64(sv.rng()))))
+	return sim.Fixed(time.Duration(math.Round(sv.Fraction * float64(sv.rng()))))
 }
 
-// Validate reports the first invalid field, or nil.
+// Validate reports the first invalid field, or nil: a *sim.FieldError
+// wrapping ErrInvalidConfig.
 func (sv SplitVote) Validate() error {
 	switch {
-	case sv.Nodes < 1 || sv.Nodes > 1000:
-		return fmt.Errorf("%w: SplitVote.Nodes (%d) must be in [1, 1000]", ErrBadSplitVote, sv.Nodes)
+	case sv.Nodes < 1 || sv.Nodes > sim.MaxNodes:
+		return fieldErr("Nodes", sv.Nodes, "must be in [1, %d]", sim.MaxNodes)
 	case sv.Alive < 1 || sv.Alive > sv.Nodes:
-		return fmt.Errorf("%w: SplitVote.Alive (%d) must be in [1, Nodes=%d]", ErrBadSplitVote, sv.Alive, sv.Nodes)
+		return fieldErr("Alive", sv.Alive, "must be in [1, %d] (the servers)", sv.Nodes)
 	case math.IsNaN(sv.Fraction) || sv.Fraction < 0 || sv.Fraction > 1:
-		return fmt.Errorf("%w: SplitVote.Fraction (%v) must be in [0, 1]", ErrBadSplitVote, sv.Fraction)
+		return fieldErr("Fraction", sv.Fraction, "must be a fraction in [0, 1]")
 	case sv.Range < 0:
-		return fmt.Errorf("%w: SplitVote.Range (%v) must not be negative (0 means 100ms)", ErrBadSplitVote, sv.Range)
+		return fieldErr("Range", sv.Range, "must not be negative (0 means 100ms)")
 	case sv.Model != "" && sv.Model != "race" && sv.Model != "cluster":
-		return fmt.Errorf("%w: SplitVote.Model %q must be race or cluster", ErrBadSplitVote, sv.Model)
+		return fieldErr("Model", sv.Model, "must be race or cluster")
 	}
 	return nil
 }
 
-// Params describes the experiment.
-func (sv SplitVote) Params() Params {
+// Result summarizes split-vote trials, with the thesis' rate beside them.
+func (sv SplitVote) Result(outs []sim.Outcome) Result {
 	model := sv.Model
 	if model == "" {
 		model = "race"
 	}
 	r := sv.rng()
-	return Params{
+	res := summarize(Result{
 		Experiment:      "splitvote",
 		Label:           fmt.Sprintf("n=%d s=%d l=%g", sv.Nodes, sv.Alive, sv.Fraction),
-		Nodes:           sv.Nodes,
+		Setup:           Setup{Nodes: sv.Nodes, TimeoutMin: r, TimeoutMax: 2 * r, Network: sim.Network{Latency: sv.latency()}},
 		Alive:           sv.Alive,
-		TimeoutMin:      r,
-		TimeoutMax:      2 * r,
-		Latency:         sv.latency().String(),
 		LatencyFraction: sv.Fraction,
 		Model:           model,
-	}
+	}, outs)
+	res.Analytic = sv.Analytic()
+	return res
 }
 
-// Analytic returns the thesis' split-vote rate for the experiment, or NaN
-// if its latency is not fixed.
-func (sv SplitVote) Analytic() float64 {
-	if sv.Latency != nil {
-		return math.NaN()
-	}
-	return SplitVoteAnalytic(sv.Nodes, sv.Alive, sv.Fraction)
-}
-
-// SplitVoteAnalytic returns the probability that an election term splits
-// when s of n servers are alive, timeouts are uniform over a range and
-// every message takes the fixed fraction l of that range (Ongaro's thesis,
-// section 9.3). The first server to time out gets every vote except those
+// Analytic returns the probability that an election term splits in the
+// experiment, by the closed form of Ongaro's thesis, or NaN if its
+// latency is not fixed. With s of n servers alive, timeouts uniform over
+// a range and every message taking the fixed fraction l of that range
+// (section 9.3), the first server to time out gets every vote except those
 // of the servers that time out within l after it (they vote for
 // themselves), so the term splits when at least c = s - floor(n/2) + 1
 // servers, the first included, time out within l of the first:
@@ -123,7 +113,15 @@ func (sv SplitVote) Analytic() float64 {
 // between sorted uniforms are exchangeable, so T(c)-T(1) has the law of
 // T(c-1).) It is 1 when s is not a majority of n, and l is clamped to
 // [0, 1]. A single server never splits.
-func SplitVoteAnalytic(n, s int, l float64) float64 {
+func (sv SplitVote) Analytic() float64 {
+	if sv.Latency != nil {
+		return math.NaN()
+	}
+	return splitRate(sv.Nodes, sv.Alive, sv.Fraction)
+}
+
+// splitRate is the closed form of Analytic.
+func splitRate(n, s int, l float64) float64 {
 	if s <= n/2 {
 		return 1
 	}
@@ -151,18 +149,19 @@ func binom(n, k int) float64 {
 }
 
 // Trial runs one election term.
-func (sv SplitVote) Trial(i int, rng *rand.Rand, trace func(string)) Outcome {
+func (sv SplitVote) Trial(ctx context.Context, i int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	if sv.Model == "cluster" {
-		return sv.clusterTrial(rng, trace)
+		return sv.clusterTrial(ctx, rng, trace)
 	}
 	return sv.raceTrial(rng, trace)
 }
 
-// raceTrial is the thesis' simulation on a virtual wheel.
-func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) Outcome {
-	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+// raceTrial is the thesis' simulation on a virtual wheel. Every server
+// times out once, so it always ends within 2*Range plus two latencies.
+func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	w, err := sim.NewWheel()
 	if err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	defer w.Stop()
 	s, quorum := sv.Alive, sv.Nodes/2+1
@@ -175,7 +174,7 @@ func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) Outcome {
 	var end time.Duration
 	say := func(id int, what string) {
 		if trace != nil {
-			trace(FormatEvent(w.Now(), election.ID(id+1), what))
+			trace(sim.FormatEvent(w.Now(), election.ID(id+1), what))
 		}
 	}
 	for k := range vote {
@@ -227,16 +226,19 @@ func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) Outcome {
 		})
 	}
 	w.RunUntilIdle()
+	if err := w.Err(); err != nil {
+		return sim.Outcome{}, err
+	}
 	if winner < 0 {
 		end = w.Now()
 		say(-1, "split: no candidate has a majority")
-		return Outcome{Time: end, Terms: 1, Splits: 1, Messages: msgs, OK: true}
+		return sim.Outcome{Time: end, Terms: 1, Splits: 1, Messages: msgs, OK: true}, nil
 	}
-	return Outcome{Time: end, Terms: 1, Messages: msgs, OK: true}
+	return sim.Outcome{Time: end, Terms: 1, Messages: msgs, OK: true}, nil
 }
 
 // clusterTrial runs election nodes and reports whether term 1 elected.
-func (sv SplitVote) clusterTrial(rng *rand.Rand, trace func(string)) Outcome {
+func (sv SplitVote) clusterTrial(ctx context.Context, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	r := sv.rng()
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = r
@@ -246,37 +248,42 @@ func (sv SplitVote) clusterTrial(rng *rand.Rand, trace func(string)) Outcome {
 	ec.PreVote, ec.CheckQuorum, ec.LeaderStickiness = false, false, false
 	ec.Detection = election.ResetOnHeartbeat
 	var term uint64
-	cfg := ClusterConfig{
+	cfg := sim.Config{
 		Nodes:    sv.Nodes,
 		Election: ec,
-		Network:  Network{Latency: sv.latency()},
+		Network:  sim.Network{Latency: sv.latency()},
 		Rand:     rng,
+		Context:  ctx,
 		Trace:    tracerFor(trace),
 		Observer: func(e election.Event) {
 			if trace != nil && e.Type != election.EventIgnored {
-				trace(FormatEvent(e.At, e.Node, eventText(e)))
+				trace(sim.FormatEvent(e.At, e.Node, sim.EventText(e)))
 			}
 			if e.Type == election.EventLeaderElected && term == 0 {
 				term = e.Term
 			}
 		},
 	}
-	c, err := NewCluster(cfg)
+	c, err := sim.NewCluster(cfg)
 	if err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	defer c.Close()
 	ids := c.IDs()[:sv.Alive]
 	if err := c.Start(ids...); err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	limit := 50 * 2 * r
-	if !c.Run(limit, func() bool { return term != 0 }) {
-		return Outcome{Time: limit, Terms: 1, Splits: 1, Messages: c.Stats().Sent}
+	elected := c.Run(limit, func() bool { return term != 0 })
+	if err := c.Err(); err != nil {
+		return sim.Outcome{}, err
 	}
-	o := Outcome{Time: c.Now(), Terms: 1, Messages: c.Stats().Sent, OK: true}
+	if !elected {
+		return sim.Outcome{Time: limit, Terms: 1, Splits: 1, Messages: c.Stats().Sent}, nil
+	}
+	o := sim.Outcome{Time: c.Now(), Terms: 1, Messages: c.Stats().Sent, OK: true}
 	if term > 1 {
 		o.Splits = 1
 	}
-	return o
+	return o, nil
 }

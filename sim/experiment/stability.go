@@ -1,11 +1,14 @@
-package sim
+package experiment
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
 )
 
 // Stability measures what too-small timeouts cost in a healthy cluster:
@@ -43,26 +46,24 @@ func (s Stability) window() time.Duration {
 	return DefaultStableFor
 }
 
-// Validate reports the first invalid field, or nil.
+// Validate reports the first invalid field, or nil: a *sim.FieldError
+// wrapping ErrInvalidConfig.
 func (s Stability) Validate() error {
 	if s.For < 0 {
-		return fmt.Errorf("%w: Stability.For (%v) must not be negative (0 means %v)", ErrBadSetup, s.For, DefaultStableFor)
+		return fieldErr("For", s.For, "must not be negative (0 means %v)", DefaultStableFor)
 	}
 	return s.Setup.Validate()
 }
 
-// Params describes the experiment.
-func (s Stability) Params() Params { return s.Setup.params("stability") }
-
 // Trial runs one stable window.
-func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+func (s Stability) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	st := s.Setup
 	tr := newTracker(st.Nodes)
-	var c *Cluster
+	var c *sim.Cluster
 	var (
 		measuring bool
 		settled   bool
-		out       Outcome
+		out       sim.Outcome
 		term0     uint64
 	)
 	begin := func(at time.Duration, why string) {
@@ -70,10 +71,10 @@ func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 		term0 = tr.maxTerm
 		out.Messages = -c.Stats().Sent
 		if trace != nil {
-			trace(FormatEvent(at, election.None, why))
+			trace(sim.FormatEvent(at, election.None, why))
 		}
 	}
-	cfg := st.clusterConfig(rng, trace, tr, func(e election.Event) {
+	cfg := st.clusterConfig(ctx, rng, trace, tr, func(e election.Event) {
 		if measuring {
 			switch e.Type {
 			case election.EventElectionStart:
@@ -93,18 +94,20 @@ func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 		}
 	})
 	var err error
-	c, err = NewCluster(cfg)
+	c, err = sim.NewCluster(cfg)
 	if err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	defer c.Close()
 	if err := c.Start(); err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	if st.Settle == 0 {
-		_ = c.Node(1).Campaign()
+		if err := c.Node(1).Campaign(); err != nil {
+			return sim.Outcome{}, err
+		}
 	}
-	setupLimit := 100 * (st.TimeoutMax + st.TimeoutMin)
+	setupLimit := st.setupLimit()
 	if st.Nodes == 1 {
 		// A single server leads alone; it has no follower to accept it.
 		c.Run(setupLimit, func() bool { return tr.leading[1] != 0 })
@@ -123,17 +126,22 @@ func (s Stability) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 		start = setupLimit
 	}
 	end := start + s.window()
+	if end < start {
+		end = math.MaxInt64 // saturate
+	}
 	c.Run(end, func() bool { return false })
+	if err := c.Err(); err != nil {
+		return sim.Outcome{}, err
+	}
 	out.Time = s.window()
 	out.Terms = int(tr.maxTerm - term0)
 	out.Messages += c.Stats().Sent
 	out.OK = settled
-	return out
+	return out, nil
 }
 
 // StabilitySummary aggregates the outcomes of Stability trials.
 type StabilitySummary struct {
-	Params
 	// Trials is the number of windows measured; Unsettled of them started
 	// without a leader followed by every server (Outcome.OK false).
 	Trials, Unsettled int
@@ -154,10 +162,15 @@ type StabilitySummary struct {
 	TrialsWithElection int
 }
 
-// SummarizeStability aggregates Stability outcomes under p (p.Nodes
-// servers each).
-func SummarizeStability(p Params, outs []Outcome) StabilitySummary {
-	s := StabilitySummary{Params: p, Trials: len(outs)}
+// Summarize aggregates the outcomes of s's trials.
+func (s Stability) Summarize(outs []sim.Outcome) StabilitySummary {
+	return summarizeStability(s.Nodes, outs)
+}
+
+// summarizeStability aggregates the outcomes of Stability trials of a
+// cluster of nodes servers.
+func summarizeStability(nodes int, outs []sim.Outcome) StabilitySummary {
+	s := StabilitySummary{Trials: len(outs)}
 	for _, o := range outs {
 		s.Measured += o.Time
 		s.Elections += o.Elections
@@ -171,7 +184,7 @@ func SummarizeStability(p Params, outs []Outcome) StabilitySummary {
 		}
 	}
 	hours := s.Measured.Hours()
-	s.NodeHours = hours * float64(max(p.Nodes, 1))
+	s.NodeHours = hours * float64(max(nodes, 1))
 	if s.NodeHours > 0 {
 		s.ElectionsPerNodeHour = float64(s.Elections) / s.NodeHours
 		s.PreVotesPerNodeHour = float64(s.PreVotes) / s.NodeHours

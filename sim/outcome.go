@@ -31,32 +31,9 @@ type Outcome struct {
 	Elections, PreVotes, LeaderChanges int
 }
 
-// Params describes the experiment a Summary summarizes. Zero fields are
-// left out of JSON.
-type Params struct {
-	Experiment  string        // "failover", "bootstrap", "splitvote", "stability"
-	Label       string        // row label, e.g. "150-155ms"
-	Nodes       int           // servers in the configuration
-	Alive       int           // servers running during the measurement
-	TimeoutMin  time.Duration // election timeout range
-	TimeoutMax  time.Duration
-	Heartbeat   time.Duration
-	Latency     string // one-way latency spec (ParseLatency form)
-	Disk        string // disk write spec, "" for none
-	Loss        float64
-	PreVote     bool
-	CheckQuorum bool
-	Seed        uint64
-	// LatencyFraction (splitvote) is the fixed latency as a fraction of
-	// the timeout range: the thesis' l.
-	LatencyFraction float64
-	// Model (splitvote) names what was simulated: "race" or "cluster".
-	Model string
-}
-
-// Summary is the statistics of one experiment's trials.
+// Summary is the statistics of one experiment's trials. What the
+// experiment was is its caller's to record (experiment.Result).
 type Summary struct {
-	Params
 	Trials   int // trials that ran (finished or timed out)
 	TimedOut int // trials that hit the time limit (counted at the limit)
 	// Order statistics of Outcome.Time (nearest-rank percentiles).
@@ -69,18 +46,13 @@ type Summary struct {
 	MeanTerms float64
 	// MessagesPerElection is the average number of messages per trial.
 	MessagesPerElection float64
-	// Analytic (splitvote) is the thesis' closed-form split-vote rate for
-	// these parameters, or NaN when it does not apply.
-	Analytic float64
-	// Paper holds the figures the Raft paper quotes for this row, if any.
-	Paper []PaperFigure
 
 	times []time.Duration // sorted, for CDFs
 }
 
-// Summarize computes a Summary of outs under p.
-func Summarize(p Params, outs []Outcome) Summary {
-	s := Summary{Params: p, Trials: len(outs), Analytic: math.NaN()}
+// Summarize computes the Summary of outs.
+func Summarize(outs []Outcome) Summary {
+	s := Summary{Trials: len(outs)}
 	if len(outs) == 0 {
 		return s
 	}
@@ -102,7 +74,7 @@ func Summarize(p Params, outs []Outcome) Summary {
 	s.Min, s.Max = s.times[0], s.times[n-1]
 	s.P10, s.P50 = Percentile(s.times, 10), Percentile(s.times, 50)
 	s.P90, s.P99 = Percentile(s.times, 90), Percentile(s.times, 99)
-	s.Mean = time.Duration(math.Round(sum / float64(n)))
+	s.Mean = durationOf(math.Round(sum / float64(n)))
 	if terms > 0 {
 		s.SplitVoteRate = float64(splits) / float64(terms)
 	}

@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -8,19 +8,22 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 func TestSplitVoteAnalytic(t *testing.T) {
 	// The thesis' worked example: 5 servers, 4 alive, a 100ms range.
-	require.InDelta(t, 0.000592, SplitVoteAnalytic(5, 4, 0.01), 1e-6) // "about 0.06%"
-	require.InDelta(t, 0.0523, SplitVoteAnalytic(5, 4, 0.1), 1e-4)    // "about 5.2%"
-	require.InDelta(t, 0.1808, SplitVoteAnalytic(5, 4, 0.2), 1e-4)    // "about 18.1%"
+	require.InDelta(t, 0.000592, splitRate(5, 4, 0.01), 1e-6) // "about 0.06%"
+	require.InDelta(t, 0.0523, splitRate(5, 4, 0.1), 1e-4)    // "about 5.2%"
+	require.InDelta(t, 0.1808, splitRate(5, 4, 0.2), 1e-4)    // "about 18.1%"
 	// "a five-server cluster with two failures and l=0.2 will see about
 	// half of elections end in split votes"
-	require.InDelta(t, 0.5, SplitVoteAnalytic(5, 3, 0.2), 0.02)
+	require.InDelta(t, 0.5, splitRate(5, 3, 0.2), 0.02)
 	// Nine servers, l=0.2: about 15% after two failures, nearly 70% after four.
-	require.InDelta(t, 0.15, SplitVoteAnalytic(9, 7, 0.2), 0.02)
-	require.InDelta(t, 0.70, SplitVoteAnalytic(9, 5, 0.2), 0.04)
+	require.InDelta(t, 0.15, splitRate(9, 7, 0.2), 0.02)
+	require.InDelta(t, 0.70, splitRate(9, 5, 0.2), 0.04)
 	for _, tc := range []struct {
 		n, s int
 		l    float64
@@ -33,9 +36,9 @@ func TestSplitVoteAnalytic(t *testing.T) {
 		{5, 4, 2, 1},      // clamped
 		{1, 1, 0.5, 0},    // a single server wins alone
 		{2, 2, 0.5, 0.75}, // both needed: split if the second times out within l
-		{3, 3, 0.1, SplitVoteAnalytic(3, 3, 0.1)},
+		{3, 3, 0.1, splitRate(3, 3, 0.1)},
 	} {
-		got := SplitVoteAnalytic(tc.n, tc.s, tc.l)
+		got := splitRate(tc.n, tc.s, tc.l)
 		require.InDelta(t, tc.want, got, 1e-12, "n=%d s=%d l=%v", tc.n, tc.s, tc.l)
 		require.False(t, math.IsNaN(got))
 	}
@@ -46,16 +49,16 @@ func TestSplitVoteAnalytic(t *testing.T) {
 // closed form within 1.5 percentage points. 100,000 trials each normally;
 // fewer under -race or -short (still several standard errors inside).
 func TestSplitVoteMatchesThesis(t *testing.T) {
+	seed := testseed.Seed(t, "./sim/experiment")
 	trials := 100000
 	if raceEnabled || testing.Short() {
 		trials = 20000
 	}
-	t.Logf("seed %d, %d trials; reproduce: go test ./sim -run TestSplitVoteMatchesThesis -seed=%d", *seedFlag, trials, *seedFlag)
 	for _, l := range []float64{0.01, 0.1, 0.2} {
 		sv := SplitVote{Nodes: 5, Alive: 4, Fraction: l}
-		res, err := Run(context.Background(), []Job{JobOf(sv, trials)}, RunOptions{Seed: *seedFlag})
+		res, err := Run(context.Background(), []Experiment{sv}, []int{trials}, sim.RunOptions{Seed: seed})
 		require.NoError(t, err)
-		s := Summarize(sv.Params(), res[0])
+		s := res[0]
 		t.Logf("l=%v: simulated %.3f%%, thesis %.3f%%", l, 100*s.SplitVoteRate, 100*sv.Analytic())
 		require.InDelta(t, sv.Analytic(), s.SplitVoteRate, 0.015)
 		require.Equal(t, trials, s.Trials)
@@ -66,20 +69,20 @@ func TestSplitVoteMatchesThesis(t *testing.T) {
 // nodes behave as the model assumes: term 1 splits exactly when too many
 // servers time out within l of the first.
 func TestSplitVoteClusterMatchesThesis(t *testing.T) {
+	seed := testseed.Seed(t, "./sim/experiment")
 	trials := 4000
 	if raceEnabled || testing.Short() {
 		trials = 1500
 	}
-	t.Logf("seed %d, %d trials; reproduce: go test ./sim -run TestSplitVoteClusterMatchesThesis -seed=%d", *seedFlag, trials, *seedFlag)
 	for _, tc := range []struct {
 		n, s int
 		l    float64
 	}{{5, 4, 0.1}, {5, 4, 0.2}, {5, 5, 0.2}, {3, 3, 0.3}} {
 		sv := SplitVote{Nodes: tc.n, Alive: tc.s, Fraction: tc.l, Model: "cluster"}
 		require.NoError(t, sv.Validate())
-		res, err := Run(context.Background(), []Job{JobOf(sv, trials)}, RunOptions{Seed: *seedFlag})
+		res, err := Run(context.Background(), []Experiment{sv}, []int{trials}, sim.RunOptions{Seed: seed})
 		require.NoError(t, err)
-		s := Summarize(sv.Params(), res[0])
+		s := res[0]
 		se := math.Sqrt(sv.Analytic() * (1 - sv.Analytic()) / float64(trials))
 		t.Logf("n=%d s=%d l=%v: cluster %.2f%%, thesis %.2f%% (se %.2fpp)", tc.n, tc.s, tc.l, 100*s.SplitVoteRate, 100*sv.Analytic(), 100*se)
 		require.InDelta(t, sv.Analytic(), s.SplitVoteRate, 4*se+0.002)
@@ -92,30 +95,30 @@ func TestSplitVoteValidate(t *testing.T) {
 		sv   SplitVote
 		want string
 	}{
-		{SplitVote{Nodes: 0, Alive: 1}, "SplitVote.Nodes"},
-		{SplitVote{Nodes: 5, Alive: 6}, "SplitVote.Alive"},
-		{SplitVote{Nodes: 5, Alive: 4, Fraction: 1.5}, "SplitVote.Fraction"},
-		{SplitVote{Nodes: 5, Alive: 4, Range: -time.Second}, "SplitVote.Range"},
-		{SplitVote{Nodes: 5, Alive: 4, Model: "magic"}, "SplitVote.Model"},
+		{SplitVote{Nodes: 0, Alive: 1}, "Nodes"},
+		{SplitVote{Nodes: 5, Alive: 6}, "Alive"},
+		{SplitVote{Nodes: 5, Alive: 4, Fraction: 1.5}, "Fraction"},
+		{SplitVote{Nodes: 5, Alive: 4, Range: -time.Second}, "Range"},
+		{SplitVote{Nodes: 5, Alive: 4, Model: "magic"}, "Model"},
 	} {
 		err := tc.sv.Validate()
-		require.ErrorIs(t, err, ErrBadSplitVote)
-		require.Contains(t, err.Error(), tc.want)
+		requireField(t, err, tc.want)
 	}
 	require.NoError(t, SplitVote{Nodes: 5, Alive: 4, Fraction: 0.1}.Validate())
 }
 
 func TestSplitVoteTrace(t *testing.T) {
 	var lines []string
-	o := SplitVote{Nodes: 5, Alive: 4, Fraction: 0.2}.Trial(0, TrialRand(3, 0), func(s string) { lines = append(lines, s) })
+	o, err := SplitVote{Nodes: 5, Alive: 4, Fraction: 0.2}.Trial(context.Background(), 0, sim.TrialRand(3, 0), func(s string) { lines = append(lines, s) })
+	require.NoError(t, err)
 	require.True(t, o.OK)
 	require.NotEmpty(t, lines)
 	require.Contains(t, lines[0], "times out, votes for itself")
 }
 
-func ExampleSplitVoteAnalytic() {
+func ExamplesplitRate() {
 	for _, l := range []float64{0.01, 0.1, 0.2} {
-		fmt.Printf("n=5 s=4 l=%.2f: %.2f%%\n", l, 100*SplitVoteAnalytic(5, 4, l))
+		fmt.Printf("n=5 s=4 l=%.2f: %.2f%%\n", l, 100*splitRate(5, 4, l))
 	}
 	// Output:
 	// n=5 s=4 l=0.01: 0.06%

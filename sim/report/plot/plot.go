@@ -1,4 +1,4 @@
-package sim
+package plot
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/raftick/raftick/sim/experiment"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -17,30 +19,30 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// ErrPlotFormat is returned for a plot file name that is neither .svg nor
+// ErrFormat is returned for a plot file name that is neither .svg nor
 // .png.
-var ErrPlotFormat = errors.New("sim: plot file must end in .svg or .png")
+var ErrFormat = errors.New("plot: file must end in .svg or .png")
 
-// Panel is one graph of a CDF plot: a title and one line per summary.
+// Panel is one graph of a CDF plot: a title and one line per result.
 type Panel struct {
-	Title     string
-	Summaries []Summary
+	Title   string
+	Results []experiment.Result
 }
 
-// PlotFormat returns "svg" or "png" for a file name, or ErrPlotFormat.
-func PlotFormat(path string) (string, error) {
+// Format returns "svg" or "png" for a file name, or ErrFormat.
+func Format(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".svg":
 		return "svg", nil
 	case ".png":
 		return "png", nil
 	}
-	return "", fmt.Errorf("%w: %q", ErrPlotFormat, path)
+	return "", fmt.Errorf("%w: %q", ErrFormat, path)
 }
 
-// WritePlotFile writes the panels to path, as SVG or PNG by its extension.
-func WritePlotFile(path string, panels []Panel) error {
-	format, err := PlotFormat(path)
+// WriteFile writes the panels to path, as SVG or PNG by its extension.
+func WriteFile(path string, panels []Panel) error {
+	format, err := Format(path)
 	if err != nil {
 		return err
 	}
@@ -48,20 +50,20 @@ func WritePlotFile(path string, panels []Panel) error {
 	if err != nil {
 		return err
 	}
-	if err := WritePlot(f, format, panels); err != nil {
+	if err := Write(f, format, panels); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
 }
 
-// WritePlot draws the panels stacked vertically, laid out like Figure 16
+// Write draws the panels stacked vertically, laid out like Figure 16
 // of the Raft paper: x is the time without a leader in milliseconds on a
 // log scale, y the cumulative percent of trials, one line per summary
 // (labelled with its Label). format is "svg" or "png".
-func WritePlot(w io.Writer, format string, panels []Panel) error {
+func Write(w io.Writer, format string, panels []Panel) error {
 	if len(panels) == 0 {
-		return errors.New("sim: nothing to plot")
+		return errors.New("plot: nothing to plot")
 	}
 	width := 7 * vg.Inch
 	height := vg.Length(len(panels)) * 3.6 * vg.Inch
@@ -74,7 +76,7 @@ func WritePlot(w io.Writer, format string, panels []Panel) error {
 	case "png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(144))}
 	default:
-		return fmt.Errorf("%w: format %q", ErrPlotFormat, format)
+		return fmt.Errorf("%w: format %q", ErrFormat, format)
 	}
 	plots := make([][]*plot.Plot, len(panels))
 	for i, p := range panels {
@@ -105,7 +107,7 @@ func cdfPlot(p Panel) (*plot.Plot, error) {
 	pl.Legend.Left = false
 	pl.Legend.YOffs = vg.Points(10)
 	pl.Add(plotter.NewGrid())
-	for i, s := range p.Summaries {
+	for i, s := range p.Results {
 		cdf := s.CDF()
 		if len(cdf) == 0 {
 			continue

@@ -1,35 +1,35 @@
-package sim
+package experiment
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 // quietSetup is the election package's plain behaviour on a fast, fixed
 // network.
 func quietSetup(lo, hi time.Duration) Setup {
-	return Setup{Nodes: 5, TimeoutMin: lo, TimeoutMax: hi, Latency: Fixed(250 * time.Microsecond), ShortLogs: 2}
+	return Setup{Nodes: 5, TimeoutMin: lo, TimeoutMax: hi, Network: sim.Network{Latency: sim.Fixed(250 * time.Microsecond)}, ShortLogs: 2}
 }
 
 func TestStabilityQuietClusterHasNoElections(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestStabilityQuietClusterHasNoElections -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	for _, tc := range []struct {
 		name  string
 		setup Setup
 	}{
 		{"plain", quietSetup(150*ms, 300*ms)},
 		{"prevote", func() Setup { s := quietSetup(150*ms, 300*ms); s.PreVote = true; return s }()},
-		{"paper model", LAN()},
+		{"paper model", PaperModel()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := Stability{Setup: tc.setup, For: 5 * time.Minute}
-			res, err := Run(context.Background(), []Job{JobOf(e, 2)}, RunOptions{Seed: *seedFlag})
+			res, err := sim.Run(context.Background(), []sim.Job{JobOf(e, 2)}, sim.RunOptions{Seed: seed})
 			require.NoError(t, err)
 			for i, o := range res[0] {
 				require.True(t, o.OK, "trial %d never settled", i)
@@ -41,8 +41,7 @@ func TestStabilityQuietClusterHasNoElections(t *testing.T) {
 				// Heartbeats every 75ms to 4 followers, and their answers.
 				require.InDelta(t, 2*4*(5*time.Minute/(75*ms)), o.Messages, 20, "trial %d", i)
 			}
-			s := SummarizeStability(e.Params(), res[0])
-			require.Equal(t, "stability", s.Experiment)
+			s := e.Summarize(res[0])
 			require.InDelta(t, 5*10.0/60, s.NodeHours, 1e-9)
 			require.Zero(t, s.ElectionsPerNodeHour)
 		})
@@ -50,44 +49,44 @@ func TestStabilityQuietClusterHasNoElections(t *testing.T) {
 }
 
 func TestStabilityLongTailCausesElections(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestStabilityLongTailCausesElections -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	// Heartbeats every 15ms, timeouts 30-40ms, and a one-way latency whose
 	// tail often exceeds the 15ms margin.
 	s := quietSetup(30*ms, 40*ms)
-	s.Latency = LogNormal(5*ms, 0.8)
+	s.Latency = sim.LogNormal(5*ms, 0.8)
 	withPV := s
 	withPV.PreVote = true
 	lossy := quietSetup(50*ms, 100*ms)
 	lossy.Loss = 0.05
-	jobs := []Job{
+	jobs := []sim.Job{
 		JobOf(Stability{Setup: s, For: 2 * time.Minute}, 2),
 		JobOf(Stability{Setup: withPV, For: 2 * time.Minute}, 2),
 		JobOf(Stability{Setup: lossy, For: 2 * time.Minute}, 2),
 	}
-	res, err := Run(context.Background(), jobs, RunOptions{Seed: *seedFlag})
+	res, err := sim.Run(context.Background(), jobs, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
 
-	plain := SummarizeStability(s.params("stability"), res[0])
+	plain := summarizeStability(s.Nodes, res[0])
 	require.Greater(t, plain.ElectionsPerNodeHour, 100.0, "%+v", plain)
 	require.Positive(t, plain.LeaderChanges)
 	require.LessOrEqual(t, plain.LeaderChanges, plain.Elections, "every leader won an election")
 	require.Zero(t, plain.PreVotes, "pre-vote is off")
 	require.Equal(t, 2, plain.TrialsWithElection)
 
-	pv := SummarizeStability(withPV.params("stability"), res[1])
+	pv := summarizeStability(withPV.Nodes, res[1])
 	require.Positive(t, pv.PreVotes, "pre-vote rounds are counted separately: %+v", pv)
 	require.Greater(t, pv.PreVotesPerNodeHour, 100.0)
 
-	lost := SummarizeStability(lossy.params("stability"), res[2])
+	lost := summarizeStability(lossy.Nodes, res[2])
 	require.Positive(t, lost.Elections, "5%% loss makes followers miss heartbeats: %+v", lost)
 }
 
 func TestSummarizeStability(t *testing.T) {
-	outs := []Outcome{
+	outs := []sim.Outcome{
 		{Time: 30 * time.Minute, Elections: 3, PreVotes: 5, LeaderChanges: 2, OK: true},
 		{Time: 30 * time.Minute, OK: false},
 	}
-	s := SummarizeStability(Params{Nodes: 4}, outs)
+	s := summarizeStability(4, outs)
 	require.Equal(t, 2, s.Trials)
 	require.Equal(t, 1, s.Unsettled)
 	require.Equal(t, time.Hour, s.Measured)
@@ -96,18 +95,18 @@ func TestSummarizeStability(t *testing.T) {
 	require.InDelta(t, 1.25, s.PreVotesPerNodeHour, 1e-12)
 	require.InDelta(t, 2.0, s.LeaderChangesPerHour, 1e-12)
 	require.Equal(t, 1, s.TrialsWithElection)
-	require.Zero(t, SummarizeStability(Params{Nodes: 4}, nil).ElectionsPerNodeHour)
+	require.Zero(t, summarizeStability(4, nil).ElectionsPerNodeHour)
 }
 
 func TestStabilityValidate(t *testing.T) {
-	require.ErrorIs(t, Stability{Setup: quietSetup(150*ms, 300*ms), For: -time.Second}.Validate(), ErrBadSetup)
-	require.ErrorIs(t, Stability{Setup: quietSetup(0, 300*ms)}.Validate(), ErrBadSetup)
+	require.ErrorIs(t, Stability{Setup: quietSetup(150*ms, 300*ms), For: -time.Second}.Validate(), ErrInvalidConfig)
+	require.ErrorIs(t, Stability{Setup: quietSetup(0, 300*ms)}.Validate(), ErrInvalidConfig)
 	require.NoError(t, Stability{Setup: quietSetup(150*ms, 300*ms)}.Validate())
 }
 
 func smallTune() TuneConfig {
 	s := quietSetup(0, 0)
-	s.Latency = LogNormal(5*ms, 0.8)
+	s.Latency = sim.LogNormal(5*ms, 0.8)
 	return TuneConfig{
 		Base:                    s,
 		Mins:                    []time.Duration{30 * ms, 80 * ms, 200 * ms},
@@ -121,9 +120,9 @@ func smallTune() TuneConfig {
 }
 
 func TestTuneChoosesBestFeasible(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestTuneChoosesBestFeasible -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	cfg := smallTune()
-	r, err := Tune(context.Background(), cfg, RunOptions{Seed: *seedFlag})
+	r, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
 	require.Len(t, r.Candidates, 6)
 	require.Equal(t, "p90", r.Config.Objective)
@@ -157,45 +156,31 @@ func TestTuneChoosesBestFeasible(t *testing.T) {
 			require.LessOrEqual(t, best.Objective, c.Objective, "candidate %d beats the recommendation", i)
 		}
 	}
-	require.Contains(t, r.Recommendation(), "recommended: "+RangeLabel(best.TimeoutMin, best.TimeoutMax))
 
 	// The same seed gives the same result, whatever the workers.
-	r2, err := Tune(context.Background(), cfg, RunOptions{Seed: *seedFlag, Workers: 3})
+	r2, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed, Workers: 3})
 	require.NoError(t, err)
-	var a, b bytes.Buffer
-	require.NoError(t, WriteTuneJSON(&a, r))
-	require.NoError(t, WriteTuneJSON(&b, r2))
-	require.Equal(t, a.String(), b.String())
-	var j map[string]any
-	require.NoError(t, json.Unmarshal(a.Bytes(), &j))
-	require.Equal(t, "tune", j["experiment"])
-	require.Len(t, j["candidates"], 6)
-	require.InDelta(t, best.Objective.Seconds()*1000, j["best"].(map[string]any)["objective_ms"], 1e-3)
-
-	var csvOut, table bytes.Buffer
-	require.NoError(t, WriteTuneCSV(&csvOut, r))
-	require.Equal(t, 7, strings.Count(csvOut.String(), "\n"))
-	require.NoError(t, TuneTable(r).Write(&table))
-	require.Equal(t, 1, strings.Count(table.String(), "<- best"))
+	require.Equal(t, r.Best, r2.Best)
+	for i := range r.Candidates {
+		require.Equal(t, r.Candidates[i].Failover.Summary, r2.Candidates[i].Failover.Summary)
+		require.Equal(t, r.Candidates[i].Stability, r2.Candidates[i].Stability)
+	}
 }
 
 func TestTuneNothingFeasible(t *testing.T) {
+	seed := testseed.Seed(t, "./sim/experiment")
 	cfg := smallTune()
 	cfg.Mins = cfg.Mins[:1]
 	cfg.MaxElectionsPerNodeHour = 0
-	r, err := Tune(context.Background(), cfg, RunOptions{Seed: *seedFlag})
+	r, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
 	require.Equal(t, -1, r.Best)
-	require.Contains(t, r.Recommendation(), "no candidate is feasible")
-	var b bytes.Buffer
-	require.NoError(t, WriteTuneJSON(&b, r))
-	require.Contains(t, b.String(), `"best": null`)
 }
 
 func TestTuneInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r, err := Tune(ctx, smallTune(), RunOptions{Seed: 1})
+	r, err := Tune(ctx, smallTune(), sim.RunOptions{Seed: 1})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, r.Candidates, 6)
 	require.Equal(t, -1, r.Best)
@@ -229,10 +214,9 @@ func TestTuneConfigValidate(t *testing.T) {
 			c := smallTune()
 			tc.edit(&c)
 			err := c.Validate()
-			require.ErrorIs(t, err, ErrBadTune)
-			require.Contains(t, err.Error(), tc.field)
-			_, err = Tune(context.Background(), c, RunOptions{})
-			require.ErrorIs(t, err, ErrBadTune)
+			requireField(t, err, tc.field)
+			_, err = Tune(context.Background(), c, sim.RunOptions{})
+			require.ErrorIs(t, err, ErrInvalidConfig)
 		})
 	}
 }
@@ -244,25 +228,25 @@ func TestTuneRatios(t *testing.T) {
 	require.Equal(t, 8*ms, s.Heartbeat)
 	require.Equal(t, 80*ms, s.Settle)
 	require.Equal(t, 160*ms, s.TimeoutMax)
-	v, ok := ObjectiveValue(Summary{P50: 1, P90: 2, P99: 3, Mean: 4, Max: 5}, "mean")
+	v, ok := ObjectiveValue(sim.Summary{P50: 1, P90: 2, P99: 3, Mean: 4, Max: 5}, "mean")
 	require.True(t, ok)
 	require.Equal(t, time.Duration(4), v)
-	_, ok = ObjectiveValue(Summary{}, "median")
+	_, ok = ObjectiveValue(sim.Summary{}, "median")
 	require.False(t, ok)
 }
 
 func TestTuneCountPreVotes(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestTuneCountPreVotes -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	cfg := smallTune()
 	cfg.Base.PreVote = true
 	cfg.Mins = cfg.Mins[:1] // 30ms: many failed pre-vote rounds, no elections
 	cfg.Spreads = cfg.Spreads[1:]
 	cfg.FailoverTrials = 20
 	cfg.MaxElectionsPerNodeHour = 5
-	only, err := Tune(context.Background(), cfg, RunOptions{Seed: *seedFlag})
+	only, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
 	cfg.CountPreVotes = true
-	both, err := Tune(context.Background(), cfg, RunOptions{Seed: *seedFlag})
+	both, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
 	a, b := only.Candidates[0], both.Candidates[0]
 	require.Equal(t, a.Stability, b.Stability, "the same runs")
@@ -271,5 +255,6 @@ func TestTuneCountPreVotes(t *testing.T) {
 	require.InDelta(t, a.Stability.ElectionsPerNodeHour+a.Stability.PreVotesPerNodeHour, b.Unnecessary, 1e-9)
 	require.Equal(t, a.Unnecessary <= 5, a.Feasible)
 	require.False(t, b.Feasible, "pre-vote rounds %v per node-hour exceed the bound", b.Unnecessary)
-	require.Contains(t, both.Recommendation(), "elections and pre-votes")
+	require.Equal(t, "elections and pre-votes", both.Rounds())
+	require.Equal(t, "elections", only.Rounds())
 }

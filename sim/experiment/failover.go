@@ -1,11 +1,13 @@
-package sim
+package experiment
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -37,14 +39,18 @@ import (
 // draw from [0, TimeoutMin/5) after step 2.
 type Failover struct{ Setup }
 
-// Params describes the experiment.
-func (f Failover) Params() Params { return f.Setup.params("failover") }
+// Result summarizes failover trials.
+func (f Failover) Result(outs []sim.Outcome) Result {
+	r := f.Setup.result("failover")
+	r.Alive = f.Nodes - 1
+	return summarize(r, outs)
+}
 
 // Trial runs one failover.
-func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	s := f.Setup
 	tr := newTracker(s.Nodes)
-	var c *Cluster
+	var c *sim.Cluster
 	var (
 		phase     int // 0 setup, 1 waiting for the heartbeat, 2 crash scheduled, 3 crashed, 4 done
 		leader    election.ID
@@ -79,14 +85,14 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 					c.Log(survivors[perm[k]]).Set(9, 1)
 				}
 				if trace != nil {
-					trace(FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
+					trace(sim.FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
 				}
 				if s.Settle > 0 {
 					// raftadapter's harness: no synchronized heartbeat.
 					phase = 2
 					wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
 					if trace != nil {
-						trace(FormatEvent(at, leader, fmt.Sprintf("settling; crash in %v", wait)))
+						trace(sim.FormatEvent(at, leader, fmt.Sprintf("settling; crash in %v", wait)))
 					}
 					crashTimer.Reset(wait)
 				}
@@ -98,55 +104,66 @@ func (f Failover) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
 			}
 		}
 	}
-	cfg := s.clusterConfig(rng, trace, tr, func(e election.Event) { check(e.At) })
+	cfg := s.clusterConfig(ctx, rng, trace, tr, func(e election.Event) { check(e.At) })
 	cfg.OnSend = func(m election.Message) {
 		if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
 			phase = 2
 			u := time.Duration(rng.Int64N(int64(hb)))
 			if trace != nil {
-				trace(FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
+				trace(sim.FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
 			}
 			crashTimer.Reset(u)
 		}
 	}
 	var err error
-	c, err = NewCluster(cfg)
+	c, err = sim.NewCluster(cfg)
 	if err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	defer c.Close()
 	crashTimer = new(wheel.Timer)
-	_ = crashTimer.Init(c.Wheel().Wheel, func() {
+	if err := crashTimer.Init(c.Wheel().Wheel, func() {
 		crashAt, crashTerm, sent0 = c.Now(), c.Node(leader).Status().Term, c.Stats().Sent
 		phase = 3
 		c.Crash(leader)
-	})
+	}); err != nil {
+		return sim.Outcome{}, err
+	}
 	if err := c.Start(); err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	if s.Settle == 0 {
-		_ = c.Node(1).Campaign()
+		if err := c.Node(1).Campaign(); err != nil {
+			return sim.Outcome{}, err
+		}
 	}
-	setupLimit := 100 * (s.TimeoutMax + s.TimeoutMin)
-	if !c.Run(setupLimit, func() bool { return phase >= 3 }) {
-		return Outcome{Time: s.maxTime(), OK: false}
+	if !c.Run(s.setupLimit(), func() bool { return phase >= 3 }) {
+		if err := c.Err(); err != nil {
+			return sim.Outcome{}, err
+		}
+		return sim.Outcome{Time: s.maxTime(), OK: false}, nil
 	}
-	limit := crashAt + s.maxTime()
-	if !c.Run(limit, func() bool { return phase == 4 }) {
+	if !c.RunFor(s.maxTime(), func() bool { return phase == 4 }) {
+		if err := c.Err(); err != nil {
+			return sim.Outcome{}, err
+		}
 		terms := int(tr.maxTerm - crashTerm)
-		return Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent - sent0}
+		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent - sent0}, nil
+	}
+	if err := c.Err(); err != nil {
+		return sim.Outcome{}, err
 	}
 	terms := int(winTerm - crashTerm)
-	return Outcome{
+	return sim.Outcome{
 		Time:     endAt - crashAt,
 		Terms:    terms,
 		Splits:   terms - 1,
 		Messages: c.Stats().Sent - sent0,
 		OK:       true,
-	}
+	}, nil
 }
 
-func shortList(c *Cluster, ids []election.ID) []election.ID {
+func shortList(c *sim.Cluster, ids []election.ID) []election.ID {
 	var out []election.ID
 	for _, id := range ids {
 		if i, _ := c.Log(id).Last(); i < 10 {
@@ -162,37 +179,43 @@ func shortList(c *Cluster, ids []election.ID) []election.ID {
 // its first heartbeat), or MaxTime.
 type Bootstrap struct{ Setup }
 
-// Params describes the experiment.
-func (b Bootstrap) Params() Params { return b.Setup.params("bootstrap") }
+// Result summarizes cold starts.
+func (b Bootstrap) Result(outs []sim.Outcome) Result {
+	return summarize(b.Setup.result("bootstrap"), outs)
+}
 
 // Trial runs one cold start.
-func (b Bootstrap) Trial(_ int, rng *rand.Rand, trace func(string)) Outcome {
+func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	s := b.Setup
 	tr := newTracker(s.Nodes)
 	quorum := s.Nodes/2 + 1
-	var c *Cluster
+	var c *sim.Cluster
 	var done bool
 	var endAt time.Duration
 	var winTerm uint64
-	cfg := s.clusterConfig(rng, trace, tr, func(e election.Event) {
+	cfg := s.clusterConfig(ctx, rng, trace, tr, func(e election.Event) {
 		if !done {
 			if l, term, fol, _ := tr.accepted(c); l != election.None && 1+fol >= quorum {
 				done, endAt, winTerm = true, e.At, term
 			}
 		}
 	})
-	c, err := NewCluster(cfg)
+	c, err := sim.NewCluster(cfg)
 	if err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
 	defer c.Close()
 	if err := c.Start(); err != nil {
-		return Outcome{}
+		return sim.Outcome{}, err
 	}
-	if !c.Run(s.maxTime(), func() bool { return done }) {
+	finished := c.Run(s.maxTime(), func() bool { return done })
+	if err := c.Err(); err != nil {
+		return sim.Outcome{}, err
+	}
+	if !finished {
 		terms := int(tr.maxTerm)
-		return Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent}
+		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent}, nil
 	}
 	terms := int(winTerm)
-	return Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Stats().Sent, OK: true}
+	return sim.Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Stats().Sent, OK: true}, nil
 }

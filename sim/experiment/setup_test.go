@@ -1,6 +1,7 @@
-package sim
+package experiment
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -8,35 +9,68 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/sim"
 )
 
 func TestSetupValidate(t *testing.T) {
-	ok := LAN()
+	ok := PaperModel()
 	require.NoError(t, ok.Validate())
 	for _, tc := range []struct {
 		mod  func(*Setup)
 		want string
 	}{
-		{func(s *Setup) { s.Nodes = 0 }, "Setup.Nodes"},
-		{func(s *Setup) { s.TimeoutMin = 0 }, "Setup.TimeoutMin"},
-		{func(s *Setup) { s.TimeoutMax = s.TimeoutMin - 1 }, "Setup.TimeoutMax"},
-		{func(s *Setup) { s.Heartbeat = -1 }, "Setup.Heartbeat"},
-		{func(s *Setup) { s.Settle = -1 }, "Setup.Settle"},
-		{func(s *Setup) { s.Stickiness = 9 }, "Setup.Stickiness"},
-		{func(s *Setup) { s.Heartbeat = s.TimeoutMin }, "Setup.Heartbeat"},
-		{func(s *Setup) { s.TimeoutMin, s.TimeoutMax = 1, 1 }, "TimeoutMin/2"},
-		{func(s *Setup) { s.Loss = 1 }, "Setup.Loss"},
-		{func(s *Setup) { s.Duplicate = 2 }, "Setup.Duplicate"},
-		{func(s *Setup) { s.ShortLogs = 4 }, "Setup.ShortLogs"},
-		{func(s *Setup) { s.Granularity = -1 }, "Setup.Granularity"},
-		{func(s *Setup) { s.MaxTime = -1 }, "Setup.MaxTime"},
+		{func(s *Setup) { s.Nodes = 0 }, "Nodes"},
+		{func(s *Setup) { s.TimeoutMin = 0 }, "TimeoutMin"},
+		{func(s *Setup) { s.TimeoutMax = s.TimeoutMin - 1 }, "TimeoutMax"},
+		{func(s *Setup) { s.Heartbeat = -1 }, "Heartbeat"},
+		{func(s *Setup) { s.Settle = -1 }, "Settle"},
+		{func(s *Setup) { s.Stickiness = 9 }, "Stickiness"},
+		{func(s *Setup) { s.Heartbeat = s.TimeoutMin }, "Heartbeat"},
+		{func(s *Setup) { s.TimeoutMin, s.TimeoutMax = 1, 1 }, "TimeoutMin"},
+		{func(s *Setup) { s.Loss = 1 }, "Loss"},
+		{func(s *Setup) { s.Duplicate = 2 }, "Duplicate"},
+		{func(s *Setup) { s.ShortLogs = 4 }, "ShortLogs"},
+		{func(s *Setup) { s.Granularity = -1 }, "Granularity"},
+		{func(s *Setup) { s.MaxTime = -1 }, "MaxTime"},
 	} {
-		s := LAN()
+		s := PaperModel()
 		tc.mod(&s)
 		err := s.Validate()
-		require.ErrorIs(t, err, ErrBadSetup)
-		require.Contains(t, err.Error(), tc.want)
+		fe := requireField(t, err, tc.want)
+		require.NotContains(t, fe.Reason, "Setup.", "reasons name no Go fields")
 	}
+}
+
+// TestSetupValidateLatencyLimit (issue 10, defect 7): a latency, disk or
+// timer-noise model slower than the trial's time limit is refused.
+func TestSetupValidateLatencyLimit(t *testing.T) {
+	for _, tc := range []struct {
+		edit  func(*Setup)
+		field string
+	}{
+		{func(s *Setup) { s.Latency = sim.Uniform(0, math.MaxInt64) }, "Latency"},
+		{func(s *Setup) { s.Latency = sim.Normal(2562047*time.Hour, 1000*time.Hour) }, "Latency"},
+		{func(s *Setup) { s.Disk = sim.Fixed(61 * time.Second) }, "Disk"},
+		{func(s *Setup) { s.TimerNoise = sim.Fixed(time.Hour); s.MaxTime = 30 * time.Minute }, "TimerNoise"},
+	} {
+		s := PaperModel()
+		tc.edit(&s)
+		fe := requireField(t, s.Validate(), tc.field)
+		require.Contains(t, fe.Reason, "time limit")
+	}
+	s := PaperModel()
+	s.Latency, s.MaxTime = sim.Fixed(time.Hour), 2*time.Hour
+	require.NoError(t, s.Validate(), "within the limit")
+}
+
+func TestDescribe(t *testing.T) {
+	require.Equal(t, "5 servers, latency normal:250µs,50µs, disk normal:2.75ms,500µs, timer noise uniform:0s,400µs; "+
+		"writes block the server, new leader writes before its first heartbeat, candidates wait for their timeout, "+
+		"keep their deadline when deposed, timeouts in whole milliseconds", PaperModel().Describe())
+	require.Contains(t, HashicorpModel().Describe(), "last-contact detection, (pre-)votes refused while a leader is known, per-follower heartbeats every [hb, 2hb), crash 150ms-180ms after the leader is known (harness)")
+	s := PlainModel()
+	s.Loss = 0.1
+	require.Contains(t, s.Describe(), "loss 0.1, dup 0")
 }
 
 func TestParseRange(t *testing.T) {
@@ -65,7 +99,7 @@ func TestParseRange(t *testing.T) {
 }
 
 func TestSetupSet(t *testing.T) {
-	s := LAN()
+	s := PaperModel()
 	for _, kv := range [][2]string{
 		{"nodes", "7"}, {"timeout", "100-200ms"}, {"heartbeat", "20ms"}, {"latency", "uniform:1ms,2ms"},
 		{"disk", "none"}, {"loss", "0.1"}, {"dup", "0.05"}, {"noise", "fixed:1ms"}, {"granularity", "0s"},
@@ -95,8 +129,11 @@ func TestSetupSet(t *testing.T) {
 		{"keeptimer", "sometimes"}, {"stickymode", "glue"}, {"settle", "-1s"}, {"settle", "later"},
 	} {
 		err := s.Set(kv[0], kv[1])
-		require.ErrorIs(t, err, ErrBadParam, kv)
-		require.Contains(t, err.Error(), kv[0])
+		if kv[0] == "colour" {
+			require.Equal(t, kv[0], requireField(t, err, "").Value, "an unknown parameter is the value refused")
+		} else {
+			require.Equal(t, kv[1], requireField(t, err, kv[0]).Value)
+		}
 	}
 	var sv SplitVote
 	require.NoError(t, sv.Set("nodes", "5"))
@@ -123,7 +160,7 @@ func TestParseAxisAndGrid(t *testing.T) {
 	require.Equal(t, []string{"uniform:1ms,5ms", "fixed:2ms"}, c.Values)
 	for _, bad := range []string{"", "timeout", "=1,2", "nodes=", "nodes=1,,2"} {
 		_, err := ParseAxis(bad)
-		require.ErrorIs(t, err, ErrBadParam, bad)
+		require.ErrorIs(t, err, ErrInvalidConfig, bad)
 	}
 	g := Grid([]Axis{a, {Name: "nodes", Values: []string{"3", "5", "7"}}})
 	require.Len(t, g, 6)

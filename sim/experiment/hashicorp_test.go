@@ -1,4 +1,4 @@
-package sim
+package experiment
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/testseed"
 )
 
 // hashicorp3 is the hashicorp model for 3 servers and T = 100ms, the
@@ -27,13 +29,14 @@ func hashicorp3() Setup {
 // it; without Settle, server 1 campaigns at once and the crash follows a
 // heartbeat broadcast.
 func TestFailoverSettle(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestFailoverSettle -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	for _, settle := range []time.Duration{0, 100 * ms} {
 		s := hashicorp3()
 		s.Settle = settle
 		for i := range 20 {
 			var lines []string
-			o := Failover{s}.Trial(i, TrialRand(*seedFlag, i), func(l string) { lines = append(lines, l) })
+			o, err := Failover{s}.Trial(context.Background(), i, sim.TrialRand(seed, i), func(l string) { lines = append(lines, l) })
+			require.NoError(t, err)
 			require.True(t, o.OK)
 			text := strings.Join(lines, "\n")
 			var setupAt, crashAt float64
@@ -78,14 +81,14 @@ func parseMS(t *testing.T, s string) float64 {
 // 3 servers the failover is the later of the two survivors' detections
 // instead of the earlier one: far slower, never split.
 func TestHashicorpModelStickiness(t *testing.T) {
-	t.Logf("seed %d; reproduce: go test ./sim -run TestHashicorpModelStickiness -seed=%d", *seedFlag, *seedFlag)
+	seed := testseed.Seed(t, "./sim/experiment")
 	until := hashicorp3()
 	contact := until
 	contact.Stickiness = election.StickyByContact
 	const n = 400
-	res, err := Run(context.Background(), []Job{JobOf(Failover{until}, n), JobOf(Failover{contact}, n)}, RunOptions{Seed: *seedFlag})
+	res, err := Run(context.Background(), []Experiment{Failover{until}, Failover{contact}}, []int{n, n}, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
-	su, sc := Summarize(Failover{until}.Params(), res[0]), Summarize(Failover{contact}.Params(), res[1])
+	su, sc := res[0], res[1]
 	t.Logf("until-timeout: p50 %v p90 %v; by contact: p50 %v p90 %v", su.P50, su.P90, sc.P50, sc.P90)
 	require.Equal(t, n, su.Trials)
 	require.Greater(t, su.P50, sc.P50+40*ms)
@@ -95,4 +98,54 @@ func TestHashicorpModelStickiness(t *testing.T) {
 	// last of two [T, 2T) timers is at most about 3T after the crash.
 	require.Greater(t, su.Min, 80*ms)
 	require.Less(t, su.Max, 320*ms)
+}
+
+func TestModels(t *testing.T) {
+	require.Equal(t, "paper, plain or hashicorp", ModelNames())
+	for _, m := range Models() {
+		got, err := ModelNamed(m.Name)
+		require.NoError(t, err)
+		require.Equal(t, m.Name, got.Name)
+		require.NoError(t, m.Setup().Validate(), m.Name)
+		require.NotEmpty(t, m.Doc)
+	}
+	_, err := ModelNamed("quantum")
+	requireField(t, err, "Model")
+
+	plain := PlainModel()
+	require.False(t, plain.DiskBlocks || plain.LeaderWrite || plain.CandidatesWait || plain.KeepTimer)
+	require.True(t, plain.GroupCommit)
+	require.Zero(t, plain.Granularity)
+	require.Nil(t, plain.TimerNoise)
+
+	// The hashicorp model's timing rules: T means [T, 2T), heartbeat T/10,
+	// crash T after the leader settled; other ranges are refused.
+	hc, _ := ModelNamed("hashicorp")
+	s := hc.Setup()
+	require.NoError(t, hc.Timing(&s, 100*ms, 100*ms, 0))
+	require.Equal(t, [4]time.Duration{100 * ms, 200 * ms, 10 * ms, 100 * ms}, [4]time.Duration{s.TimeoutMin, s.TimeoutMax, s.Heartbeat, s.Settle})
+	require.NoError(t, hc.Timing(&s, 50*ms, 100*ms, 7*ms))
+	require.Equal(t, 7*ms, s.Heartbeat)
+	requireField(t, hc.Timing(&s, 150*ms, 155*ms, 0), "TimeoutMax")
+	paper, _ := ModelNamed("paper")
+	s = paper.Setup()
+	require.NoError(t, paper.Timing(&s, 150*ms, 155*ms, 0))
+	require.Equal(t, [3]time.Duration{150 * ms, 155 * ms, 0}, [3]time.Duration{s.TimeoutMin, s.TimeoutMax, s.Heartbeat})
+
+	c := TuneConfig{Base: hc.Setup()}
+	c.Base.Heartbeat = 0
+	require.NoError(t, hc.Tune(&c))
+	require.Equal(t, []float64{1}, c.Spreads)
+	require.Equal(t, 0.1, c.HeartbeatRatio)
+	require.Equal(t, 1.0, c.SettleRatio)
+	c.Spreads = []float64{0.5}
+	requireField(t, hc.Tune(&c), "Spreads")
+	c = TuneConfig{Spreads: []float64{0.5}}
+	require.NoError(t, paper.Tune(&c))
+	require.Equal(t, TuneConfig{Spreads: []float64{0.5}}, c, "other models keep the search")
+
+	// WithNodes keeps the paper's short logs where they fit.
+	require.Equal(t, 2, PaperModel().WithNodes(4).ShortLogs)
+	require.Equal(t, 0, PaperModel().WithNodes(3).ShortLogs)
+	require.Equal(t, 2, PaperModel().WithNodes(7).ShortLogs)
 }

@@ -1,7 +1,10 @@
-package sim
+package experiment
 
 import (
+	"context"
 	"testing"
+
+	"github.com/raftick/raftick/sim"
 )
 
 // BenchmarkFailoverTrial measures one failover trial of Figure 16's setup
@@ -10,9 +13,7 @@ import (
 // model=paper is the calibrated LogCabin model, model=plain the election
 // package with a non-blocking disk.
 func BenchmarkFailoverTrial(b *testing.B) {
-	paper := LAN()
-	plain := LAN()
-	plain.DiskBlocks, plain.LeaderWrite, plain.CandidatesWait, plain.KeepTimer, plain.Granularity, plain.TimerNoise = false, false, false, false, 0, nil
+	paper, plain := PaperModel(), PlainModel()
 	for _, bc := range []struct {
 		name string
 		s    Setup
@@ -22,7 +23,7 @@ func BenchmarkFailoverTrial(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				f.Trial(i, TrialRand(1, i), nil)
+				_, _ = f.Trial(context.Background(), i, sim.TrialRand(1, i), nil)
 				i++
 			}
 		})
@@ -38,7 +39,7 @@ func BenchmarkSplitVoteTrial(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				sv.Trial(i, TrialRand(1, i), nil)
+				_, _ = sv.Trial(context.Background(), i, sim.TrialRand(1, i), nil)
 				i++
 			}
 		})

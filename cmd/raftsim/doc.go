@@ -1,0 +1,22 @@
+// Command raftsim runs the raftick cluster simulator: leader-election
+// experiments on simulated Raft clusters in virtual time, reproducible
+// from a seed.
+//
+//	raftsim paper                      # reproduce Figure 16 of the Raft paper
+//	raftsim failover --timeout 150ms-300ms --latency normal:5ms,2ms
+//	raftsim bootstrap --nodes 3
+//	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
+//	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
+//	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
+//
+// Every subcommand has --help. Results go to stdout (text, --json or
+// --csv); progress bars and errors go to stderr. Bad flags or values exit
+// with status 2, a failed trial (a simulation that broke) with status 1
+// and the command that reproduces it. An interrupt (Ctrl-C) stops the
+// trials that are running, prints what finished and exits with status
+// 130; a second interrupt exits at once.
+//
+// The command is thin wiring: flags become a sim/experiment value, which
+// runs on the sim engine (or, with --engine hashicorp, on
+// sim/engines/hashicorp), and sim/report and sim/report/plot print it.
+package main

@@ -1,0 +1,187 @@
+package experiment
+
+import (
+	"strings"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
+)
+
+// A Model is a named preset of Setup together with the timing rules of
+// the implementation it stands for.
+type Model struct {
+	// Name is the preset's name: "paper", "plain" or "hashicorp".
+	Name string
+	// Doc says in one line what the preset models.
+	Doc   string
+	setup func() Setup
+	// harness: hashicorp/raft's timing: timeouts in [T, 2T), heartbeat
+	// T/10, the crash of raftadapter's harness.
+	harness bool
+}
+
+// Models returns the presets: paper (the default), plain and hashicorp.
+func Models() []Model {
+	return []Model{
+		{Name: "paper", Doc: "the Raft paper's LogCabin cluster (default): blocking disk writes, candidates wait for their timeout, whole-ms timeouts, timer noise", setup: PaperModel},
+		{Name: "plain", Doc: "the election package as it is: responses wait for the disk, the node keeps working, continuous timeouts, no noise", setup: PlainModel},
+		{Name: "hashicorp", Doc: "hashicorp/raft's timing: free-running follower timer checked against last contact, [T, 2T) timeouts, " +
+			"pre-vote, votes refused while a leader is known, per-follower heartbeats every [T/10, T/5), no disk", setup: HashicorpModel, harness: true},
+	}
+}
+
+// ModelNames returns the presets' names for messages: "paper, plain or
+// hashicorp".
+func ModelNames() string {
+	var names []string
+	for _, m := range Models() {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ModelNamed returns the preset called name, or a *sim.FieldError
+// (Field "Model") wrapping ErrInvalidConfig.
+func ModelNamed(name string) (Model, error) {
+	for _, m := range Models() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Model{}, fieldErr("Model", name, "unknown model (want %s)", ModelNames())
+}
+
+// Setup returns the preset's cluster.
+func (m Model) Setup() Setup { return m.setup() }
+
+// Timing sets the election timeout range [lo, hi] and the heartbeat
+// interval of s under m's rules. heartbeat 0 means the model's default:
+// half of lo (paper, plain), or lo/10 for hashicorp. hashicorp/raft
+// draws its timeouts from [T, 2T): for the hashicorp model, lo == hi
+// means T (the range becomes [T, 2T)), a range other than [T, 2T) is
+// refused, and the crash follows raftadapter's harness, T after the
+// leader settled. Errors are *sim.FieldError values (Field "TimeoutMax")
+// wrapping ErrInvalidConfig.
+func (m Model) Timing(s *Setup, lo, hi, heartbeat time.Duration) error {
+	if m.harness {
+		switch {
+		case hi == lo:
+			hi = 2 * lo
+		case hi != 2*lo:
+			return fieldErr("TimeoutMax", RangeLabel(lo, hi), "the hashicorp model draws timeouts from [T, 2T): give T or T-2T")
+		}
+		if heartbeat == 0 {
+			heartbeat = lo / 10
+		}
+		s.Settle = lo
+	}
+	s.TimeoutMin, s.TimeoutMax, s.Heartbeat = lo, hi, heartbeat
+	return nil
+}
+
+// Tune applies m's rules to a search: for the hashicorp model every
+// candidate is [T, 2T) (Spreads defaults to [1], and other spreads are
+// refused with a *sim.FieldError, Field "Spreads"), the heartbeat is a
+// tenth of each T unless c.Base.Heartbeat is set, and the crash comes T
+// after the leader settled. The other models keep c as it is.
+func (m Model) Tune(c *TuneConfig) error {
+	if !m.harness {
+		return nil
+	}
+	if len(c.Spreads) == 0 {
+		c.Spreads = []float64{1}
+	}
+	for _, f := range c.Spreads {
+		if f != 1 {
+			return fieldErr("Spreads", f, "the hashicorp model draws timeouts from [T, 2T): spread must be 1")
+		}
+	}
+	if c.Base.Heartbeat == 0 {
+		c.HeartbeatRatio = 0.1
+	}
+	c.SettleRatio = 1
+	return nil
+}
+
+// WithNodes returns s with n servers, and as many short logs as fit (the
+// paper's 2 of 4 survivors, none when fewer than 4 servers).
+func (s Setup) WithNodes(n int) Setup {
+	s.Nodes = n
+	if s.ShortLogs > s.Nodes-2 {
+		s.ShortLogs = max(0, s.Nodes-3)
+	}
+	return s
+}
+
+// PlainModel returns the election package as it is on the paper model's
+// network: a vote waits for the disk but the server keeps working
+// (GroupCommit, no blocking), a new leader does not write before its
+// first heartbeat, candidates step down on a majority of rejections,
+// timeouts are continuous and exact.
+func PlainModel() Setup {
+	s := PaperModel()
+	s.DiskBlocks, s.LeaderWrite, s.CandidatesWait, s.KeepTimer = false, false, false, false
+	s.Granularity, s.TimerNoise = 0, nil
+	s.GroupCommit = true
+	return s
+}
+
+// PaperModel returns the network and disk model that stands in for the paper's
+// test cluster (LogCabin on five servers, gigabit Ethernet, SSDs, a
+// broadcast time of about 15ms). See the package README for how each
+// value was chosen.
+func PaperModel() Setup {
+	return Setup{
+		Nodes:      5,
+		TimeoutMin: 150 * time.Millisecond,
+		TimeoutMax: 300 * time.Millisecond,
+		Network: sim.Network{
+			Latency:     sim.Normal(250*time.Microsecond, 50*time.Microsecond),
+			Disk:        sim.Normal(2750*time.Microsecond, 500*time.Microsecond),
+			DiskBlocks:  true,
+			LeaderWrite: true,
+		},
+		CandidatesWait: true,
+		KeepTimer:      true,
+		Granularity:    time.Millisecond,
+		TimerNoise:     sim.Uniform(0, 400*time.Microsecond),
+		ShortLogs:      2,
+	}
+}
+
+// HashicorpModel returns a setup with hashicorp/raft v1.8.0's election
+// timing, to compare with real hashicorp/raft clusters (raftadapter), for
+// T = HeartbeatTimeout = ElectionTimeout:
+//
+//   - followers run a free-running timer re-armed with a fresh [T, 2T) on
+//     every fire and campaign only if the leader was silent for T
+//     (election.CheckLastContact);
+//   - a (pre-)candidate's round lasts [T, 2T), rejections are ignored
+//     (CandidatesWait), pre-vote is on;
+//   - a node refuses votes and pre-votes as long as it knows a leader, and
+//     forgets it only when its own timer finds it silent or it changes
+//     state (LeaderStickiness with election.StickyUntilTimeout);
+//   - the leader heartbeats each follower on its own timer every [T/10,
+//     T/5) (HeartbeatPerPeer, HeartbeatJitter), and at once on winning;
+//   - the in-memory stores have no disk delay, and the latency is left
+//     unset (in-process transport);
+//   - the failover crash follows raftadapter's harness (Settle T).
+//
+// T defaults to 150ms; Model.Timing keeps the rules for another T.
+func HashicorpModel() Setup {
+	return Setup{
+		Nodes:            5,
+		TimeoutMin:       150 * time.Millisecond,
+		TimeoutMax:       300 * time.Millisecond,
+		Heartbeat:        150 * time.Millisecond / 10,
+		HeartbeatJitter:  true,
+		HeartbeatPerPeer: true,
+		PreVote:          true,
+		CandidatesWait:   true,
+		LeaderStickiness: true,
+		Stickiness:       election.StickyUntilTimeout,
+		Detection:        election.CheckLastContact,
+		Settle:           150 * time.Millisecond,
+	}
+}

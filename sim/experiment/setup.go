@@ -1,0 +1,394 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/sim"
+)
+
+// Setup describes a simulated cluster for the failover, bootstrap and
+// stability experiments (and sweeps and searches over them): the servers,
+// their election timing and the network (sim.Network, embedded). Each
+// trial builds its sim.Config from it.
+type Setup struct {
+	// Nodes is the number of servers; in [1, 1000]. The paper uses 5.
+	Nodes int
+	// TimeoutMin and TimeoutMax bound the election timeout: every timeout
+	// (follower's election timer, candidate's vote timer) is drawn
+	// uniformly from [TimeoutMin, TimeoutMax), or is exactly TimeoutMin
+	// when they are equal. 0 < TimeoutMin <= TimeoutMax.
+	TimeoutMin, TimeoutMax time.Duration
+	// Heartbeat is the leader's heartbeat interval; 0 means TimeoutMin/2,
+	// the paper's setting. Must be below TimeoutMin.
+	Heartbeat time.Duration
+	// HeartbeatJitter draws every heartbeat period uniformly from
+	// [Heartbeat, 2 Heartbeat) instead of exactly Heartbeat
+	// (election.Config.HeartbeatJitter = repeated.Proportional(1));
+	// hashicorp/raft waits [HT/10, HT/5).
+	HeartbeatJitter bool
+	// HeartbeatPerPeer gives the leader one heartbeat timer per follower
+	// (election.Config.HeartbeatPerPeer), as hashicorp/raft runs one
+	// heartbeat goroutine per follower.
+	HeartbeatPerPeer bool
+	// Network is the message and disk model: Latency (one-way delay, nil
+	// for none), Disk (the time to persist term and vote, nil for
+	// instantaneous), DiskBlocks, GroupCommit, LeaderWrite, and Loss and
+	// Duplicate (per-message probabilities; Loss must be below 1).
+	sim.Network
+	// CandidatesWait: candidates ignore rejections and wait for their vote
+	// timeout, as the Raft paper's, LogCabin's and hashicorp/raft's do
+	// (election.Config.WaitForVoteTimeout). Otherwise a candidate steps
+	// down as soon as a majority rejected it (etcd).
+	CandidatesWait bool
+	// KeepTimer: a candidate that steps down keeps its round's deadline
+	// for its election timer, as LogCabin's single timer does
+	// (election.Config.KeepTimerOnStepDown). Otherwise it draws a fresh
+	// timeout (etcd, hashicorp/raft).
+	KeepTimer bool
+	// Granularity, if positive, rounds every drawn timeout to a multiple
+	// of it before TimerNoise is added: LogCabin, the paper's
+	// implementation, draws timeouts in whole milliseconds
+	// (lround(uniform(min, max)) ms), so narrow ranges produce exact ties.
+	// 0 means continuous (nanosecond) timeouts.
+	Granularity time.Duration
+	// TimerNoise is added to every election and vote timeout: how late a
+	// real server acts on a timer (OS scheduling, the time between taking
+	// the timeout decision and re-arming the timer). nil means none.
+	TimerNoise sim.Latency
+	// PreVote, CheckQuorum and LeaderStickiness enable the election
+	// package's options.
+	PreVote, CheckQuorum, LeaderStickiness bool
+	// Stickiness is how long a follower stays loyal to a known leader
+	// (election.Config.Stickiness): the zero value StickyByContact, or
+	// StickyUntilTimeout (hashicorp/raft).
+	Stickiness election.StickinessMode
+	// ShortLogs is the number of surviving servers whose logs are shorter
+	// than the others', so they cannot win (failover only); in
+	// [0, Nodes-2]. The paper uses 2 of the 4 survivors.
+	ShortLogs int
+	// Detection is how followers detect a dead leader (the election
+	// package's modes); the zero value is ResetOnHeartbeat, the paper's.
+	Detection election.DetectionMode
+	// Settle, if positive, changes how Failover crashes the leader to what
+	// raftadapter's real-cluster harness does: the servers start as
+	// followers and elect a leader on their own (nobody campaigns at
+	// once), and once every server follows it the leader runs for Settle
+	// plus a uniform draw from [0, TimeoutMin/5), then crashes, at a random
+	// point of its (unsynchronized) heartbeats and of the followers'
+	// timers. 0 means the paper's procedure: server 1 campaigns at once,
+	// and the crash comes at a uniform point of the heartbeat interval
+	// after a heartbeat broadcast. Must not be negative.
+	Settle time.Duration
+	// MaxTime bounds one trial's measured interval in virtual time; a trial
+	// that reaches it counts as timed out at MaxTime. 0 means 60s. The
+	// latency, disk and timer-noise models must not exceed it (see
+	// sim.Typical): a message slower than the whole trial measures
+	// nothing.
+	MaxTime time.Duration
+}
+
+// ErrInvalidConfig is wrapped by the errors of every Validate of this
+// package, of Setup.Set and SplitVote.Set, ParseAxis and ParseRange. They
+// are *sim.FieldError values whose Err is ErrInvalidConfig.
+var ErrInvalidConfig = errors.New("experiment: invalid config")
+
+// fieldErr returns a *sim.FieldError of this package.
+func fieldErr(field string, value any, format string, args ...any) error {
+	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+}
+
+// rewrap returns err (a *sim.FieldError of another package) as a field
+// error of this package, keeping field, value and reason.
+func rewrap(field string, err error) error {
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		f := fe.Field
+		if field != "" {
+			f = field
+		}
+		return &sim.FieldError{Field: f, Value: fe.Value, Reason: fe.Reason, Err: ErrInvalidConfig}
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+}
+
+// heartbeat returns the effective heartbeat interval.
+func (s Setup) heartbeat() time.Duration {
+	if s.Heartbeat > 0 {
+		return s.Heartbeat
+	}
+	return s.TimeoutMin / 2
+}
+
+func (s Setup) maxTime() time.Duration {
+	if s.MaxTime > 0 {
+		return s.MaxTime
+	}
+	return 60 * time.Second
+}
+
+// Validate reports the first invalid field of s, or nil: a
+// *sim.FieldError wrapping ErrInvalidConfig, whose Field is the Go name
+// of the field ("Nodes", "TimeoutMin", "Latency").
+func (s Setup) Validate() error {
+	switch {
+	case s.Nodes < 1 || s.Nodes > sim.MaxNodes:
+		return fieldErr("Nodes", s.Nodes, "must be in [1, %d]", sim.MaxNodes)
+	case s.TimeoutMin <= 0:
+		return fieldErr("TimeoutMin", s.TimeoutMin, "must be positive")
+	case s.TimeoutMax < s.TimeoutMin:
+		return fieldErr("TimeoutMax", s.TimeoutMax, "must not be below the minimum timeout %v", s.TimeoutMin)
+	case s.Heartbeat < 0:
+		return fieldErr("Heartbeat", s.Heartbeat, "must not be negative (0 means half the minimum timeout)")
+	case s.heartbeat() <= 0:
+		return fieldErr("TimeoutMin", s.TimeoutMin, "is too small for a heartbeat of half of it")
+	case s.heartbeat() >= s.TimeoutMin:
+		return fieldErr("Heartbeat", s.heartbeat(), "must be below the minimum election timeout %v", s.TimeoutMin)
+	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
+		return fieldErr("Loss", s.Loss, "must be a probability in [0, 1)")
+	case s.ShortLogs < 0 || (s.ShortLogs > 0 && s.ShortLogs > s.Nodes-2):
+		return fieldErr("ShortLogs", s.ShortLogs, "must be in [0, servers-2] (a leader and one more survivor need full logs)")
+	case s.Granularity < 0:
+		return fieldErr("Granularity", s.Granularity, "must not be negative (0 means continuous)")
+	case s.Settle < 0:
+		return fieldErr("Settle", s.Settle, "must not be negative (0 means crash right after a heartbeat broadcast)")
+	case s.Stickiness > election.StickyUntilTimeout:
+		return fieldErr("Stickiness", s.Stickiness, "is not a known mode")
+	case s.MaxTime < 0:
+		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
+	}
+	if err := s.Network.Validate(); err != nil {
+		return rewrap("", err)
+	}
+	for _, m := range []struct {
+		field string
+		l     sim.Latency
+	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerNoise", s.TimerNoise}} {
+		if m.l != nil && sim.Typical(m.l) > s.maxTime() {
+			return fieldErr(m.field, m.l, "exceeds the trial's time limit %v", s.maxTime())
+		}
+	}
+	return nil
+}
+
+// timeoutJitter returns the election package jitter that draws timeouts
+// from [min, max) plus the timer noise.
+func timeoutJitter(lo, hi, gran time.Duration, noise sim.Latency) repeated.Jitter {
+	span := hi - lo
+	if gran > 0 {
+		return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
+			d := float64(base) + rng.Float64()*float64(span)
+			d = math.Round(d/float64(gran)) * float64(gran)
+			if noise != nil {
+				d += float64(noise.Sample(rng))
+			}
+			return time.Duration(min(d, math.MaxInt64/2))
+		})
+	}
+	if noise == nil {
+		if span <= 0 {
+			return repeated.None()
+		}
+		return repeated.UniformExtra(span)
+	}
+	return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
+		d := base
+		if span > 0 {
+			d += time.Duration(rng.Int64N(int64(span)))
+		}
+		return min(d, math.MaxInt64/2) + min(noise.Sample(rng), math.MaxInt64/2)
+	})
+}
+
+// Config returns the engine's configuration of a cluster of s drawing
+// from rng: the servers, every node's election.Config (timeouts, jitter,
+// heartbeat and options of s) and the network. Observers, tracing and a
+// context are the caller's to add.
+func (s Setup) Config(rng *rand.Rand) sim.Config {
+	return sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+}
+
+// clusterConfig is the cluster of one trial of s: every event goes to the
+// tracker and, if tracing, to the trace, then to then (which may be nil).
+func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(string), tr *tracker, then func(election.Event)) sim.Config {
+	c := s.Config(rng)
+	c.Context = ctx
+	c.Trace = tracerFor(trace)
+	c.Observer = func(e election.Event) {
+		tr.observe(e)
+		if trace != nil && e.Type != election.EventIgnored {
+			trace(sim.FormatEvent(e.At, e.Node, sim.EventText(e)))
+		}
+		if then != nil {
+			then(e)
+		}
+	}
+	return c
+}
+
+// electionConfig returns the election.Config template for s.
+func (s Setup) electionConfig() election.Config {
+	ec := election.DefaultConfig()
+	ec.ElectionTimeout = s.TimeoutMin
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerNoise)
+	ec.VoteTimeout = s.TimeoutMin
+	ec.VoteJitter = ec.ElectionJitter
+	ec.HeartbeatInterval = s.heartbeat()
+	ec.StepDownInterval = 0
+	ec.PreVote = s.PreVote
+	ec.CheckQuorum = s.CheckQuorum
+	ec.LeaderStickiness = s.LeaderStickiness
+	ec.Stickiness = s.Stickiness
+	ec.Detection = s.Detection
+	ec.WaitForVoteTimeout = s.CandidatesWait
+	ec.KeepTimerOnStepDown = s.KeepTimer
+	ec.HeartbeatPerPeer = s.HeartbeatPerPeer
+	if s.HeartbeatJitter {
+		ec.HeartbeatJitter = repeated.Proportional(1)
+	}
+	return ec
+}
+
+// result returns the description of an experiment on s: its name, the
+// range label, and s with the heartbeat made explicit.
+func (s Setup) result(experiment string) Result {
+	r := Result{Experiment: experiment, Label: RangeLabel(s.TimeoutMin, s.TimeoutMax), Setup: s, Alive: s.Nodes}
+	r.Setup.Heartbeat = s.heartbeat()
+	return r
+}
+
+// setupLimit bounds the setup phase of a trial (electing the first
+// leader): 100 times TimeoutMin+TimeoutMax, saturating.
+func (s Setup) setupLimit() time.Duration {
+	return time.Duration(min(100*(float64(s.TimeoutMin)+float64(s.TimeoutMax)), math.MaxInt64/2))
+}
+
+// Describe returns a one-line description of the model for text output,
+// e.g. "5 servers, latency normal:250µs,50µs, disk ...; writes block the
+// server, ...".
+func (s Setup) Describe() string {
+	str := func(l sim.Latency) string {
+		if l == nil {
+			return "none"
+		}
+		return l.String()
+	}
+	var extra []string
+	if s.DiskBlocks {
+		extra = append(extra, "writes block the server")
+	}
+	if s.LeaderWrite {
+		extra = append(extra, "new leader writes before its first heartbeat")
+	}
+	if s.CandidatesWait {
+		extra = append(extra, "candidates wait for their timeout")
+	}
+	if s.KeepTimer {
+		extra = append(extra, "keep their deadline when deposed")
+	}
+	if s.Granularity > 0 {
+		if s.Granularity == time.Millisecond {
+			extra = append(extra, "timeouts in whole milliseconds")
+		} else {
+			extra = append(extra, fmt.Sprintf("timeouts in multiples of %v", s.Granularity))
+		}
+	}
+	if s.Detection == election.CheckLastContact {
+		extra = append(extra, "last-contact detection")
+	}
+	if s.Stickiness == election.StickyUntilTimeout && (s.LeaderStickiness || s.PreVote) {
+		extra = append(extra, "(pre-)votes refused while a leader is known")
+	}
+	if s.HeartbeatPerPeer || s.HeartbeatJitter {
+		hb := "heartbeats"
+		if s.HeartbeatPerPeer {
+			hb = "per-follower heartbeats"
+		}
+		if s.HeartbeatJitter {
+			hb += " every [hb, 2hb)"
+		}
+		extra = append(extra, hb)
+	}
+	if s.Settle > 0 {
+		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
+	}
+	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer noise %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerNoise))
+	if s.Loss > 0 || s.Duplicate > 0 {
+		line += fmt.Sprintf(", loss %g, dup %g", s.Loss, s.Duplicate)
+	}
+	if len(extra) > 0 {
+		line += "; " + strings.Join(extra, ", ")
+	}
+	return line
+}
+
+// RangeLabel formats a timeout range as the paper labels it, e.g.
+// "150-155ms" or "12-24ms" (units from the larger bound).
+func RangeLabel(lo, hi time.Duration) string {
+	if lo%time.Millisecond == 0 && hi%time.Millisecond == 0 {
+		return fmt.Sprintf("%d-%dms", lo/time.Millisecond, hi/time.Millisecond)
+	}
+	return lo.String() + "-" + hi.String()
+}
+
+// ParseRange parses a timeout range: "150ms-300ms", "150-300ms" (unit
+// given once), or a single duration "150ms" (no randomness). Errors are
+// *sim.FieldError values (Value: the text) wrapping ErrInvalidConfig.
+func ParseRange(s string) (lo, hi time.Duration, err error) {
+	bad := func(format string, args ...any) error { return fieldErr("", s, format, args...) }
+	a, b, ok := cutRange(s)
+	if !ok {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, 0, bad("is not a range (want e.g. 150ms-300ms)")
+		}
+		if d <= 0 {
+			return 0, 0, bad("timeout must be positive")
+		}
+		return d, d, nil
+	}
+	hi, err = time.ParseDuration(b)
+	if err != nil {
+		return 0, 0, bad("upper bound %q is not a duration", b)
+	}
+	lo, err = time.ParseDuration(a)
+	if err != nil {
+		// "150-300ms": borrow the unit of the upper bound.
+		unit := trimNumber(b)
+		if lo, err = time.ParseDuration(a + unit); err != nil || unit == "" {
+			return 0, 0, bad("lower bound %q is not a duration", a)
+		}
+	}
+	if lo <= 0 {
+		return 0, 0, bad("lower bound must be positive")
+	}
+	if hi < lo {
+		return 0, 0, bad("upper bound %v is below lower bound %v", hi, lo)
+	}
+	return lo, hi, nil
+}
+
+// cutRange splits "a-b" at the dash between the bounds (not a leading sign).
+func cutRange(s string) (a, b string, ok bool) {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '-' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return "", "", false
+}
+
+func trimNumber(s string) string {
+	i := 0
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	return s[i:]
+}

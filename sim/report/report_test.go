@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+)
+
+const ms = time.Millisecond
+
+// result returns a failover result of the paper model over outs.
+func result(label string, outs ...sim.Outcome) experiment.Result {
+	r := experiment.Failover{Setup: experiment.PaperModel()}.Result(outs)
+	r.Label = label
+	return r
+}
+
+func TestJSONFieldNames(t *testing.T) {
+	s := result("150-300ms", sim.Outcome{Time: 287 * ms, Terms: 2, Splits: 1, OK: true})
+	s.Seed = 7
+	s.Paper = []experiment.PaperFigure{{Stat: "p50", Relation: "~", Value: 287 * ms}}
+	var b bytes.Buffer
+	require.NoError(t, WriteJSON(&b, s, false))
+	require.Equal(t, 1, strings.Count(b.String(), "\n"), "one object per line")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &m))
+	for _, k := range []string{"experiment", "nodes", "timeout_min_ms", "timeout_max_ms", "trials", "seed", "min_ms", "p10_ms",
+		"p50_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "split_vote_rate", "mean_terms", "messages_per_election", "paper"} {
+		require.Contains(t, m, k)
+	}
+	require.Equal(t, "failover", m["experiment"])
+	require.Equal(t, 150.0, m["timeout_min_ms"])
+	require.Equal(t, 75.0, m["heartbeat_ms"], "the effective heartbeat")
+	require.Equal(t, 4.0, m["alive"])
+	require.Equal(t, "normal:250µs,50µs", m["latency"])
+	require.Equal(t, 287.0, m["p50_ms"])
+	require.Equal(t, 0.5, m["split_vote_rate"])
+	require.Equal(t, 7.0, m["seed"])
+	require.NotContains(t, m, "analytic_split_vote_rate")
+
+	b.Reset()
+	require.NoError(t, WriteJSONArray(&b, []experiment.Result{s, s}, true))
+	var arr []map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &arr))
+	require.Len(t, arr, 2)
+	require.Contains(t, arr[0], "cdf")
+
+	sv := experiment.SplitVote{Nodes: 5, Alive: 4, Fraction: 0.1}.Result([]sim.Outcome{{Terms: 1, OK: true}})
+	b.Reset()
+	require.NoError(t, WriteJSON(&b, sv, false))
+	require.Contains(t, b.String(), `"analytic_split_vote_rate":0.0523}`)
+	require.Contains(t, b.String(), `"model":"race"`)
+	require.NotContains(t, b.String(), "heartbeat_ms")
+}
+
+func TestCSVAndTable(t *testing.T) {
+	a := result("150-155ms", sim.Outcome{Time: 287 * ms, Terms: 1, OK: true})
+	b := result("12-24ms", sim.Outcome{Time: 35 * ms, Terms: 1, OK: true}, sim.Outcome{Time: time.Minute, Terms: 9, Splits: 9})
+	var buf bytes.Buffer
+	require.NoError(t, WriteCSV(&buf, []experiment.Result{a, b}))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 3)
+	require.True(t, strings.HasPrefix(lines[0], "experiment,label,nodes,alive,timeout_min_ms"))
+	require.Contains(t, lines[1], "150-155ms")
+
+	buf.Reset()
+	require.NoError(t, SummaryTable([]experiment.Result{a, b}, false).Write(&buf))
+	out := buf.String()
+	rows := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.Len(t, rows, 3)
+	require.Equal(t, len([]rune(rows[0])), len([]rune(rows[1])), "aligned:\n%s", out)
+	require.Equal(t, len([]rune(rows[0])), len([]rune(rows[2])), "aligned:\n%s", out)
+	for _, r := range rows {
+		require.Equal(t, strings.TrimRight(r, " "), r, "no trailing spaces")
+	}
+	require.Contains(t, rows[2], "(1 cut)")
+	require.Contains(t, rows[2], ">=60.0s")
+
+	buf.Reset()
+	require.NoError(t, WriteCDFCSV(&buf, []experiment.Result{a}))
+	require.Equal(t, "label,ms,fraction\n150-155ms,287,1\n", buf.String())
+}
+
+func TestFmtMS(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		287 * ms: "287ms", 35200 * time.Microsecond: "35.2ms", 1230 * time.Microsecond: "1.23ms", 10300 * ms: "10.3s",
+	} {
+		require.Equal(t, want, fmtMS(d))
+	}
+	rows := experiment.PaperRows()
+	require.Equal(t, "median ~287ms", describeFigure(rows[2].Quoted[0]))
+	require.Equal(t, "median >10.0s", describeFigure(rows[0].Quoted[0]))
+}
+
+// TestPaperText runs a small paper reproduction and checks the text
+// report: both panels, the paper's figures, the comparison and the shape.
+func TestPaperText(t *testing.T) {
+	s := experiment.PaperModel()
+	s.MaxTime = 20 * time.Second
+	var exps []experiment.Experiment
+	for _, e := range experiment.PaperExperiments(s) {
+		exps = append(exps, e)
+	}
+	rs, err := experiment.Run(context.Background(), exps, experiment.PaperTrials(20), sim.RunOptions{Seed: 7})
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, WritePaperText(&b, s, 7, rs))
+	for _, want := range []string{"(seed 7)", "model: 5 servers", "Figure 16 (top)", "Figure 16 (bottom)", "150-150ms", "12-24ms",
+		"median ~287ms", "max ~513ms", "mean ~35.0ms", "The paper's figures beside the simulator's", "shape ("} {
+		require.Contains(t, b.String(), want)
+	}
+	require.Equal(t, "shape: not enough rows", PaperShape(rs[:3]))
+}
+
+func TestTuneOutputs(t *testing.T) {
+	s := experiment.PaperModel()
+	s.Latency = sim.LogNormal(5*ms, 0.8)
+	cfg := experiment.TuneConfig{Base: s, Mins: []time.Duration{30 * ms, 150 * ms}, Spreads: []float64{1}, Objective: "p50",
+		MaxElectionsPerNodeHour: 10, FailoverTrials: 30, StableTrials: 1, StableFor: 2 * time.Minute}
+	r, err := experiment.Tune(context.Background(), cfg, sim.RunOptions{Seed: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Best)
+	var a bytes.Buffer
+	require.NoError(t, WriteTuneJSON(&a, r))
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(a.Bytes(), &j))
+	require.Equal(t, "tune", j["experiment"])
+	require.Equal(t, "lognormal:5ms,0.8", j["latency"])
+	require.Len(t, j["candidates"], 2)
+	best := r.Candidates[r.Best]
+	require.InDelta(t, best.Objective.Seconds()*1000, j["best"].(map[string]any)["objective_ms"], 1e-3)
+
+	var csvOut, table bytes.Buffer
+	require.NoError(t, WriteTuneCSV(&csvOut, r))
+	require.Equal(t, 3, strings.Count(csvOut.String(), "\n"))
+	require.NoError(t, TuneTable(r).Write(&table))
+	require.Equal(t, 1, strings.Count(table.String(), "<- best"))
+	require.Contains(t, Recommendation(r), "recommended: 150-300ms (p50 ")
+
+	r.Best = -1
+	require.Contains(t, Recommendation(r), "no candidate is feasible")
+	a.Reset()
+	require.NoError(t, WriteTuneJSON(&a, r))
+	require.Contains(t, a.String(), `"best": null`)
+}
