@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/wheel"
@@ -19,7 +20,10 @@ type Config struct {
 	// Nodes is the number of servers, with IDs 1..Nodes; in [1, 1000].
 	Nodes int
 	// Election is the template of every node's configuration; NewCluster
-	// sets ID, Voters (all servers), Rand and Observer per node.
+	// sets ID, Voters (all servers), Rand and Observer per node, and turns
+	// the nodes' metrics off unless Election.Metrics names a sink (a
+	// simulator runs thousands of clusters; go-metrics' global sink is for
+	// one real process).
 	Election election.Config
 	// Network is the message and disk model.
 	Network Network
@@ -191,6 +195,9 @@ func (c *Cluster) newNode(m *member) error {
 	ec.Rand = c.rng
 	ec.Logger = c.cfg.Logger
 	ec.Observer = c.cfg.Observer
+	if ec.Metrics == nil {
+		ec.Metrics = &metrics.BlackholeSink{}
+	}
 	if c.cfg.Network.LeaderWrite && c.cfg.Network.Disk != nil {
 		obs := c.cfg.Observer
 		ec.Observer = func(e election.Event) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/repeated"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 const ms = time.Millisecond
@@ -32,7 +32,7 @@ func testCluster(t *testing.T, n int, net Network, events *[]election.Event) *Cl
 		Nodes:    n,
 		Election: ec,
 		Network:  net,
-		Rand:     TrialRand(testseed.Seed(t, "./sim"), 0),
+		Rand:     TrialRand(testseed.Seed(t), 0),
 		Observer: func(e election.Event) {
 			if events != nil {
 				*events = append(*events, e)
@@ -187,7 +187,7 @@ func TestClusterBlockingDiskAndCandidatesWait(t *testing.T) {
 		Nodes:    3,
 		Election: ec,
 		Network:  Network{Latency: Fixed(1 * ms), Disk: Fixed(5 * ms), DiskBlocks: true},
-		Rand:     TrialRand(testseed.Seed(t, "./sim"), 1),
+		Rand:     TrialRand(testseed.Seed(t), 1),
 	})
 	require.NoError(t, err)
 	defer c.Close()

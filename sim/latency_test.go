@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 func TestParseLatency(t *testing.T) {
@@ -76,7 +76,7 @@ func TestParseLatencyErrors(t *testing.T) {
 
 func TestLatencySamplesStayInRange(t *testing.T) {
 	ms := time.Millisecond
-	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./sim"), 7))
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 7))
 	for _, tc := range []struct {
 		l      Latency
 		lo, hi time.Duration
@@ -122,7 +122,7 @@ func TestLatencySamplesStayInRange(t *testing.T) {
 // uniform:0ns,9223372036854775807ns panicked in Int64N; a normal with a
 // mean near the top of the range sampled negative delays).
 func TestLatencySaturates(t *testing.T) {
-	rng := rand.New(rand.NewPCG(testseed.Seed(t, "./sim"), 8))
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 8))
 	for _, spec := range []string{
 		"uniform:0ns,9223372036854775807ns",
 		"uniform:9223372036854775807ns,9223372036854775807ns",

@@ -11,7 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 // hashicorp3 is the hashicorp model for 3 servers and T = 100ms, the
@@ -29,7 +29,7 @@ func hashicorp3() Setup {
 // it; without Settle, server 1 campaigns at once and the crash follows a
 // heartbeat broadcast.
 func TestFailoverSettle(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	for _, settle := range []time.Duration{0, 100 * ms} {
 		s := hashicorp3()
 		s.Settle = settle
@@ -81,7 +81,7 @@ func parseMS(t *testing.T, s string) float64 {
 // 3 servers the failover is the later of the two survivors' detections
 // instead of the earlier one: far slower, never split.
 func TestHashicorpModelStickiness(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	until := hashicorp3()
 	contact := until
 	contact.Stickiness = election.StickyByContact

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 // TestPaperShape runs a reduced `raftsim paper` (fewer trials) and checks
@@ -17,7 +17,7 @@ import (
 // than a little (150-155ms), which is slower than 150-300ms at the median,
 // and more randomness cuts the tail.
 func TestPaperShape(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	base := PaperModel()
 	base.MaxTime = 30 * time.Second
 	n := 300
@@ -86,7 +86,7 @@ func TestBroadcastTimes(t *testing.T) {
 }
 
 func TestFailoverTrial(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 300*ms
 	var lines []string
@@ -112,7 +112,7 @@ func TestFailoverTrial(t *testing.T) {
 }
 
 func TestFailoverShortLogsNeverWin(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 155*ms
 	for i := range 30 {
@@ -133,7 +133,7 @@ func TestFailoverShortLogsNeverWin(t *testing.T) {
 }
 
 func TestBootstrapTrial(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	s := PaperModel().WithNodes(3)
 	s.PreVote = true
 	o, err := Bootstrap{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), nil)
@@ -144,7 +144,7 @@ func TestBootstrapTrial(t *testing.T) {
 }
 
 func TestTimedOutTrial(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
 	s.TimerNoise = nil // identical timeouts forever: never converges

@@ -12,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 func TestRunIsIndependentOfWorkers(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 200*ms
 	jobs := []sim.Job{JobOf(Failover{s}, 40), JobOf(SplitVote{Nodes: 5, Alive: 4, Fraction: 0.2}, 200), JobOf(Bootstrap{s}, 20)}

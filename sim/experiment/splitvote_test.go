@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 func TestSplitVoteAnalytic(t *testing.T) {
@@ -49,7 +49,7 @@ func TestSplitVoteAnalytic(t *testing.T) {
 // closed form within 1.5 percentage points. 100,000 trials each normally;
 // fewer under -race or -short (still several standard errors inside).
 func TestSplitVoteMatchesThesis(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	trials := 100000
 	if raceEnabled || testing.Short() {
 		trials = 20000
@@ -69,7 +69,7 @@ func TestSplitVoteMatchesThesis(t *testing.T) {
 // nodes behave as the model assumes: term 1 splits exactly when too many
 // servers time out within l of the first.
 func TestSplitVoteClusterMatchesThesis(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	trials := 4000
 	if raceEnabled || testing.Short() {
 		trials = 1500

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/testseed"
+	"github.com/raftick/raftick/internal/testseed"
 )
 
 // quietSetup is the election package's plain behaviour on a fast, fixed
@@ -18,7 +18,7 @@ func quietSetup(lo, hi time.Duration) Setup {
 }
 
 func TestStabilityQuietClusterHasNoElections(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	for _, tc := range []struct {
 		name  string
 		setup Setup
@@ -49,7 +49,7 @@ func TestStabilityQuietClusterHasNoElections(t *testing.T) {
 }
 
 func TestStabilityLongTailCausesElections(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	// Heartbeats every 15ms, timeouts 30-40ms, and a one-way latency whose
 	// tail often exceeds the 15ms margin.
 	s := quietSetup(30*ms, 40*ms)
@@ -120,7 +120,7 @@ func smallTune() TuneConfig {
 }
 
 func TestTuneChoosesBestFeasible(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	cfg := smallTune()
 	r, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed})
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestTuneChoosesBestFeasible(t *testing.T) {
 }
 
 func TestTuneNothingFeasible(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	cfg := smallTune()
 	cfg.Mins = cfg.Mins[:1]
 	cfg.MaxElectionsPerNodeHour = 0
@@ -236,7 +236,7 @@ func TestTuneRatios(t *testing.T) {
 }
 
 func TestTuneCountPreVotes(t *testing.T) {
-	seed := testseed.Seed(t, "./sim/experiment")
+	seed := testseed.Seed(t)
 	cfg := smallTune()
 	cfg.Base.PreVote = true
 	cfg.Mins = cfg.Mins[:1] // 30ms: many failed pre-vote rounds, no elections
