@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/repeated"
 )
 
 const ms = time.Millisecond

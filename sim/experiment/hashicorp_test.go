@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
 )
 
 // hashicorp3 is the hashicorp model for 3 servers and T = 100ms, the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
 )
 
 // TestPaperShape runs a reduced `raftsim paper` (fewer trials) and checks

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
 )
 
 func TestRunIsIndependentOfWorkers(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
 )
 
 func TestSplitVoteAnalytic(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
 )
 
 // quietSetup is the election package's plain behaviour on a fast, fixed
