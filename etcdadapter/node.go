@@ -124,7 +124,6 @@ type Node struct {
 	st     *raft.MemoryStorage
 	obs    func(election.Event)
 	ticker *repeated.Timer
-	disk   wheel.Timer
 
 	mu        sync.Mutex
 	rn        *raft.RawNode // nil unless running
@@ -135,8 +134,9 @@ type Node struct {
 	busy      bool
 	queue     []work
 	firstTick time.Duration
-	writing   bool       // a Ready waits for its disk write
-	pending   raft.Ready // that Ready
+	writing   bool         // a Ready waits for its disk write
+	pending   raft.Ready   // that Ready
+	diskT     *wheel.Timer // completes the write
 	cur       view
 	seq       uint64
 	applied   uint64
@@ -185,9 +185,6 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, observer func(election.Ev
 	})
 	n.ticker, err = repeated.New(w, fmt.Sprintf("etcd-tick-%d", cfg.ID), cfg.TickInterval, n.onTick, repeated.WithJitter(phase))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	if err := n.disk.Init(w, n.onDiskDone); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	return n, nil
@@ -283,7 +280,8 @@ func (n *Node) crashLocked() {
 	if n.writing {
 		n.stats.LostWrites++
 		n.writing, n.pending = false, raft.Ready{}
-		n.disk.Stop()
+		n.diskT.Stop()
+		n.diskT = nil
 	}
 	n.stats.IgnoredStopped += uint64(len(n.queue))
 	clear(n.queue)
@@ -301,7 +299,6 @@ func (n *Node) Close() {
 	n.closed = true
 	n.mu.Unlock()
 	n.ticker.Destroy()
-	n.disk.Stop()
 }
 
 // Step hands an inbound message to the node. It returns ErrBadMessage for
@@ -369,7 +366,6 @@ func (n *Node) Stats() Stats {
 
 func (n *Node) onTick() { n.submit(work{kind: workTick}) }
 
-func (n *Node) onDiskDone() { n.submit(work{kind: workDiskDone}) }
 
 func (n *Node) submitRunning(w work) error {
 	n.mu.Lock()
@@ -394,7 +390,9 @@ func (n *Node) submitRunning(w work) error {
 // and events of each item without the lock held.
 func (n *Node) submit(w work) {
 	n.mu.Lock()
-	w.gen = n.gen
+	if w.gen == 0 {
+		w.gen = n.gen
+	}
 	n.queue = append(n.queue, w)
 	if n.busy {
 		n.mu.Unlock()
@@ -485,7 +483,7 @@ func (n *Node) process(w work) {
 			return
 		}
 		rd := n.pending
-		n.writing, n.pending = false, raft.Ready{}
+		n.writing, n.pending, n.diskT = false, raft.Ready{}, nil
 		n.finishReady(rd)
 	}
 	n.refresh(reason, hup)
@@ -522,8 +520,15 @@ func (n *Node) handleReady() {
 			n.queueOut(rd.Messages)
 			rd.Messages = nil
 		}
-		n.writing, n.pending = true, rd
-		n.disk.Reset(d)
+		gen := n.gen
+		t, err := n.w.AfterFunc(d, func() { n.submit(work{kind: workDiskDone, gen: gen}) })
+		if err != nil {
+			// The wheel is stopped: nothing will fire any more, so the
+			// write can as well complete now.
+			n.finishReady(rd)
+			continue
+		}
+		n.writing, n.pending, n.diskT = true, rd, t
 	}
 }
 

@@ -119,8 +119,9 @@ func newTimeoutHook(rn *raft.RawNode, et int, rng *rand.Rand) (*timeoutHook, err
 		return nil, fmt.Errorf("%w: raft.readOnly is nil", ErrUnsupportedRaft)
 	}
 	h.last = *h.readOnly
+	h.draws = 1 // newRaft's becomeFollower drew the first timeout
 	if rng != nil {
-		h.redraw()
+		h.replace()
 	}
 	return h, nil
 }
@@ -134,17 +135,17 @@ func (h *timeoutHook) sync() bool {
 		return false
 	}
 	h.last = ro
+	h.draws++
 	if h.rng != nil {
-		h.redraw()
-	} else {
-		h.draws++
+		h.replace()
 	}
 	return true
 }
 
-func (h *timeoutHook) redraw() {
+// replace overwrites etcd's draw with one from the node's source, in the
+// same distribution: the integers [et, 2et-1].
+func (h *timeoutHook) replace() {
 	*h.randomized = h.et + h.rng.IntN(h.et)
-	h.draws++
 }
 
 // timeout returns the current randomized election timeout in ticks.
