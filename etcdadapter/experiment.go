@@ -8,6 +8,7 @@ import (
 
 	pb "go.etcd.io/raft/v3/raftpb"
 
+	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -37,6 +38,9 @@ type Setup struct {
 	// MaxTime bounds one trial's measured interval in virtual time; a
 	// trial that reaches it is not OK and reports MaxTime. 0 means 60s.
 	MaxTime time.Duration
+	// Observer, if set, receives every node's events of the trial (for
+	// counting elections, checking invariants, or a tracker like sim's).
+	Observer func(election.Event)
 }
 
 // Outcome is the result of one trial; it has the fields of package sim's
@@ -107,6 +111,7 @@ func (s Setup) cluster(rng *rand.Rand, trace func(time.Duration, uint64, string)
 		Disk:         s.Disk,
 		AlignedTicks: s.AlignedTicks,
 		OnSend:       onSend,
+		Observer:     s.Observer,
 		Trace:        trace,
 	})
 }
