@@ -132,7 +132,9 @@ func TestClusterElectsLeader(t *testing.T) {
 				inv := newInvariants(t, seed)
 				c := newTestCluster(t, ClusterConfig{
 					Nodes: nodes, Node: cfg, Rand: trialRand(seed, nodes), Loss: 0.01,
-					Latency:  func(_, _ uint64, r *rand.Rand) time.Duration { return time.Duration(r.Int64N(int64(3 * time.Millisecond))) },
+					Latency: func(_, _ uint64, r *rand.Rand) time.Duration {
+						return time.Duration(r.Int64N(int64(3 * time.Millisecond)))
+					},
 					Disk:     func(Write, *rand.Rand) time.Duration { return time.Millisecond },
 					Observer: inv.observe,
 				})

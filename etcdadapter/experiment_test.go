@@ -73,7 +73,9 @@ func traced(t *testing.T, trial func(*rand.Rand, func(time.Duration, uint64, str
 func TestTrialsAreDeterministic(t *testing.T) {
 	seed := testSeed(t)
 	s := fastSetup(5)
-	s.Latency = func(_, _ uint64, r *rand.Rand) time.Duration { return time.Duration(r.Int64N(int64(2 * time.Millisecond))) }
+	s.Latency = func(_, _ uint64, r *rand.Rand) time.Duration {
+		return time.Duration(r.Int64N(int64(2 * time.Millisecond)))
+	}
 	s.Disk = func(_ Write, r *rand.Rand) time.Duration { return time.Duration(r.Int64N(int64(time.Millisecond))) }
 	s.Loss = 0.01
 	for _, kind := range []string{"failover", "bootstrap"} {

@@ -366,7 +366,6 @@ func (n *Node) Stats() Stats {
 
 func (n *Node) onTick() { n.submit(work{kind: workTick}) }
 
-
 func (n *Node) submitRunning(w work) error {
 	n.mu.Lock()
 	if !n.running {
