@@ -213,7 +213,10 @@ func (c *Cluster) Start(ids ...uint64) error {
 // Crash crashes node id (see Node.Crash); its storage survives. Crashing
 // a node that is down does nothing.
 func (c *Cluster) Crash(id uint64) {
-	if n := c.Node(id); n != nil && n.Status().Running {
+	if n := c.Node(id); n != nil {
+		if _, up := n.state(); !up {
+			return
+		}
 		c.trace(id, "crash")
 		n.Crash()
 	}
@@ -240,8 +243,8 @@ func (c *Cluster) Restart(id uint64) error {
 // or 0, 0 if no running node leads.
 func (c *Cluster) Leader() (id, term uint64) {
 	for _, n := range c.nodes {
-		if s := n.Status(); s.Running && s.Role == election.Leader && s.Term >= term {
-			id, term = s.ID, s.Term
+		if v, up := n.state(); up && v.role == election.Leader && v.term >= term {
+			id, term = n.ID(), v.term
 		}
 	}
 	return id, term
@@ -254,9 +257,9 @@ func (c *Cluster) Accepted(leader, term uint64) (followers, others int) {
 		if n.ID() == leader {
 			continue
 		}
-		if n.Status().Running {
+		if v, up := n.state(); up {
 			others++
-			if n.Accepted(leader, term) {
+			if v.term == term && v.leader == leader {
 				followers++
 			}
 		}
@@ -268,7 +271,9 @@ func (c *Cluster) Accepted(leader, term uint64) (followers, others int) {
 func (c *Cluster) MaxTerm() uint64 {
 	var t uint64
 	for _, n := range c.nodes {
-		t = max(t, n.Status().Term)
+		if v, up := n.state(); up {
+			t = max(t, v.term)
+		}
 	}
 	return t
 }

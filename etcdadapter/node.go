@@ -148,9 +148,11 @@ type Node struct {
 // NewNode returns a stopped node on wheel w that sends through tr and
 // publishes its state changes to observer (nil: none). Its storage is a
 // fresh raft.MemoryStorage bootstrapped with cfg.Peers; it survives
-// Crash. NewNode reports an invalid cfg (see Config.Validate) and, when
+// Crash. NewNode reports a cfg that fails this package's checks and, when
 // cfg.Rand is set, ErrUnsupportedRaft if the linked etcd raft cannot take
-// the deterministic timeout.
+// the deterministic timeout; etcd's own validation runs when Start builds
+// the RawNode (Config.Validate runs both up front, at the cost of a
+// throwaway RawNode).
 func NewNode(cfg Config, w *wheel.Wheel, tr Transport, observer func(election.Event)) (*Node, error) {
 	if w == nil {
 		return nil, fmt.Errorf("%w: nil wheel", ErrBadConfig)
@@ -172,11 +174,6 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, observer func(election.Ev
 		return nil, err
 	}
 	n := &Node{cfg: cfg, w: w, tr: tr, st: st, obs: observer}
-	// Check etcd's own validation now, so that Start fails only for
-	// storage problems.
-	if _, err := newRawNode(cfg.raftConfig(st)); err != nil {
-		return nil, err
-	}
 	phase := repeated.Func(func(base time.Duration, s repeated.State, _ *rand.Rand) time.Duration {
 		if s.First && n.firstTick > 0 {
 			return n.firstTick
@@ -351,6 +348,15 @@ func (n *Node) Accepted(leader, term uint64) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.running && n.cur.term == term && n.cur.leader == leader && leader != 0
+}
+
+// state returns the node's view of etcd's state as of its last work
+// item, and whether it is running: a cheap Status for the cluster's
+// checks after every instant.
+func (n *Node) state() (view, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cur, n.running
 }
 
 // Stats returns the node's counters.
