@@ -141,3 +141,49 @@ func TestPreCandidateKeepsItsTimeout(t *testing.T) {
 	require.Equal(t, election.PreCandidate, st.Role)
 	require.Equal(t, uint64(0), st.Term, "pre-votes do not raise the term")
 }
+
+// With PreVote, a candidate whose round times out goes back to pre-vote
+// in the same term, keeping its timeout; a successful pre-vote then starts
+// the next term with a fresh draw.
+func TestCandidateTimeoutGoesBackToPreVote(t *testing.T) {
+	seed := testSeed(t)
+	cfg := fastConfig()
+	cfg.CheckQuorum = false
+	type start struct {
+		at      time.Duration
+		term    uint64
+		preVote bool
+	}
+	var starts []start
+	c := newTestCluster(t, ClusterConfig{
+		Nodes: 3, Node: cfg, Rand: trialRand(seed, 0), AlignedTicks: true,
+		// Node 1 wins its pre-votes but its vote requests are lost, and
+		// nobody hears nodes 2 and 3 but their pre-vote answers.
+		Drop: func(m *pb.Message) bool {
+			if m.GetFrom() == 1 {
+				return m.GetType() == pb.MsgVote
+			}
+			return m.GetType() != pb.MsgPreVoteResp
+		},
+		Observer: func(e election.Event) {
+			if e.Node == 1 && e.Type == election.EventElectionStart {
+				starts = append(starts, start{e.At, e.Term, e.PreVote})
+			}
+		},
+	})
+	require.NoError(t, c.Start())
+	n := c.Node(1)
+	require.NoError(t, n.Campaign())
+	c.Run(0, func() bool { return false }) // the pre-vote answers, at instant 0
+	require.Len(t, starts, 2)
+	require.Equal(t, start{0, 1, true}, starts[0])
+	require.Equal(t, start{0, 1, false}, starts[1])
+	timeout, draws := n.Status().ElectionTimeout, n.Stats().TimeoutDraws
+	c.Run(time.Duration(timeout)*cfg.TickInterval, func() bool { return len(starts) > 2 })
+	require.Len(t, starts, 4, "seed %d", seed)
+	// The round timed out after exactly its timeout: a pre-vote for term
+	// 2 from term 1, no draw, and then the new term with one draw.
+	require.Equal(t, start{time.Duration(timeout) * cfg.TickInterval, 2, true}, starts[2])
+	require.Equal(t, start{starts[2].at, 2, false}, starts[3])
+	require.Equal(t, draws+1, n.Stats().TimeoutDraws)
+}
