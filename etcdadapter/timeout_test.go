@@ -187,3 +187,55 @@ func TestCandidateTimeoutGoesBackToPreVote(t *testing.T) {
 	require.Equal(t, start{starts[2].at, 2, false}, starts[3])
 	require.Equal(t, draws+1, n.Stats().TimeoutDraws)
 }
+
+// A follower detects a dead leader between (ElectionTick-1) and
+// (2*ElectionTick-1) ticks after the last heartbeat: the drawn timeout T
+// in [ElectionTick, 2*ElectionTick-1] ticks, minus the fraction of a tick
+// between the heartbeat's arrival and the follower's next tick. Across
+// trials the detection time is spread over that whole range.
+func TestDetectionWindow(t *testing.T) {
+	seed := testSeed(t)
+	cfg := fastConfig()
+	tick, et := cfg.TickInterval, time.Duration(cfg.ElectionTick)
+	lo, hi := (et-1)*tick, (2*et-1)*tick
+	var minSeen, maxSeen time.Duration = hi, lo
+	for i := range 50 {
+		var dead uint64
+		lastHB := map[uint64]time.Duration{}
+		detected := map[uint64]time.Duration{}
+		var c *Cluster
+		c = newTestCluster(t, ClusterConfig{
+			Nodes: 5, Node: cfg, Rand: trialRand(seed, i),
+			Drop: func(m *pb.Message) bool { return dead != 0 && m.GetFrom() == dead },
+			OnSend: func(m *pb.Message) {
+				if dead == 0 && (m.GetType() == pb.MsgHeartbeat || m.GetType() == pb.MsgApp) {
+					lastHB[m.GetTo()] = c.Now() // no latency: it arrives now
+				}
+			},
+			Observer: func(e election.Event) {
+				if dead != 0 && e.Type == election.EventElectionStart {
+					if _, ok := detected[uint64(e.Node)]; !ok {
+						detected[uint64(e.Node)] = e.At
+					}
+				}
+			},
+		})
+		require.NoError(t, c.Start())
+		leader := waitLeader(t, c, 10*time.Second)
+		c.Run(c.Now()+time.Second, func() bool { return false })
+		dead = leader
+		c.Run(c.Now()+3*hi, func() bool { return false })
+		require.NotEmpty(t, detected, "seed %d trial %d", seed, i)
+		for id, at := range detected {
+			if at-lastHB[id] > hi {
+				continue // not a detection: it heard a later candidate first
+			}
+			d := at - lastHB[id]
+			require.Greater(t, d, lo, "seed %d trial %d node %d", seed, i, id)
+			minSeen, maxSeen = min(minSeen, d), max(maxSeen, d)
+		}
+	}
+	// 50 trials spread over most of the window.
+	require.Less(t, minSeen, lo+(hi-lo)/4, "seed %d", seed)
+	require.Greater(t, maxSeen, hi-(hi-lo)/2, "seed %d", seed)
+}
