@@ -30,8 +30,8 @@ type ClusterConfig struct {
 	Nodes int
 	// Node is the template of every node's configuration: timing and
 	// options. NewCluster sets ID, Peers (every node), Rand (the
-	// cluster's) and Disk (from Disk below) per node; what the template
-	// has in those fields is ignored.
+	// cluster's), Disk (from Disk below) and Observer (from Observer
+	// below) per node; what the template has in those fields is ignored.
 	Node Config
 	// Rand drives everything random in the cluster: message latencies and
 	// loss, disk times, tick phases and every node's randomized election
@@ -139,11 +139,11 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	for _, id := range c.ids {
 		nc := cfg.Node
-		nc.ID, nc.Peers, nc.Rand, nc.Disk = id, c.ids, c.rng, nil
+		nc.ID, nc.Peers, nc.Rand, nc.Disk, nc.Observer = id, c.ids, c.rng, nil, obs
 		if cfg.Disk != nil {
 			nc.Disk = func(wr Write) time.Duration { return cfg.Disk(wr, c.rng) }
 		}
-		n, err := NewNode(nc, w.Wheel, TransportFunc(c.send), obs)
+		n, err := NewNode(nc, w.Wheel, TransportFunc(c.send))
 		if err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("%w: node %d: %w", ErrBadCluster, id, err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3"
+
+	"github.com/raftick/raftick/election"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them (with
@@ -95,6 +97,10 @@ type Config struct {
 	// a follower's after it). A result <= 0 means an instantaneous write.
 	// Called on the node's processing goroutine.
 	Disk func(Write) time.Duration
+	// Observer, if set, receives the node's state changes as the election
+	// package's events (see doc.go), in order, without the node's lock
+	// held, on the goroutine processing the node. It may call the node.
+	Observer func(election.Event)
 	// Logger receives etcd raft's log; nil discards it (etcd's default
 	// logger writes to stderr).
 	Logger raft.Logger

@@ -13,12 +13,13 @@
 //	cfg := etcdadapter.DefaultConfig() // etcd's: 100ms ticks, ElectionTick 10, HeartbeatTick 1, PreVote, CheckQuorum
 //	cfg.ID, cfg.Peers = 1, []uint64{1, 2, 3}
 //	cfg.Rand = rand.New(rand.NewPCG(seed, 1)) // deterministic timeouts (nil: etcd's own)
-//	n, err := etcdadapter.NewNode(cfg, w, transport, observer)
+//	cfg.Observer = func(e election.Event) { ... }
+//	n, err := etcdadapter.NewNode(cfg, w, transport)
 //	n.Start(firstTick) // ticking; a restart after n.Crash() resumes from n.Storage()
 //	n.Step(msg)        // inbound messages
 //	n.Status(), n.Accepted(leader, term), n.Stats()
 //
-// The observer receives election.Events, the election package's type:
+// The Observer receives election.Events, the election package's type:
 // RoleChange, TermChange, ElectionStart (pre-vote or vote), VoteGranted,
 // VoteDenied, LeaderElected, LeaderKnown (a follower stepped the first
 // append or heartbeat of a new leader), StepDown and Ignored, so code built

@@ -32,8 +32,8 @@ func ExampleNode() {
 	}
 	for id := uint64(1); id <= 3; id++ {
 		cfg := etcdadapter.DefaultConfig() // etcd's: 100ms ticks, ElectionTick 10, HeartbeatTick 1, PreVote, CheckQuorum
-		cfg.ID, cfg.Peers, cfg.Rand = id, []uint64{1, 2, 3}, rng
-		n, err := etcdadapter.NewNode(cfg, w.Wheel, send, observe)
+		cfg.ID, cfg.Peers, cfg.Rand, cfg.Observer = id, []uint64{1, 2, 3}, rng, observe
+		n, err := etcdadapter.NewNode(cfg, w.Wheel, send)
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -146,14 +146,14 @@ type Node struct {
 }
 
 // NewNode returns a stopped node on wheel w that sends through tr and
-// publishes its state changes to observer (nil: none). Its storage is a
+// publishes its state changes to cfg.Observer. Its storage is a
 // fresh raft.MemoryStorage bootstrapped with cfg.Peers; it survives
 // Crash. NewNode reports a cfg that fails this package's checks and, when
 // cfg.Rand is set, ErrUnsupportedRaft if the linked etcd raft cannot take
 // the deterministic timeout; etcd's own validation runs when Start builds
 // the RawNode (Config.Validate runs both up front, at the cost of a
 // throwaway RawNode).
-func NewNode(cfg Config, w *wheel.Wheel, tr Transport, observer func(election.Event)) (*Node, error) {
+func NewNode(cfg Config, w *wheel.Wheel, tr Transport) (*Node, error) {
 	if w == nil {
 		return nil, fmt.Errorf("%w: nil wheel", ErrBadConfig)
 	}
@@ -173,7 +173,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, observer func(election.Ev
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, w: w, tr: tr, st: st, obs: observer}
+	n := &Node{cfg: cfg, w: w, tr: tr, st: st, obs: cfg.Observer}
 	phase := repeated.Func(func(base time.Duration, s repeated.State, _ *rand.Rand) time.Duration {
 		if s.First && n.firstTick > 0 {
 			return n.firstTick

@@ -18,13 +18,13 @@ func TestNewNodeRejectsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	defer w.Stop()
 	tr := TransportFunc(func(*pb.Message) {})
-	_, err = NewNode(validNodeConfig(), nil, tr, nil)
+	_, err = NewNode(validNodeConfig(), nil, tr)
 	require.ErrorIs(t, err, ErrBadConfig)
-	_, err = NewNode(validNodeConfig(), w.Wheel, nil, nil)
+	_, err = NewNode(validNodeConfig(), w.Wheel, nil)
 	require.ErrorIs(t, err, ErrBadConfig)
 	bad := validNodeConfig()
 	bad.ElectionTick = 1
-	_, err = NewNode(bad, w.Wheel, tr, nil)
+	_, err = NewNode(bad, w.Wheel, tr)
 	require.ErrorIs(t, err, ErrBadConfig)
 }
 
@@ -33,7 +33,9 @@ func TestNodeLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	defer w.Stop()
 	var events []election.Event
-	n, err := NewNode(validNodeConfig(), w.Wheel, TransportFunc(func(*pb.Message) {}), func(e election.Event) { events = append(events, e) })
+	cfg := validNodeConfig()
+	cfg.Observer = func(e election.Event) { events = append(events, e) }
+	n, err := NewNode(cfg, w.Wheel, TransportFunc(func(*pb.Message) {}))
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), n.ID())
 	require.False(t, n.Status().Running)
@@ -161,8 +163,8 @@ func TestSynchronousTransport(t *testing.T) {
 	tr := TransportFunc(func(m *pb.Message) { _ = nodes[m.GetTo()].Step(m) })
 	for id := uint64(1); id <= 3; id++ {
 		cfg := fastConfig()
-		cfg.ID, cfg.Peers, cfg.Rand = id, []uint64{1, 2, 3}, rng
-		n, err := NewNode(cfg, w.Wheel, tr, inv.observe)
+		cfg.ID, cfg.Peers, cfg.Rand, cfg.Observer = id, []uint64{1, 2, 3}, rng, inv.observe
+		n, err := NewNode(cfg, w.Wheel, tr)
 		require.NoError(t, err)
 		nodes[id] = n
 		defer n.Close()
@@ -206,8 +208,8 @@ func TestRealTimeWheel(t *testing.T) {
 	}
 	for id := uint64(1); id <= 3; id++ {
 		cfg := DefaultConfig()
-		cfg.ID, cfg.Peers, cfg.TickInterval = id, []uint64{1, 2, 3}, time.Millisecond
-		n, err := NewNode(cfg, w, tr, obs)
+		cfg.ID, cfg.Peers, cfg.TickInterval, cfg.Observer = id, []uint64{1, 2, 3}, time.Millisecond, obs
+		n, err := NewNode(cfg, w, tr)
 		require.NoError(t, err)
 		mu.Lock()
 		nodes[id] = n

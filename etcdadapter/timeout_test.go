@@ -24,9 +24,10 @@ func singleNode(t *testing.T, preVote bool, rng *rand.Rand) (*wheel.Virtual, *No
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Stop() })
 	c := DefaultConfig()
-	c.ID, c.Peers, c.TickInterval, c.PreVote, c.Rand = 1, []uint64{1}, time.Millisecond, preVote, rng
 	var events []election.Event
-	n, err := NewNode(c, w.Wheel, TransportFunc(func(m *pb.Message) { t.Errorf("a single node sent %v", m) }), func(e election.Event) { events = append(events, e) })
+	c.ID, c.Peers, c.TickInterval, c.PreVote, c.Rand = 1, []uint64{1}, time.Millisecond, preVote, rng
+	c.Observer = func(e election.Event) { events = append(events, e) }
+	n, err := NewNode(c, w.Wheel, TransportFunc(func(m *pb.Message) { t.Errorf("a single node sent %v", m) }))
 	require.NoError(t, err)
 	t.Cleanup(n.Close)
 	return w, n, &events
