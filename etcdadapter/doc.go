@@ -66,9 +66,18 @@
 //     first it campaigns again: with PreVote it goes back to pre-vote
 //     (same term, T kept), without it starts a new term (new T).
 //   - Votes: one per term; a follower that knows a leader in its term
-//     refuses other candidates of that term; a higher-term request makes
-//     it follower in that term first (new T). Granting a vote restarts its
+//     refuses other candidates of that term. Granting a vote restarts its
 //     tick count.
+//   - Higher terms: a node that steps any message of a higher term
+//     (outside CheckQuorum's lease), a vote request it then rejects
+//     included, becomes follower in that term, which restarts its tick
+//     count with a new T. (The Raft paper's follower restarts its timer
+//     only when it grants a vote.) So without PreVote a candidate that
+//     cannot win, such as one with a short log, pushes back every
+//     survivor's timeout each time it campaigns: a failover waits until a
+//     node with a full log times out first, which gives etcd without
+//     PreVote a long tail (with the paper's two short logs of four
+//     survivors, about half of the rounds are lost this way).
 //   - New leader: appends an empty entry and sends it (MsgApp) to every
 //     follower at once, then heartbeats every HeartbeatTick ticks. A
 //     follower accepts the leader on that first MsgApp.
