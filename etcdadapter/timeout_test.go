@@ -240,3 +240,33 @@ func TestDetectionWindow(t *testing.T) {
 	require.Less(t, minSeen, lo+(hi-lo)/4, "seed %d", seed)
 	require.Greater(t, maxSeen, lo+(hi-lo)/4, "seed %d", seed)
 }
+
+// Adopting a higher term restarts the election timer with a new draw,
+// even from a vote request the node rejects (a stale log).
+func TestHigherTermRestartsTimer(t *testing.T) {
+	seed := testSeed(t)
+	cfg := fastConfig()
+	cfg.HeartbeatTick, cfg.CheckQuorum = 5, false
+	var denied int
+	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: cfg, Rand: trialRand(seed, 0), Observer: func(e election.Event) {
+		if e.Type == election.EventVoteDenied && !e.PreVote {
+			denied++
+		}
+	}})
+	require.NoError(t, c.Start())
+	leader := waitLeader(t, c, 10*time.Second)
+	follower := sortedOthers(c.IDs(), leader)[0]
+	n := c.Node(follower)
+	c.Run(c.Now()+time.Second, func() bool { return n.Status().ElectionElapsed >= 2 })
+	st := n.Status()
+	require.GreaterOrEqual(t, st.ElectionElapsed, 2)
+	draws := n.Stats().TimeoutDraws
+	other := sortedOthers(c.IDs(), follower)
+	stale := &pb.Message{From: new(other[0]), To: new(follower), Type: pb.MsgVote.Enum(), Term: new(st.Term + 3), Index: new(uint64(0)), LogTerm: new(uint64(0))}
+	require.NoError(t, n.Step(stale))
+	st2 := n.Status()
+	require.Equal(t, st.Term+3, st2.Term)
+	require.Equal(t, 0, st2.ElectionElapsed)
+	require.Equal(t, draws+1, n.Stats().TimeoutDraws)
+	require.Equal(t, 1, denied)
+}
