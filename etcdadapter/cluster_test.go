@@ -239,6 +239,8 @@ func TestCrashRestartKeepsHardState(t *testing.T) {
 	require.False(t, n.Accepted(leader, term))
 	require.ErrorIs(t, n.Step(&pb.Message{To: new(follower), From: new(leader), Type: pb.MsgHeartbeat.Enum(), Term: new(term)}), ErrNotRunning)
 	require.ErrorIs(t, n.Campaign(), ErrNotRunning)
+	drawsAtCrash := n.Stats().TimeoutDraws
+	require.Positive(t, drawsAtCrash)
 	t2, v2, c2 := n.HardState()
 	require.Equal(t, [3]uint64{term, vote, commit}, [3]uint64{t2, v2, c2})
 	require.ErrorIs(t, c.Restart(leader), ErrBadCluster) // running
@@ -253,6 +255,7 @@ func TestCrashRestartKeepsHardState(t *testing.T) {
 	require.Equal(t, commit, st.Commit)
 	last2, _ := n.Storage().LastIndex()
 	require.Equal(t, last, last2)
+	require.Equal(t, drawsAtCrash+1, n.Stats().TimeoutDraws, "counters survive the crash; the restart drew once")
 	ok := c.Run(c.Now()+time.Second, func() bool { return n.Accepted(leader, term) })
 	require.True(t, ok, "seed %d: restarted node did not accept the leader", seed)
 }

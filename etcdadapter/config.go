@@ -95,7 +95,8 @@ type Config struct {
 	// at once, everyone else's when the write completes, as etcd's server
 	// does (it sends a leader's messages in parallel with the WAL write and
 	// a follower's after it). A result <= 0 means an instantaneous write.
-	// Called on the node's processing goroutine.
+	// Disk is called on the goroutine processing the node, with the node's
+	// lock held: it must be quick and must not call the node.
 	Disk func(Write) time.Duration
 	// Observer, if set, receives the node's state changes as the election
 	// package's events (see doc.go), in order, without the node's lock

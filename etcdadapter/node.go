@@ -3,6 +3,7 @@ package etcdadapter
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -191,7 +192,11 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport) (*Node, error) {
 func (n *Node) ID() uint64 { return n.cfg.ID }
 
 // Config returns the node's configuration.
-func (n *Node) Config() Config { return n.cfg }
+func (n *Node) Config() Config {
+	c := n.cfg
+	c.Peers = slices.Clone(c.Peers)
+	return c
+}
 
 // Storage returns the node's storage: its persisted HardState, log and
 // snapshot, which survive Crash.
@@ -273,6 +278,9 @@ func (n *Node) Crash() {
 func (n *Node) crashLocked() {
 	n.running = false
 	n.gen++
+	if n.hook != nil {
+		n.stats.TimeoutDraws += n.hook.draws
+	}
 	n.rn, n.hook = nil, nil
 	if n.writing {
 		n.stats.LostWrites++
@@ -303,8 +311,8 @@ func (n *Node) Close() {
 // Stats.IgnoredStopped) if the node is not running. A message addressed to
 // another node, and messages etcd refuses (a local message type from the
 // network, a response from a node outside the group), are reported as
-// EventIgnored and counted in Stats.StepErrors. Callers must not modify m afterwards (etcd may keep
-// it).
+// EventIgnored and counted in Stats.StepErrors. Callers must not modify
+// m afterwards (etcd may keep it).
 func (n *Node) Step(m *pb.Message) error {
 	if m == nil {
 		return fmt.Errorf("%w: nil message", ErrBadMessage)
