@@ -8,6 +8,7 @@ import (
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/wheel"
@@ -43,7 +44,9 @@ type ClusterConfig struct {
 	// instant).
 	Latency LatencyFunc
 	// Loss is the probability that a message is lost; in [0, 1).
-	Loss float64
+	// Duplicate is the probability that a message is delivered twice
+	// (two independent latency draws); in [0, 1].
+	Loss, Duplicate float64
 	// Drop, if set, drops every message it returns true for, before the
 	// loss draw: partitions, one-way cuts, or an experiment's filter.
 	Drop func(m *pb.Message) bool
@@ -73,6 +76,8 @@ func (c ClusterConfig) Validate() error {
 		return fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
 	case math.IsNaN(c.Loss) || c.Loss < 0 || c.Loss >= 1:
 		return fmt.Errorf("%w: ClusterConfig.Loss (%v) must be in [0, 1)", ErrBadCluster, c.Loss)
+	case math.IsNaN(c.Duplicate) || c.Duplicate < 0 || c.Duplicate > 1:
+		return fmt.Errorf("%w: ClusterConfig.Duplicate (%v) must be in [0, 1]", ErrBadCluster, c.Duplicate)
 	}
 	return c.Node.validateTiming()
 }
@@ -81,6 +86,7 @@ func (c ClusterConfig) Validate() error {
 type NetStats struct {
 	Sent        int // handed to the network by a node
 	Delivered   int // stepped into a running node
+	Duplicated  int // sent twice by the Duplicate draw
 	DroppedLoss int // lost by the Loss draw
 	DroppedRule int // dropped by ClusterConfig.Drop
 	DroppedDown int // addressed to a node that was down on arrival
@@ -315,6 +321,17 @@ func (c *Cluster) send(m *pb.Message) {
 		c.stats.DroppedLoss++
 		return
 	}
+	if c.cfg.Duplicate > 0 && c.rng.Float64() < c.cfg.Duplicate {
+		c.stats.Duplicated++
+		// etcd may modify a message it steps (it readdresses forwarded
+		// proposals): each copy gets its own.
+		c.transmit(proto.CloneOf(m))
+	}
+	c.transmit(m)
+}
+
+// transmit puts m in flight for one latency draw.
+func (c *Cluster) transmit(m *pb.Message) {
 	var d time.Duration
 	if c.cfg.Latency != nil {
 		d = max(c.cfg.Latency(m.GetFrom(), m.GetTo(), c.rng), 0)

@@ -105,6 +105,7 @@ func TestClusterConfigValidate(t *testing.T) {
 		{"too many", func(c *ClusterConfig) { c.Nodes = 1001 }, "Nodes (1001)"},
 		{"no rand", func(c *ClusterConfig) { c.Rand = nil }, "Rand is required"},
 		{"loss 1", func(c *ClusterConfig) { c.Loss = 1 }, "Loss (1)"},
+		{"duplicate", func(c *ClusterConfig) { c.Duplicate = 1.5 }, "Duplicate (1.5)"},
 		{"bad timing", func(c *ClusterConfig) { c.Node.HeartbeatTick = 10 }, "ElectionTick"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,7 +132,7 @@ func TestClusterElectsLeader(t *testing.T) {
 				cfg.PreVote, cfg.CheckQuorum = preVote, checkQuorum
 				inv := newInvariants(t, seed)
 				c := newTestCluster(t, ClusterConfig{
-					Nodes: nodes, Node: cfg, Rand: trialRand(seed, nodes), Loss: 0.01,
+					Nodes: nodes, Node: cfg, Rand: trialRand(seed, nodes), Loss: 0.01, Duplicate: 0.05,
 					Latency: func(_, _ uint64, r *rand.Rand) time.Duration {
 						return time.Duration(r.Int64N(int64(3 * time.Millisecond)))
 					},
@@ -145,6 +146,11 @@ func TestClusterElectsLeader(t *testing.T) {
 				// Keep running: a stable cluster with a live leader.
 				c.Run(c.Now()+5*time.Second, func() bool { return false })
 				require.NotZero(t, inv.elected)
+				if nodes > 1 {
+					st := c.Stats()
+					require.Positive(t, st.Duplicated)
+					require.Positive(t, st.DroppedLoss)
+				}
 			}
 		}
 	}

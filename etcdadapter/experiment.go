@@ -24,8 +24,9 @@ type Setup struct {
 	Node Config
 	// Latency is the one-way message delay; nil means none.
 	Latency LatencyFunc
-	// Loss is the per-message loss probability, in [0, 1).
-	Loss float64
+	// Loss and Duplicate are the per-message loss and duplication
+	// probabilities (see ClusterConfig).
+	Loss, Duplicate float64
 	// Disk is each node's storage write time; nil means instantaneous.
 	Disk DiskFunc
 	// AlignedTicks ticks every node at the same instants instead of
@@ -82,6 +83,8 @@ func (s Setup) Validate() error {
 		return fmt.Errorf("%w: Setup.Nodes (%d) must be in [1, 1000]", ErrBadSetup, s.Nodes)
 	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
 		return fmt.Errorf("%w: Setup.Loss (%v) must be in [0, 1)", ErrBadSetup, s.Loss)
+	case math.IsNaN(s.Duplicate) || s.Duplicate < 0 || s.Duplicate > 1:
+		return fmt.Errorf("%w: Setup.Duplicate (%v) must be in [0, 1]", ErrBadSetup, s.Duplicate)
 	case s.ShortLogs < 0 || (s.ShortLogs > 0 && s.ShortLogs > s.Nodes-2):
 		return fmt.Errorf("%w: Setup.ShortLogs (%d) must be in [0, Nodes-2] (a leader and one more survivor need full logs)", ErrBadSetup, s.ShortLogs)
 	case s.MaxTime < 0:
@@ -107,6 +110,7 @@ func (s Setup) cluster(rng *rand.Rand, trace func(time.Duration, uint64, string)
 		Rand:         rng,
 		Latency:      s.Latency,
 		Loss:         s.Loss,
+		Duplicate:    s.Duplicate,
 		Drop:         drop,
 		Disk:         s.Disk,
 		AlignedTicks: s.AlignedTicks,

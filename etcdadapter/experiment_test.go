@@ -30,6 +30,7 @@ func TestSetupValidate(t *testing.T) {
 	}{
 		{"no nodes", func(s *Setup) { s.Nodes = 0 }, "Nodes (0)"},
 		{"loss", func(s *Setup) { s.Loss = -0.1 }, "Loss"},
+		{"duplicate", func(s *Setup) { s.Duplicate = -1 }, "Duplicate (-1)"},
 		{"short logs", func(s *Setup) { s.ShortLogs = 4 }, "ShortLogs (4)"},
 		{"negative short logs", func(s *Setup) { s.ShortLogs = -1 }, "ShortLogs (-1)"},
 		{"max time", func(s *Setup) { s.MaxTime = -1 }, "MaxTime"},
@@ -77,7 +78,7 @@ func TestTrialsAreDeterministic(t *testing.T) {
 		return time.Duration(r.Int64N(int64(2 * time.Millisecond)))
 	}
 	s.Disk = func(_ Write, r *rand.Rand) time.Duration { return time.Duration(r.Int64N(int64(time.Millisecond))) }
-	s.Loss = 0.01
+	s.Loss, s.Duplicate = 0.01, 0.05
 	for _, kind := range []string{"failover", "bootstrap"} {
 		trial := s.Failover
 		if kind == "bootstrap" {
