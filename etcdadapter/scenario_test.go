@@ -188,4 +188,3 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	}
 	return s.flush()
 }
-
