@@ -126,6 +126,11 @@
 //     peer IDs), which the tests check by comparing whole traces.
 //   - Without Config.Rand nothing is written: etcd keeps its own draws
 //     (production), and the adapter only reads them for Status.
+//   - Verified against go.etcd.io/raft/v3 v3.7.0 (v3.6.0, which etcd v3.6
+//     ships, has the same election code). After an upgrade,
+//     TestRaftLayoutSupported and TestTimeoutComesFromRand (which predicts
+//     the exact tick of each campaign from a copy of the source) tell
+//     whether the mechanism still holds.
 //
 // Alternatives that were rejected: replacing crypto/rand.Reader (it
 // changes every user of crypto/rand in the process, and with trials on
