@@ -1,0 +1,389 @@
+package etcdadapter
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	pb "go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+// LatencyFunc returns the one-way delay of a message from one node to
+// another, drawn from rng; a negative result counts as 0. A package sim
+// Latency l plugs in as
+//
+//	func(_, _ uint64, rng *rand.Rand) time.Duration { return l.Sample(rng) }
+type LatencyFunc func(from, to uint64, rng *rand.Rand) time.Duration
+
+// DiskFunc returns how long a node's storage write takes (see
+// Config.Disk), drawn from rng.
+type DiskFunc func(w Write, rng *rand.Rand) time.Duration
+
+// ClusterConfig configures a Cluster.
+type ClusterConfig struct {
+	// Nodes is the number of nodes, with IDs 1..Nodes; in [1, 1000].
+	Nodes int
+	// Node is the template of every node's configuration: timing and
+	// options. NewCluster sets ID, Peers (every node), Rand (the
+	// cluster's), Disk (from Disk below) and Observer (from Observer
+	// below) per node; what the template has in those fields is ignored.
+	Node Config
+	// Rand drives everything random in the cluster: message latencies and
+	// loss, disk times, tick phases and every node's randomized election
+	// timeout. Required. The cluster is deterministic for a given Rand
+	// state.
+	Rand *rand.Rand
+	// Latency is the network's one-way delay; nil means none (messages
+	// still arrive through the wheel, after the sender's work at that
+	// instant).
+	Latency LatencyFunc
+	// Loss is the probability that a message is lost; in [0, 1).
+	// Duplicate is the probability that a message is delivered twice
+	// (two independent latency draws); in [0, 1].
+	Loss, Duplicate float64
+	// Drop, if set, drops every message it returns true for, before the
+	// loss draw: partitions, one-way cuts, or an experiment's filter.
+	Drop func(m *pb.Message) bool
+	// Disk models each node's storage writes; nil means instantaneous.
+	Disk DiskFunc
+	// AlignedTicks makes every node tick at the same instants (first tick
+	// one TickInterval after its start). By default each start draws the
+	// node's first tick uniformly from (0, TickInterval], so tickers have
+	// independent phases, as separate processes do.
+	AlignedTicks bool
+	// Observer, if set, receives every node's events, in order.
+	Observer func(election.Event)
+	// OnSend, if set, sees every message a node sends, before the network
+	// touches it. It must not modify the message.
+	OnSend func(m *pb.Message)
+	// Trace, if set, receives one line per event and per fault (crash,
+	// restart) for debugging and --trace output.
+	Trace func(at time.Duration, node uint64, what string)
+}
+
+// Validate reports the first invalid field of c, or nil.
+func (c ClusterConfig) Validate() error {
+	switch {
+	case c.Nodes < 1 || c.Nodes > 1000:
+		return fmt.Errorf("%w: ClusterConfig.Nodes (%d) must be in [1, 1000]", ErrBadCluster, c.Nodes)
+	case c.Rand == nil:
+		return fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
+	case math.IsNaN(c.Loss) || c.Loss < 0 || c.Loss >= 1:
+		return fmt.Errorf("%w: ClusterConfig.Loss (%v) must be in [0, 1)", ErrBadCluster, c.Loss)
+	case math.IsNaN(c.Duplicate) || c.Duplicate < 0 || c.Duplicate > 1:
+		return fmt.Errorf("%w: ClusterConfig.Duplicate (%v) must be in [0, 1]", ErrBadCluster, c.Duplicate)
+	}
+	return c.Node.validateTiming()
+}
+
+// NetStats counts the cluster network's messages.
+type NetStats struct {
+	Sent        int // handed to the network by a node
+	Delivered   int // stepped into a running node
+	Duplicated  int // sent twice by the Duplicate draw
+	DroppedLoss int // lost by the Loss draw
+	DroppedRule int // dropped by ClusterConfig.Drop
+	DroppedDown int // addressed to a node that was down on arrival
+}
+
+// Cluster is a group of etcd Nodes on one virtual wheel that carries every
+// node's ticker, every disk write and every message in flight, so the
+// whole group runs as "jump to the next deadline, fire it" on one
+// goroutine, reproducibly from the Rand seed. A Cluster is not safe for
+// concurrent use.
+type Cluster struct {
+	cfg   ClusterConfig
+	w     *wheel.Virtual
+	rng   *rand.Rand
+	ids   []uint64
+	nodes []*Node
+	stats NetStats
+	free  *envelope
+}
+
+// envelope is a message in flight: a reusable wheel timer delivers it.
+type envelope struct {
+	t    wheel.Timer
+	c    *Cluster
+	m    *pb.Message
+	next *envelope
+}
+
+func (e *envelope) fire() {
+	c, m := e.c, e.m
+	e.m, e.next, c.free = nil, c.free, e
+	c.deliver(m)
+}
+
+// NewCluster builds a cluster of cfg.Nodes nodes, none started.
+func NewCluster(cfg ClusterConfig) (*Cluster, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	for i := range cfg.Nodes {
+		c.ids = append(c.ids, uint64(i+1))
+	}
+	obs := cfg.Observer
+	if cfg.Trace != nil {
+		obs = func(e election.Event) {
+			cfg.Trace(e.At, uint64(e.Node), EventText(e))
+			if cfg.Observer != nil {
+				cfg.Observer(e)
+			}
+		}
+	}
+	for _, id := range c.ids {
+		nc := cfg.Node
+		nc.ID, nc.Peers, nc.Rand, nc.Disk, nc.Observer = id, c.ids, c.rng, nil, obs
+		if cfg.Disk != nil {
+			nc.Disk = func(wr Write) time.Duration { return cfg.Disk(wr, c.rng) }
+		}
+		n, err := NewNode(nc, w.Wheel, TransportFunc(c.send))
+		if err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("%w: node %d: %w", ErrBadCluster, id, err)
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	return c, nil
+}
+
+// Wheel returns the cluster's virtual wheel.
+func (c *Cluster) Wheel() *wheel.Virtual { return c.w }
+
+// Now returns the cluster's virtual time.
+func (c *Cluster) Now() time.Duration { return c.w.Now() }
+
+// Rand returns the cluster's random source, for experiments that draw
+// their own choices from the same stream.
+func (c *Cluster) Rand() *rand.Rand { return c.rng }
+
+// IDs returns the node IDs, 1..Nodes. The slice must not be modified.
+func (c *Cluster) IDs() []uint64 { return c.ids }
+
+// Node returns node id, or nil for an unknown id.
+func (c *Cluster) Node(id uint64) *Node {
+	if id < 1 || id > uint64(len(c.nodes)) {
+		return nil
+	}
+	return c.nodes[id-1]
+}
+
+// Stats returns the network counters.
+func (c *Cluster) Stats() NetStats { return c.stats }
+
+func (c *Cluster) trace(id uint64, what string) {
+	if c.cfg.Trace != nil {
+		c.cfg.Trace(c.w.Now(), id, what)
+	}
+}
+
+// firstTick draws a start's tick phase.
+func (c *Cluster) firstTick() time.Duration {
+	tick := c.cfg.Node.TickInterval
+	if c.cfg.AlignedTicks {
+		return tick
+	}
+	return 1 + time.Duration(c.rng.Int64N(int64(tick)))
+}
+
+// Start starts the given nodes (every node if none is given), in order.
+// Starting a running node is an error.
+func (c *Cluster) Start(ids ...uint64) error {
+	if len(ids) == 0 {
+		ids = c.ids
+	}
+	for _, id := range ids {
+		n := c.Node(id)
+		if n == nil {
+			return fmt.Errorf("%w: Start: no node %d", ErrBadCluster, id)
+		}
+		if err := n.Start(c.firstTick()); err != nil {
+			return fmt.Errorf("%w: Start: %w", ErrBadCluster, err)
+		}
+	}
+	return nil
+}
+
+// Crash crashes node id (see Node.Crash); its storage survives. Crashing
+// a node that is down does nothing.
+func (c *Cluster) Crash(id uint64) {
+	if n := c.Node(id); n != nil {
+		if _, up := n.state(); !up {
+			return
+		}
+		c.trace(id, "crash")
+		n.Crash()
+	}
+}
+
+// Restart starts a crashed node again from its storage, with a fresh tick
+// phase.
+func (c *Cluster) Restart(id uint64) error {
+	n := c.Node(id)
+	if n == nil {
+		return fmt.Errorf("%w: Restart: no node %d", ErrBadCluster, id)
+	}
+	if n.Status().Running {
+		return fmt.Errorf("%w: Restart: node %d is running (Crash it first)", ErrBadCluster, id)
+	}
+	c.trace(id, "restart")
+	if err := n.Start(c.firstTick()); err != nil {
+		return fmt.Errorf("%w: Restart: %w", ErrBadCluster, err)
+	}
+	return nil
+}
+
+// Leader returns the running leader with the highest term and that term,
+// or 0, 0 if no running node leads.
+func (c *Cluster) Leader() (id, term uint64) {
+	for _, n := range c.nodes {
+		if v, up := n.state(); up && v.role == election.Leader && v.term >= term {
+			id, term = n.ID(), v.term
+		}
+	}
+	return id, term
+}
+
+// Accepted returns, for leader of term, how many other running nodes
+// accepted it (Node.Accepted) and how many other nodes are running.
+func (c *Cluster) Accepted(leader, term uint64) (followers, others int) {
+	for _, n := range c.nodes {
+		if n.ID() == leader {
+			continue
+		}
+		if v, up := n.state(); up {
+			others++
+			if v.term == term && v.leader == leader {
+				followers++
+			}
+		}
+	}
+	return followers, others
+}
+
+// MaxTerm returns the highest term of any running node.
+func (c *Cluster) MaxTerm() uint64 {
+	var t uint64
+	for _, n := range c.nodes {
+		if v, up := n.state(); up {
+			t = max(t, v.term)
+		}
+	}
+	return t
+}
+
+// Run advances virtual time deadline by deadline until done returns true
+// (checked before the first instant and after each instant is fully
+// processed, so Now() is then the instant of the last change) or the next
+// deadline lies beyond limit. It returns done().
+func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
+	for !done() {
+		next, ok := c.w.NextDeadline()
+		if !ok || next > limit {
+			return done()
+		}
+		c.w.AdvanceTo(next)
+	}
+	return true
+}
+
+// Close closes every node and stops the wheel; the cluster must not be
+// used afterwards.
+func (c *Cluster) Close() {
+	for _, n := range c.nodes {
+		n.Close()
+	}
+	c.w.Stop()
+}
+
+func (c *Cluster) send(m *pb.Message) {
+	c.stats.Sent++
+	if c.cfg.OnSend != nil {
+		c.cfg.OnSend(m)
+	}
+	if c.cfg.Drop != nil && c.cfg.Drop(m) {
+		c.stats.DroppedRule++
+		return
+	}
+	if c.cfg.Loss > 0 && c.rng.Float64() < c.cfg.Loss {
+		c.stats.DroppedLoss++
+		return
+	}
+	if c.cfg.Duplicate > 0 && c.rng.Float64() < c.cfg.Duplicate {
+		c.stats.Duplicated++
+		// etcd may modify a message it steps (it readdresses forwarded
+		// proposals): each copy gets its own.
+		c.transmit(proto.CloneOf(m))
+	}
+	c.transmit(m)
+}
+
+// transmit puts m in flight for one latency draw.
+func (c *Cluster) transmit(m *pb.Message) {
+	var d time.Duration
+	if c.cfg.Latency != nil {
+		d = max(c.cfg.Latency(m.GetFrom(), m.GetTo(), c.rng), 0)
+	}
+	e := c.free
+	if e != nil {
+		c.free = e.next
+		e.next = nil
+	} else {
+		e = &envelope{c: c}
+		if err := e.t.Init(c.w.Wheel, e.fire); err != nil {
+			c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
+			return
+		}
+	}
+	e.m = m
+	if _, err := e.t.TryReset(d); err != nil {
+		c.stats.DroppedDown++
+	}
+}
+
+func (c *Cluster) deliver(m *pb.Message) {
+	n := c.Node(m.GetTo())
+	if n == nil || n.Step(m) != nil {
+		c.stats.DroppedDown++
+		return
+	}
+	c.stats.Delivered++
+}
+
+// EventText formats an event without its time and node, e.g.
+// "ElectionStart t3 Candidate (election timeout)".
+func EventText(e election.Event) string {
+	s := fmt.Sprintf("%s t%d %s", e.Type, e.Term, e.Role)
+	if e.Leader != election.None {
+		s += fmt.Sprintf(" leader=%d", e.Leader)
+	}
+	if e.Peer != election.None {
+		s += fmt.Sprintf(" peer=%d", e.Peer)
+	}
+	if e.PreVote {
+		s += " prevote"
+	}
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s
+}
+
+// sortedOthers returns ids without skip, in order.
+func sortedOthers(ids []uint64, skip uint64) []uint64 {
+	out := slices.DeleteFunc(slices.Clone(ids), func(id uint64) bool { return id == skip })
+	slices.Sort(out)
+	return out
+}

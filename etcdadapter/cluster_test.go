@@ -1,0 +1,267 @@
+package etcdadapter
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/raftick/raftick/election"
+)
+
+// fastConfig is etcd's defaults at 10ms ticks: timeouts in [100, 200) ms,
+// heartbeats every 10ms.
+func fastConfig() Config {
+	c := DefaultConfig()
+	c.TickInterval = 10 * time.Millisecond
+	return c
+}
+
+func newTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
+	t.Helper()
+	c, err := NewCluster(cfg)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// waitLeader runs c until a leader is accepted by every other running node
+// and returns it.
+func waitLeader(t *testing.T, c *Cluster, within time.Duration) uint64 {
+	t.Helper()
+	var leader uint64
+	ok := c.Run(c.Now()+within, func() bool {
+		l, term := c.Leader()
+		if l == 0 {
+			return false
+		}
+		fol, others := c.Accepted(l, term)
+		leader = l
+		return fol == others
+	})
+	require.True(t, ok, "no leader accepted by all within %v", within)
+	return leader
+}
+
+// invariants checks, from events, the safety properties of leader
+// election: at most one leader per term, at most one vote per node and
+// term, terms never decrease, and leaders are known only in their term.
+type invariants struct {
+	t       *testing.T
+	seed    uint64
+	leaders map[uint64]election.ID
+	votes   map[[2]uint64]election.ID
+	terms   map[election.ID]uint64
+	elected int
+}
+
+func newInvariants(t *testing.T, seed uint64) *invariants {
+	return &invariants{t: t, seed: seed, leaders: map[uint64]election.ID{}, votes: map[[2]uint64]election.ID{}, terms: map[election.ID]uint64{}}
+}
+
+func (v *invariants) observe(e election.Event) {
+	t := v.t
+	t.Helper()
+	if e.Type != election.EventVoteGranted && e.Type != election.EventVoteDenied {
+		// Vote events carry the request's term, which may be a pre-vote's
+		// future term; every other event carries the node's term.
+		require.GreaterOrEqual(t, e.Term, v.terms[e.Node], "seed %d: node %d's term went back: %v", v.seed, e.Node, e)
+		v.terms[e.Node] = e.Term
+	}
+	switch e.Type {
+	case election.EventLeaderElected:
+		v.elected++
+		if l, ok := v.leaders[e.Term]; ok && l != e.Node {
+			t.Fatalf("seed %d: two leaders in term %d: %d and %d", v.seed, e.Term, l, e.Node)
+		}
+		v.leaders[e.Term] = e.Node
+	case election.EventLeaderKnown:
+		if l, ok := v.leaders[e.Term]; !ok || l != e.Leader {
+			t.Fatalf("seed %d: node %d accepted %d as leader of term %d, whose leader is %d", v.seed, e.Node, e.Leader, e.Term, l)
+		}
+	case election.EventVoteGranted:
+		if e.PreVote {
+			return
+		}
+		k := [2]uint64{uint64(e.Node), e.Term}
+		if p, ok := v.votes[k]; ok && p != e.Peer {
+			t.Fatalf("seed %d: node %d voted for %d and %d in term %d", v.seed, e.Node, p, e.Peer, e.Term)
+		}
+		v.votes[k] = e.Peer
+	}
+}
+
+func TestClusterConfigValidate(t *testing.T) {
+	ok := ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: rand.New(rand.NewPCG(1, 1))}
+	require.NoError(t, ok.Validate())
+	for _, tc := range []struct {
+		name   string
+		change func(*ClusterConfig)
+		want   string
+	}{
+		{"no nodes", func(c *ClusterConfig) { c.Nodes = 0 }, "Nodes (0)"},
+		{"too many", func(c *ClusterConfig) { c.Nodes = 1001 }, "Nodes (1001)"},
+		{"no rand", func(c *ClusterConfig) { c.Rand = nil }, "Rand is required"},
+		{"loss 1", func(c *ClusterConfig) { c.Loss = 1 }, "Loss (1)"},
+		{"duplicate", func(c *ClusterConfig) { c.Duplicate = 1.5 }, "Duplicate (1.5)"},
+		{"bad timing", func(c *ClusterConfig) { c.Node.HeartbeatTick = 10 }, "ElectionTick"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.change(&c)
+			err := c.Validate()
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			_, err = NewCluster(c)
+			require.Error(t, err)
+		})
+	}
+}
+
+// Every combination of size and options elects exactly one leader per
+// term, under latency, loss and disk delay, and keeps the safety
+// invariants.
+func TestClusterElectsLeader(t *testing.T) {
+	seed := testSeed(t)
+	for _, nodes := range []int{1, 3, 5} {
+		for _, preVote := range []bool{false, true} {
+			for _, checkQuorum := range []bool{false, true} {
+				cfg := fastConfig()
+				cfg.PreVote, cfg.CheckQuorum = preVote, checkQuorum
+				inv := newInvariants(t, seed)
+				c := newTestCluster(t, ClusterConfig{
+					Nodes: nodes, Node: cfg, Rand: trialRand(seed, nodes), Loss: 0.01, Duplicate: 0.05,
+					Latency: func(_, _ uint64, r *rand.Rand) time.Duration {
+						return time.Duration(r.Int64N(int64(3 * time.Millisecond)))
+					},
+					Disk:     func(Write, *rand.Rand) time.Duration { return time.Millisecond },
+					Observer: inv.observe,
+				})
+				require.NoError(t, c.Start())
+				leader := waitLeader(t, c, 30*time.Second)
+				_, term := c.Leader()
+				require.Equal(t, inv.leaders[term], election.ID(leader))
+				// Keep running: a stable cluster with a live leader.
+				c.Run(c.Now()+5*time.Second, func() bool { return false })
+				require.NotZero(t, inv.elected)
+				if nodes > 1 {
+					st := c.Stats()
+					require.Positive(t, st.Duplicated)
+					require.Positive(t, st.DroppedLoss)
+				}
+			}
+		}
+	}
+}
+
+// With CheckQuorum a leader cut off from every follower steps down after
+// ElectionTick ticks without hearing from a quorum; without it, it stays
+// leader.
+func TestCheckQuorumStepsDownIsolatedLeader(t *testing.T) {
+	seed := testSeed(t)
+	for _, checkQuorum := range []bool{false, true} {
+		cfg := fastConfig()
+		cfg.CheckQuorum = checkQuorum
+		var cut uint64
+		var steppedDown []election.Event
+		c := newTestCluster(t, ClusterConfig{
+			Nodes: 3, Node: cfg, Rand: trialRand(seed, 0),
+			Drop: func(m *pb.Message) bool { return cut != 0 && (m.GetFrom() == cut || m.GetTo() == cut) },
+			Observer: func(e election.Event) {
+				if uint64(e.Node) == cut && e.Type == election.EventStepDown {
+					steppedDown = append(steppedDown, e)
+				}
+			},
+		})
+		require.NoError(t, c.Start())
+		cut = waitLeader(t, c, 10*time.Second)
+		at := c.Now()
+		c.Run(at+time.Second, func() bool { return len(steppedDown) > 0 })
+		if !checkQuorum {
+			require.Empty(t, steppedDown, "seed %d: leader stepped down without CheckQuorum", seed)
+			require.Equal(t, election.Leader, c.Node(cut).Status().Role)
+			continue
+		}
+		require.NotEmpty(t, steppedDown, "seed %d: isolated leader did not step down", seed)
+		require.Equal(t, reasonCheckQuorum, steppedDown[0].Reason)
+		// The quorum check runs every ElectionTick ticks; the first one
+		// that sees no answers at all comes within two periods.
+		et := time.Duration(cfg.ElectionTick) * cfg.TickInterval
+		require.LessOrEqual(t, steppedDown[0].At-at, 2*et, "seed %d", seed)
+	}
+}
+
+// Without PreVote an isolated follower raises its term at every timeout
+// and disrupts the leader when it returns; with PreVote its term stays.
+func TestPreVoteKeepsIsolatedTermStable(t *testing.T) {
+	seed := testSeed(t)
+	for _, preVote := range []bool{false, true} {
+		cfg := fastConfig()
+		cfg.PreVote, cfg.CheckQuorum = preVote, false
+		var cut uint64
+		c := newTestCluster(t, ClusterConfig{
+			Nodes: 3, Node: cfg, Rand: trialRand(seed, 1),
+			Drop: func(m *pb.Message) bool { return cut != 0 && (m.GetFrom() == cut || m.GetTo() == cut) },
+		})
+		require.NoError(t, c.Start())
+		leader := waitLeader(t, c, 10*time.Second)
+		_, term := c.Leader()
+		cut = sortedOthers(c.IDs(), leader)[0]
+		c.Run(c.Now()+3*time.Second, func() bool { return false })
+		got := c.Node(cut).Status().Term
+		if preVote {
+			require.Equal(t, term, got, "seed %d: pre-vote let the isolated node raise its term", seed)
+		} else {
+			require.Greater(t, got, term+5, "seed %d: the isolated node did not campaign", seed)
+		}
+	}
+}
+
+// A crashed node keeps its persisted HardState and log; restarted, it
+// resumes from them as a follower and accepts the current leader.
+func TestCrashRestartKeepsHardState(t *testing.T) {
+	seed := testSeed(t)
+	inv := newInvariants(t, seed)
+	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 2), Observer: inv.observe})
+	require.NoError(t, c.Start())
+	leader := waitLeader(t, c, 10*time.Second)
+	require.NoError(t, c.Node(leader).Propose([]byte("x")))
+	c.Run(c.Now()+100*time.Millisecond, func() bool { return false })
+	follower := sortedOthers(c.IDs(), leader)[0]
+	n := c.Node(follower)
+	st := n.Status()
+	term, vote, commit := n.HardState()
+	require.Equal(t, st.Term, term)
+	require.Equal(t, st.Vote, vote)
+	require.Equal(t, st.Commit, commit)
+	last, err := n.Storage().LastIndex()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, last, uint64(3)) // bootstrap snapshot, leader's empty entry, "x"
+
+	c.Crash(follower)
+	require.False(t, n.Status().Running)
+	require.False(t, n.Accepted(leader, term))
+	require.ErrorIs(t, n.Step(&pb.Message{To: new(follower), From: new(leader), Type: pb.MsgHeartbeat.Enum(), Term: new(term)}), ErrNotRunning)
+	require.ErrorIs(t, n.Campaign(), ErrNotRunning)
+	drawsAtCrash := n.Stats().TimeoutDraws
+	require.Positive(t, drawsAtCrash)
+	t2, v2, c2 := n.HardState()
+	require.Equal(t, [3]uint64{term, vote, commit}, [3]uint64{t2, v2, c2})
+	require.ErrorIs(t, c.Restart(leader), ErrBadCluster) // running
+
+	c.Run(c.Now()+50*time.Millisecond, func() bool { return false })
+	require.NoError(t, c.Restart(follower))
+	st = n.Status()
+	require.True(t, st.Running)
+	require.Equal(t, election.Follower, st.Role)
+	require.Equal(t, term, st.Term)
+	require.Equal(t, vote, st.Vote)
+	require.Equal(t, commit, st.Commit)
+	last2, _ := n.Storage().LastIndex()
+	require.Equal(t, last, last2)
+	require.Equal(t, drawsAtCrash+1, n.Stats().TimeoutDraws, "counters survive the crash; the restart drew once")
+	ok := c.Run(c.Now()+time.Second, func() bool { return n.Accepted(leader, term) })
+	require.True(t, ok, "seed %d: restarted node did not accept the leader", seed)
+}

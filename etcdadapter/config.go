@@ -1,0 +1,300 @@
+package etcdadapter
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"go.etcd.io/raft/v3"
+
+	"github.com/raftick/raftick/election"
+)
+
+// Sentinel errors. Errors returned by this package wrap one of them (with
+// %w), so callers can test with errors.Is.
+var (
+	// ErrBadConfig is wrapped by Config.Validate, NewNode and the mapping
+	// helpers for an invalid configuration.
+	ErrBadConfig = errors.New("etcdadapter: bad config")
+	// ErrNotRunning is returned by the Node's methods that need a running
+	// node (started and not crashed).
+	ErrNotRunning = errors.New("etcdadapter: node not running")
+	// ErrRunning is returned by Start on a running node.
+	ErrRunning = errors.New("etcdadapter: node already running")
+	// ErrClosed is returned by every method of a closed Node.
+	ErrClosed = errors.New("etcdadapter: node closed")
+	// ErrUnsupportedRaft is returned by NewNode when Config.Rand is set but
+	// the linked go.etcd.io/raft/v3 does not have the internal layout the
+	// deterministic election timeout relies on (see doc.go,
+	// "Determinism").
+	ErrUnsupportedRaft = errors.New("etcdadapter: go.etcd.io/raft/v3 layout not supported for deterministic timeouts")
+	// ErrBadMessage is returned by Node.Step for a nil message.
+	ErrBadMessage = errors.New("etcdadapter: bad message")
+	// ErrBadCluster is wrapped by NewCluster's and the Cluster's errors.
+	ErrBadCluster = errors.New("etcdadapter: bad cluster")
+	// ErrBadSetup is wrapped by Setup.Validate.
+	ErrBadSetup = errors.New("etcdadapter: bad setup")
+)
+
+// errWrongTo is the reason of an EventIgnored for a message addressed to
+// another node.
+var errWrongTo = errors.New("wrong recipient")
+
+// Config configures one Node: the election settings of go.etcd.io/raft/v3
+// and how the adapter drives them. Start from DefaultConfig.
+type Config struct {
+	// ID is the node's raft ID; not 0. (A Cluster sets it per node.)
+	ID uint64
+	// Peers lists the IDs of every voter of the group, this node included,
+	// without duplicates or 0. It bootstraps a fresh node's storage (the
+	// ConfState of an initial snapshot at index 1, term 1, as etcd's own
+	// interaction tests do); a node restarted from its storage ignores it.
+	// (A Cluster sets it.)
+	Peers []uint64
+
+	// ElectionTick is raft.Config.ElectionTick: a follower that hears
+	// nothing from a leader for a randomized timeout drawn uniformly from
+	// the integers [ElectionTick, 2*ElectionTick-1] ticks starts an
+	// election; a leader with CheckQuorum checks its quorum every
+	// ElectionTick ticks. Must be greater than HeartbeatTick. etcd's
+	// server default is 10 (1000 ms at 100 ms ticks).
+	ElectionTick int
+	// HeartbeatTick is raft.Config.HeartbeatTick: a leader broadcasts
+	// heartbeats every HeartbeatTick ticks. At least 1; etcd's default is
+	// 1.
+	HeartbeatTick int
+	// PreVote is raft.Config.PreVote (Ongaro's thesis, section 9.6).
+	// etcd's server default is true.
+	PreVote bool
+	// CheckQuorum is raft.Config.CheckQuorum: a leader steps down when no
+	// quorum was active within ElectionTick ticks, and followers ignore
+	// (pre-)vote requests while they heard from a leader within
+	// ElectionTick ticks. etcd's server always sets it.
+	CheckQuorum bool
+	// TickInterval is the time between two Tick calls (etcd's
+	// --heartbeat-interval is HeartbeatTick * TickInterval). Positive.
+	// Default 100ms, etcd's.
+	TickInterval time.Duration
+
+	// Rand, if not nil, makes the node's randomized election timeout a
+	// function of this source: each time etcd draws a new timeout (on
+	// becoming follower, candidate or leader) the adapter replaces it with
+	// ElectionTick + Rand.IntN(ElectionTick), the same distribution. nil
+	// leaves etcd's own draw from crypto/rand in place (production). The
+	// node uses Rand only while it processes work, so nodes driven by one
+	// goroutine (a virtual wheel) may share one source; see doc.go,
+	// "Determinism", for how and why.
+	Rand *rand.Rand
+	// Disk, if not nil, models storage latency: it is called for every
+	// Ready that must be synced (a new term or vote, or entries) and
+	// returns how long the write takes. Meanwhile the node keeps stepping
+	// messages and ticking, but its Ready stays pending (etcd's loop does
+	// not produce the next Ready before Advance); a leader's messages leave
+	// at once, everyone else's when the write completes, as etcd's server
+	// does (it sends a leader's messages in parallel with the WAL write and
+	// a follower's after it). A result <= 0 means an instantaneous write.
+	// Disk is called on the goroutine processing the node, with the node's
+	// lock held: it must be quick and must not call the node.
+	Disk func(Write) time.Duration
+	// Observer, if set, receives the node's state changes as the election
+	// package's events (see doc.go), in order, without the node's lock
+	// held, on the goroutine processing the node. It may call the node.
+	Observer func(election.Event)
+	// Logger receives etcd raft's log; nil discards it (etcd's default
+	// logger writes to stderr).
+	Logger raft.Logger
+}
+
+// Write describes a storage write a node is about to make (Config.Disk).
+type Write struct {
+	Node uint64
+	// TermChanged and VoteChanged report which parts of the HardState
+	// changed; Entries is the number of log entries appended.
+	TermChanged, VoteChanged bool
+	Entries                  int
+}
+
+// DefaultConfig returns etcd's server defaults: a 100 ms tick,
+// ElectionTick 10, HeartbeatTick 1 (heartbeats every 100 ms, election
+// timeouts in [1000, 2000) ms), PreVote and CheckQuorum on; Rand nil
+// (etcd's own random timeouts).
+func DefaultConfig() Config {
+	return Config{
+		ElectionTick:  10,
+		HeartbeatTick: 1,
+		PreVote:       true,
+		CheckQuorum:   true,
+		TickInterval:  100 * time.Millisecond,
+	}
+}
+
+// ElectionRange returns the span of the randomized election timeout in
+// time: etcd draws it from the integers [ElectionTick, 2*ElectionTick-1]
+// ticks, so it lies in [ElectionTick*TickInterval, 2*ElectionTick*TickInterval).
+// As the node counts whole ticks, a follower actually times out between
+// one tick less and the drawn value after its last contact with a leader,
+// depending on the phase of its ticker (see doc.go).
+func (c Config) ElectionRange() (lo, hi time.Duration) {
+	return time.Duration(c.ElectionTick) * c.TickInterval, time.Duration(2*c.ElectionTick) * c.TickInterval
+}
+
+// HeartbeatInterval returns HeartbeatTick*TickInterval.
+func (c Config) HeartbeatInterval() time.Duration {
+	return time.Duration(c.HeartbeatTick) * c.TickInterval
+}
+
+// Ticks converts d to a whole number of ticks of length tick: d must be
+// a positive multiple of tick. It is what etcd's server does with
+// --election-timeout and --heartbeat-interval, except that etcd truncates
+// silently; Ticks refuses a remainder, so a configuration never means
+// something other than it says.
+func Ticks(d, tick time.Duration) (int, error) {
+	switch {
+	case tick <= 0:
+		return 0, fmt.Errorf("%w: tick interval (%v) must be positive", ErrBadConfig, tick)
+	case d <= 0:
+		return 0, fmt.Errorf("%w: duration %v must be positive", ErrBadConfig, d)
+	case d%tick != 0:
+		return 0, fmt.Errorf("%w: %v is not a whole number of %v ticks", ErrBadConfig, d, tick)
+	}
+	n := d / tick
+	if n > 1<<30 {
+		return 0, fmt.Errorf("%w: %v is too many (%d) %v ticks", ErrBadConfig, d, n, tick)
+	}
+	return int(n), nil
+}
+
+// FromTimeouts returns DefaultConfig with TickInterval tick and the tick
+// counts of etcd's two timing flags: electionTimeout (etcd's
+// --election-timeout, the lower end of the randomized range, so timeouts
+// fall in [electionTimeout, 2*electionTimeout)) and heartbeat (etcd's
+// --heartbeat-interval). Both must be whole multiples of tick, and
+// electionTimeout must exceed heartbeat. A tick of 0 means heartbeat,
+// etcd's own choice (its tick is the heartbeat interval).
+func FromTimeouts(electionTimeout, heartbeat, tick time.Duration) (Config, error) {
+	if tick == 0 {
+		tick = heartbeat
+	}
+	c := DefaultConfig()
+	c.TickInterval = tick
+	et, err := Ticks(electionTimeout, tick)
+	if err != nil {
+		return Config{}, fmt.Errorf("election timeout: %w", err)
+	}
+	hb, err := Ticks(heartbeat, tick)
+	if err != nil {
+		return Config{}, fmt.Errorf("heartbeat interval: %w", err)
+	}
+	c.ElectionTick, c.HeartbeatTick = et, hb
+	if err := c.validateTiming(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// FromRange is FromTimeouts for a timeout range [lo, hi): etcd can only
+// draw from [T, 2T), so hi must be 2*lo (hi == 0 means 2*lo).
+func FromRange(lo, hi, heartbeat, tick time.Duration) (Config, error) {
+	if hi != 0 && hi != 2*lo {
+		return Config{}, fmt.Errorf("%w: etcd draws election timeouts from [T, 2T): range %v-%v is not of that form (want %v-%v)", ErrBadConfig, lo, hi, lo, 2*lo)
+	}
+	return FromTimeouts(lo, heartbeat, tick)
+}
+
+// validateTiming checks the fields that describe timing.
+func (c Config) validateTiming() error {
+	switch {
+	case c.TickInterval <= 0:
+		return fmt.Errorf("%w: Config.TickInterval (%v) must be positive", ErrBadConfig, c.TickInterval)
+	case c.HeartbeatTick < 1:
+		return fmt.Errorf("%w: Config.HeartbeatTick (%d) must be at least 1", ErrBadConfig, c.HeartbeatTick)
+	case c.ElectionTick <= c.HeartbeatTick:
+		return fmt.Errorf("%w: Config.ElectionTick (%d) must be greater than HeartbeatTick (%d)", ErrBadConfig, c.ElectionTick, c.HeartbeatTick)
+	case c.ElectionTick > 1<<30:
+		return fmt.Errorf("%w: Config.ElectionTick (%d) is too large", ErrBadConfig, c.ElectionTick)
+	}
+	return nil
+}
+
+// validateNode checks everything but etcd's own validation.
+func (c Config) validateNode() error {
+	if err := c.validateTiming(); err != nil {
+		return err
+	}
+	if c.ID == 0 {
+		return fmt.Errorf("%w: Config.ID must not be 0", ErrBadConfig)
+	}
+	if raft.IsLocalMsgTarget(c.ID) {
+		return fmt.Errorf("%w: Config.ID %#x is reserved by etcd raft for local targets", ErrBadConfig, c.ID)
+	}
+	if !slices.Contains(c.Peers, c.ID) {
+		return fmt.Errorf("%w: Config.Peers %v must contain the node's own ID %d", ErrBadConfig, c.Peers, c.ID)
+	}
+	seen := make(map[uint64]bool, len(c.Peers))
+	for _, p := range c.Peers {
+		switch {
+		case p == 0:
+			return fmt.Errorf("%w: Config.Peers %v contains 0", ErrBadConfig, c.Peers)
+		case raft.IsLocalMsgTarget(p):
+			return fmt.Errorf("%w: Config.Peers contains %#x, reserved by etcd raft", ErrBadConfig, p)
+		case seen[p]:
+			return fmt.Errorf("%w: Config.Peers %v lists %d twice", ErrBadConfig, c.Peers, p)
+		}
+		seen[p] = true
+	}
+	return nil
+}
+
+// Validate reports the first invalid field of c, or nil. After this
+// package's own checks (with messages naming the field) it runs etcd's
+// validation of the raft.Config the node would use, by building a
+// throwaway RawNode on an empty MemoryStorage (etcd keeps its validation
+// unexported and panics on a bad config; Validate turns that into an
+// error).
+func (c Config) Validate() error {
+	if err := c.validateNode(); err != nil {
+		return err
+	}
+	st, err := bootstrapStorage(c.Peers)
+	if err != nil {
+		return err
+	}
+	_, err = newRawNode(c.raftConfig(st))
+	return err
+}
+
+// raftConfig is the raft.Config of a node on storage st.
+func (c Config) raftConfig(st raft.Storage) *raft.Config {
+	logger := c.Logger
+	if logger == nil {
+		logger = discardLogger{}
+	}
+	return &raft.Config{
+		ID:              c.ID,
+		ElectionTick:    c.ElectionTick,
+		HeartbeatTick:   c.HeartbeatTick,
+		Storage:         st,
+		MaxSizePerMsg:   1 << 20, // etcd's server: 1 MiB
+		MaxInflightMsgs: 512,     // etcd's server: maxInflightMsgs
+		CheckQuorum:     c.CheckQuorum,
+		PreVote:         c.PreVote,
+		Logger:          logger,
+	}
+}
+
+// newRawNode is raft.NewRawNode with etcd's panics on a bad config or
+// storage turned into errors.
+func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rn, err = nil, fmt.Errorf("%w: etcd raft refused the config: %v", ErrBadConfig, p)
+		}
+	}()
+	rn, err = raft.NewRawNode(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return rn, nil
+}

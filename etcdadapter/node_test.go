@@ -1,0 +1,231 @@
+package etcdadapter
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+func TestNewNodeRejectsBadInput(t *testing.T) {
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	tr := TransportFunc(func(*pb.Message) {})
+	_, err = NewNode(validNodeConfig(), nil, tr)
+	require.ErrorIs(t, err, ErrBadConfig)
+	_, err = NewNode(validNodeConfig(), w.Wheel, nil)
+	require.ErrorIs(t, err, ErrBadConfig)
+	bad := validNodeConfig()
+	bad.ElectionTick = 1
+	_, err = NewNode(bad, w.Wheel, tr)
+	require.ErrorIs(t, err, ErrBadConfig)
+}
+
+func TestNodeLifecycle(t *testing.T) {
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	var events []election.Event
+	cfg := validNodeConfig()
+	cfg.Observer = func(e election.Event) { events = append(events, e) }
+	n, err := NewNode(cfg, w.Wheel, TransportFunc(func(*pb.Message) {}))
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), n.ID())
+	require.False(t, n.Status().Running)
+	require.ErrorIs(t, n.Step(&pb.Message{}), ErrNotRunning)
+	require.ErrorIs(t, n.Step(nil), ErrBadMessage)
+	require.ErrorIs(t, n.Propose([]byte("x")), ErrNotRunning)
+	require.Equal(t, uint64(1), n.Stats().IgnoredStopped)
+
+	require.NoError(t, n.Start(0))
+	require.ErrorIs(t, n.Start(0), ErrRunning)
+	require.Len(t, events, 1)
+	require.Equal(t, election.EventRoleChange, events[0].Type)
+	require.Equal(t, reasonStart, events[0].Reason)
+
+	// A message for another node, and a local message type from the
+	// network, are refused and reported.
+	require.NoError(t, n.Step(&pb.Message{From: new(uint64(2)), To: new(uint64(3)), Type: pb.MsgHeartbeat.Enum(), Term: new(uint64(1))}))
+	require.NoError(t, n.Step(&pb.Message{From: new(uint64(2)), To: new(uint64(1)), Type: pb.MsgHup.Enum()}))
+	require.Equal(t, uint64(2), n.Stats().StepErrors)
+	ignored := 0
+	for _, e := range events {
+		if e.Type == election.EventIgnored {
+			ignored++
+			require.Equal(t, election.ID(2), e.Peer)
+		}
+	}
+	require.Equal(t, 2, ignored)
+	require.Equal(t, uint64(0), n.Status().Term, "refused messages changed nothing")
+
+	// A proposal without a leader is dropped by etcd and counted.
+	require.NoError(t, n.Propose([]byte("x")))
+	require.Equal(t, uint64(1), n.Stats().ProposalsDropped)
+
+	n.Crash()
+	n.Crash() // idempotent
+	require.NoError(t, n.Restart(0))
+	require.NoError(t, n.Restart(0)) // crashes the running node first
+	n.Close()
+	require.ErrorIs(t, n.Start(0), ErrClosed)
+	require.ErrorIs(t, n.Campaign(), ErrClosed)
+	n.Close() // idempotent
+}
+
+type sent struct {
+	at       time.Duration
+	typ      pb.MessageType
+	from, to uint64
+}
+
+// With a disk delay, etcd's server order holds: a leader's messages leave
+// at once, in parallel with its write; everyone else's leave when their
+// write completes (a candidate's vote requests after it persisted its
+// term and vote; a voter's answer after it persisted its vote).
+func TestDiskDelaysNonLeaderMessages(t *testing.T) {
+	const disk = 5 * time.Millisecond
+	cfg := fastConfig()
+	cfg.PreVote, cfg.CheckQuorum = false, false
+	var log []sent
+	var writes []Write
+	var c *Cluster
+	c = newTestCluster(t, ClusterConfig{
+		Nodes: 3, Node: cfg, Rand: rand.New(rand.NewPCG(1, 2)),
+		Disk: func(w Write, _ *rand.Rand) time.Duration { writes = append(writes, w); return disk },
+		OnSend: func(m *pb.Message) {
+			log = append(log, sent{c.Now(), m.GetType(), m.GetFrom(), m.GetTo()})
+		},
+	})
+	require.NoError(t, c.Start())
+	require.NoError(t, c.Node(1).Campaign())
+	c.Run(20*time.Millisecond, func() bool { return false })
+	first := func(typ pb.MessageType, from uint64) time.Duration {
+		for _, s := range log {
+			if s.typ == typ && s.from == from {
+				return s.at
+			}
+		}
+		t.Fatalf("no %v from %d in %v", typ, from, log)
+		return 0
+	}
+	require.Equal(t, disk, first(pb.MsgVote, 1), "vote requests leave after the candidate's write")
+	require.Equal(t, 2*disk, first(pb.MsgVoteResp, 2), "answers leave after the voter's write")
+	require.Equal(t, 2*disk, first(pb.MsgApp, 1), "the new leader's append leaves with its write")
+	require.Equal(t, 3*disk, first(pb.MsgAppResp, 2))
+	require.Equal(t, Write{Node: 1, TermChanged: true, VoteChanged: true}, writes[0])
+	require.Greater(t, c.Node(1).Stats().DelayedWrites, uint64(0))
+}
+
+// A crash loses the write in flight and the messages waiting for it.
+func TestCrashLosesWriteInFlight(t *testing.T) {
+	cfg := fastConfig()
+	cfg.PreVote = false
+	var votes int
+	c := newTestCluster(t, ClusterConfig{
+		Nodes: 3, Node: cfg, Rand: rand.New(rand.NewPCG(3, 4)),
+		Disk: func(Write, *rand.Rand) time.Duration { return 5 * time.Millisecond },
+		OnSend: func(m *pb.Message) {
+			if m.GetType() == pb.MsgVote {
+				votes++
+			}
+		},
+	})
+	require.NoError(t, c.Start())
+	n := c.Node(1)
+	require.NoError(t, n.Campaign())
+	require.Equal(t, uint64(1), n.Status().Term)
+	c.Run(time.Millisecond, func() bool { return false })
+	c.Crash(1)
+	require.Equal(t, uint64(1), n.Stats().LostWrites)
+	term, vote, _ := n.HardState()
+	require.Equal(t, [2]uint64{0, 0}, [2]uint64{term, vote}, "the unfinished write reached the storage")
+	c.Run(10*time.Millisecond, func() bool { return false })
+	require.Zero(t, votes, "vote requests left although their write never completed")
+}
+
+// A transport may deliver synchronously, even back into the sender: the
+// node queues what arrives while it is busy.
+func TestSynchronousTransport(t *testing.T) {
+	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	seed := testSeed(t)
+	rng := trialRand(seed, 0)
+	inv := newInvariants(t, seed)
+	nodes := map[uint64]*Node{}
+	tr := TransportFunc(func(m *pb.Message) { _ = nodes[m.GetTo()].Step(m) })
+	for id := uint64(1); id <= 3; id++ {
+		cfg := fastConfig()
+		cfg.ID, cfg.Peers, cfg.Rand, cfg.Observer = id, []uint64{1, 2, 3}, rng, inv.observe
+		n, err := NewNode(cfg, w.Wheel, tr)
+		require.NoError(t, err)
+		nodes[id] = n
+		defer n.Close()
+	}
+	for _, n := range nodes {
+		require.NoError(t, n.Start(0))
+	}
+	w.AdvanceTo(5 * time.Second)
+	require.NotZero(t, inv.elected, "seed %d", seed)
+	leaders := 0
+	for _, n := range nodes {
+		if n.Status().Role == election.Leader {
+			leaders++
+		}
+	}
+	require.Equal(t, 1, leaders)
+}
+
+// On a real-time wheel the nodes tick on the wheel's driver goroutine and
+// step messages on the goroutines that deliver them; the node serializes
+// the two. (Run it with -race.)
+func TestRealTimeWheel(t *testing.T) {
+	w, err := wheel.New(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	elected := make(chan uint64, 16)
+	var mu sync.Mutex
+	nodes := map[uint64]*Node{}
+	var wg sync.WaitGroup
+	tr := TransportFunc(func(m *pb.Message) {
+		mu.Lock()
+		n := nodes[m.GetTo()]
+		mu.Unlock()
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = n.Step(m) }()
+	})
+	obs := func(e election.Event) {
+		if e.Type == election.EventLeaderElected {
+			elected <- uint64(e.Node)
+		}
+	}
+	for id := uint64(1); id <= 3; id++ {
+		cfg := DefaultConfig()
+		cfg.ID, cfg.Peers, cfg.TickInterval, cfg.Observer = id, []uint64{1, 2, 3}, time.Millisecond, obs
+		n, err := NewNode(cfg, w, tr)
+		require.NoError(t, err)
+		mu.Lock()
+		nodes[id] = n
+		mu.Unlock()
+	}
+	for _, n := range nodes {
+		require.NoError(t, n.Start(0))
+	}
+	select {
+	case id := <-elected:
+		require.Contains(t, nodes, id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no leader within 10s of real time at 1ms ticks")
+	}
+	for _, n := range nodes {
+		n.Close()
+	}
+	wg.Wait()
+}
