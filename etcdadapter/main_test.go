@@ -1,27 +1,21 @@
 package etcdadapter
 
 import (
-	"flag"
 	"math/rand/v2"
 	"testing"
 
 	"go.uber.org/goleak"
-)
 
-var seedFlag = flag.Uint64("seed", 0, "seed of the randomized tests (0: a fresh one; each test prints it with the command that reproduces it)")
+	"github.com/raftick/raftick/internal/testseed"
+)
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testSeed returns the -seed flag or a fresh seed, and logs the command
-// that reproduces the test with it.
+// testSeed returns the -seed flag or a fresh seed (the module's one seed
+// rule), and logs the command that reproduces the test with it.
 func testSeed(t testing.TB) uint64 {
 	t.Helper()
-	s := *seedFlag
-	if s == 0 {
-		s = rand.Uint64()
-	}
-	t.Logf("seed %d; reproduce: go test ./etcdadapter -run '^%s$' -seed=%d", s, t.Name(), s)
-	return s
+	return testseed.Seed(t)
 }
 
 // trialRand derives an independent source for trial i of seed.
