@@ -1,6 +1,7 @@
 package election
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -227,53 +229,53 @@ func (c Config) Quorum() int { return len(c.Voters)/2 + 1 }
 // validation error.
 func (c Config) normalized() (Config, error) {
 	if c.ID == None {
-		return c, fmt.Errorf("election: Config.ID must not be 0 (None)")
+		return c, fieldErr("ID", c.ID, "must not be 0 (None)")
 	}
 	if len(c.Voters) == 0 {
-		return c, fmt.Errorf("election: Config.Voters must not be empty")
+		return c, fieldErr("Voters", c.Voters, "must not be empty")
 	}
 	c.Voters = slices.Clone(c.Voters)
 	seen := make(map[ID]bool, len(c.Voters))
 	for _, v := range c.Voters {
 		if v == None {
-			return c, fmt.Errorf("election: Config.Voters must not contain 0 (None)")
+			return c, fieldErr("Voters", c.Voters, "must not contain 0 (None)")
 		}
 		if seen[v] {
-			return c, fmt.Errorf("election: Config.Voters lists %d twice", v)
+			return c, fieldErr("Voters", c.Voters, "lists %d twice", v)
 		}
 		seen[v] = true
 	}
 	if !seen[c.ID] {
-		return c, fmt.Errorf("election: Config.ID (%d) must be one of Config.Voters %v", c.ID, c.Voters)
+		return c, fieldErr("ID", c.ID, "must be one of Voters %v", c.Voters)
 	}
 	if c.ElectionTimeout <= 0 {
-		return c, fmt.Errorf("election: Config.ElectionTimeout (%v) must be positive", c.ElectionTimeout)
+		return c, fieldErr("ElectionTimeout", c.ElectionTimeout, "must be positive")
 	}
 	for _, j := range [...]struct {
 		field string
 		j     repeated.Jitter
 	}{{"ElectionJitter", c.ElectionJitter}, {"HeartbeatJitter", c.HeartbeatJitter}, {"VoteJitter", c.VoteJitter}, {"SnapshotJitter", c.SnapshotJitter}} {
 		if err := repeated.ValidateJitter(j.j); err != nil {
-			return c, fmt.Errorf("election: Config.%s: %w", j.field, err)
+			return c, &FieldError{Field: j.field, Value: j.j, Reason: err.Error(), Err: ErrInvalidConfig, Cause: err}
 		}
 	}
 	if c.ElectionJitter == nil {
 		c.ElectionJitter = repeated.Proportional(1)
 	}
 	if c.HeartbeatInterval < 0 {
-		return c, fmt.Errorf("election: Config.HeartbeatInterval (%v) must not be negative", c.HeartbeatInterval)
+		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must not be negative")
 	}
 	if c.HeartbeatInterval == 0 {
 		c.HeartbeatInterval = c.ElectionTimeout / 10
 		if c.HeartbeatInterval <= 0 {
-			return c, fmt.Errorf("election: Config.HeartbeatInterval defaults to ElectionTimeout/10, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
+			return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "defaults to ElectionTimeout/10, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
 		}
 	}
 	if c.HeartbeatInterval >= c.ElectionTimeout {
-		return c, fmt.Errorf("election: Config.HeartbeatInterval (%v) must be less than ElectionTimeout (%v)", c.HeartbeatInterval, c.ElectionTimeout)
+		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must be less than ElectionTimeout (%v)", c.ElectionTimeout)
 	}
 	if c.VoteTimeout < 0 {
-		return c, fmt.Errorf("election: Config.VoteTimeout (%v) must not be negative", c.VoteTimeout)
+		return c, fieldErr("VoteTimeout", c.VoteTimeout, "must not be negative")
 	}
 	if c.VoteTimeout == 0 {
 		c.VoteTimeout = c.ElectionTimeout
@@ -282,69 +284,69 @@ func (c Config) normalized() (Config, error) {
 		c.VoteJitter = c.ElectionJitter
 	}
 	if c.StepDownInterval < 0 {
-		return c, fmt.Errorf("election: Config.StepDownInterval (%v) must not be negative", c.StepDownInterval)
+		return c, fieldErr("StepDownInterval", c.StepDownInterval, "must not be negative")
 	}
 	if c.StepDownInterval == 0 {
 		c.StepDownInterval = c.ElectionTimeout / 2
 		if c.StepDownInterval <= 0 {
-			return c, fmt.Errorf("election: Config.StepDownInterval defaults to ElectionTimeout/2, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
+			return c, fieldErr("StepDownInterval", c.StepDownInterval, "defaults to ElectionTimeout/2, which is 0 for ElectionTimeout %v; set it", c.ElectionTimeout)
 		}
 	}
 	if math.IsNaN(c.LeaseRatio) || c.LeaseRatio < 0 {
-		return c, fmt.Errorf("election: Config.LeaseRatio (%v) must be in (0, 1]", c.LeaseRatio)
+		return c, fieldErr("LeaseRatio", c.LeaseRatio, "must be in (0, 1]")
 	}
 	if c.LeaseRatio == 0 {
 		c.LeaseRatio = 0.9
 	}
 	if c.LeaseRatio > 1 {
-		return c, fmt.Errorf("election: Config.LeaseRatio (%v) must be in (0, 1]: the lease (%v) must not exceed ElectionTimeout (%v)",
-			c.LeaseRatio, time.Duration(float64(c.ElectionTimeout)*c.LeaseRatio), c.ElectionTimeout)
+		return c, fieldErr("LeaseRatio", c.LeaseRatio, "must be in (0, 1]: the lease (%v) must not exceed ElectionTimeout (%v)",
+			time.Duration(float64(c.ElectionTimeout)*c.LeaseRatio), c.ElectionTimeout)
 	}
 	if time.Duration(float64(c.ElectionTimeout)*c.LeaseRatio) <= 0 {
-		return c, fmt.Errorf("election: Config.LeaseRatio (%v) makes the lease 0 for ElectionTimeout %v", c.LeaseRatio, c.ElectionTimeout)
+		return c, fieldErr("LeaseRatio", c.LeaseRatio, "makes the lease 0 for ElectionTimeout %v", c.ElectionTimeout)
 	}
 	if c.SnapshotInterval < 0 {
-		return c, fmt.Errorf("election: Config.SnapshotInterval (%v) must not be negative", c.SnapshotInterval)
+		return c, fieldErr("SnapshotInterval", c.SnapshotInterval, "must not be negative")
 	}
 	if c.SnapshotInterval > 0 && c.OnSnapshot == nil {
-		return c, fmt.Errorf("election: Config.OnSnapshot must be set when SnapshotInterval (%v) is positive", c.SnapshotInterval)
+		return c, fieldErr("OnSnapshot", "nil", "must be set when SnapshotInterval (%v) is positive", c.SnapshotInterval)
 	}
 	if c.SnapshotInterval == 0 && c.OnSnapshot != nil {
-		return c, fmt.Errorf("election: Config.SnapshotInterval must be positive when OnSnapshot is set")
+		return c, fieldErr("SnapshotInterval", c.SnapshotInterval, "must be positive when OnSnapshot is set")
 	}
 	if c.SnapshotJitter == nil {
 		c.SnapshotJitter = repeated.FirstOnly()
 	}
 	if c.Priority < 0 {
-		return c, fmt.Errorf("election: Config.Priority (%d) must not be negative (0 disables priority election)", c.Priority)
+		return c, fieldErr("Priority", c.Priority, "must not be negative (0 disables priority election)")
 	}
 	if c.Priorities != nil {
 		pr := make(map[ID]int, len(c.Priorities))
 		for id, p := range c.Priorities {
 			if !seen[id] {
-				return c, fmt.Errorf("election: Config.Priorities has an entry for %d, which is not a voter", id)
+				return c, fieldErr("Priorities", c.Priorities, "has an entry for %d, which is not a voter", id)
 			}
 			if p < 0 {
-				return c, fmt.Errorf("election: Config.Priorities[%d] (%d) must not be negative", id, p)
+				return c, fieldErr(fmt.Sprintf("Priorities[%d]", id), p, "must not be negative")
 			}
 			if id == c.ID && p != c.Priority {
-				return c, fmt.Errorf("election: Config.Priorities[%d] (%d) must equal Config.Priority (%d)", id, p, c.Priority)
+				return c, fieldErr(fmt.Sprintf("Priorities[%d]", id), p, "must equal Priority (%d)", c.Priority)
 			}
 			pr[id] = p
 		}
 		c.Priorities = pr
 	}
 	if c.PriorityDecayGap < 0 {
-		return c, fmt.Errorf("election: Config.PriorityDecayGap (%d) must not be negative", c.PriorityDecayGap)
+		return c, fieldErr("PriorityDecayGap", c.PriorityDecayGap, "must not be negative")
 	}
 	if c.PriorityDecayGap == 0 {
 		c.PriorityDecayGap = 10
 	}
 	if c.Detection > CheckLastContact {
-		return c, fmt.Errorf("election: Config.Detection (%v) is not a known mode", c.Detection)
+		return c, fieldErr("Detection", c.Detection, "is not a known mode")
 	}
 	if c.Stickiness > StickyUntilTimeout {
-		return c, fmt.Errorf("election: Config.Stickiness (%v) is not a known mode", c.Stickiness)
+		return c, fieldErr("Stickiness", c.Stickiness, "is not a known mode")
 	}
 	if c.HeartbeatJitter == nil {
 		c.HeartbeatJitter = repeated.None()
@@ -367,4 +369,20 @@ func (c *Config) targetPriority() int {
 		t = max(t, p)
 	}
 	return t
+}
+
+// ErrInvalidConfig is wrapped by every error Config.Validate (and so
+// NewNode) returns about a Config field; the error is a *FieldError
+// naming the field.
+var ErrInvalidConfig = errors.New("election: invalid config")
+
+// A FieldError reports one invalid Config field: its name (e.g.
+// "ElectionTimeout"), its value and why it is refused. It is the same type
+// in every raftick package (sim.FieldError, wheel.FieldError), so one
+// errors.As reads any of them.
+type FieldError = cfgerr.FieldError
+
+// fieldErr returns a *FieldError of this package.
+func fieldErr(field string, value any, format string, args ...any) error {
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }

@@ -2,6 +2,7 @@ package election_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,38 +26,38 @@ func TestConfigValidate(t *testing.T) {
 		edit  func(c *election.Config)
 		field string // must appear in the error
 	}{
-		{"zero ID", func(c *election.Config) { c.ID = 0 }, "Config.ID"},
-		{"no voters", func(c *election.Config) { c.Voters = nil }, "Config.Voters"},
-		{"voter 0", func(c *election.Config) { c.Voters = []election.ID{1, 0} }, "Config.Voters"},
-		{"duplicate voter", func(c *election.Config) { c.Voters = []election.ID{1, 2, 2} }, "Config.Voters"},
-		{"ID not a voter", func(c *election.Config) { c.ID = 4 }, "Config.ID (4) must be one of Config.Voters"},
-		{"zero election timeout", func(c *election.Config) { c.ElectionTimeout = 0 }, "Config.ElectionTimeout"},
-		{"negative election timeout", func(c *election.Config) { c.ElectionTimeout = -time.Second }, "Config.ElectionTimeout"},
-		{"negative heartbeat", func(c *election.Config) { c.HeartbeatInterval = -1 }, "Config.HeartbeatInterval"},
+		{"zero ID", func(c *election.Config) { c.ID = 0 }, "ID"},
+		{"no voters", func(c *election.Config) { c.Voters = nil }, "Voters"},
+		{"voter 0", func(c *election.Config) { c.Voters = []election.ID{1, 0} }, "Voters"},
+		{"duplicate voter", func(c *election.Config) { c.Voters = []election.ID{1, 2, 2} }, "Voters"},
+		{"ID not a voter", func(c *election.Config) { c.ID = 4 }, "ID 4: must be one of Voters"},
+		{"zero election timeout", func(c *election.Config) { c.ElectionTimeout = 0 }, "ElectionTimeout"},
+		{"negative election timeout", func(c *election.Config) { c.ElectionTimeout = -time.Second }, "ElectionTimeout"},
+		{"negative heartbeat", func(c *election.Config) { c.HeartbeatInterval = -1 }, "HeartbeatInterval"},
 		{"heartbeat >= election timeout", func(c *election.Config) {
 			c.ElectionTimeout, c.HeartbeatInterval = 150*time.Millisecond, 200*time.Millisecond
-		}, "Config.HeartbeatInterval (200ms) must be less than ElectionTimeout (150ms)"},
-		{"heartbeat == election timeout", func(c *election.Config) { c.HeartbeatInterval = c.ElectionTimeout }, "Config.HeartbeatInterval"},
+		}, "HeartbeatInterval 200ms: must be less than ElectionTimeout (150ms)"},
+		{"heartbeat == election timeout", func(c *election.Config) { c.HeartbeatInterval = c.ElectionTimeout }, "HeartbeatInterval"},
 		{"default heartbeat rounds to 0", func(c *election.Config) {
 			c.ElectionTimeout, c.HeartbeatInterval = 5, 0
-		}, "Config.HeartbeatInterval"},
-		{"negative vote timeout", func(c *election.Config) { c.VoteTimeout = -1 }, "Config.VoteTimeout"},
-		{"negative step-down interval", func(c *election.Config) { c.StepDownInterval = -1 }, "Config.StepDownInterval"},
-		{"negative lease ratio", func(c *election.Config) { c.LeaseRatio = -0.5 }, "Config.LeaseRatio"},
-		{"NaN lease ratio", func(c *election.Config) { c.LeaseRatio = math.NaN() }, "Config.LeaseRatio"},
+		}, "HeartbeatInterval"},
+		{"negative vote timeout", func(c *election.Config) { c.VoteTimeout = -1 }, "VoteTimeout"},
+		{"negative step-down interval", func(c *election.Config) { c.StepDownInterval = -1 }, "StepDownInterval"},
+		{"negative lease ratio", func(c *election.Config) { c.LeaseRatio = -0.5 }, "LeaseRatio"},
+		{"NaN lease ratio", func(c *election.Config) { c.LeaseRatio = math.NaN() }, "LeaseRatio"},
 		{"lease longer than election timeout", func(c *election.Config) { c.LeaseRatio = 1.5 }, "must not exceed ElectionTimeout"},
-		{"negative snapshot interval", func(c *election.Config) { c.SnapshotInterval = -1 }, "Config.SnapshotInterval"},
-		{"snapshot without callback", func(c *election.Config) { c.SnapshotInterval = time.Second }, "Config.OnSnapshot"},
-		{"callback without snapshot", func(c *election.Config) { c.OnSnapshot = func() {} }, "Config.SnapshotInterval"},
-		{"negative priority", func(c *election.Config) { c.Priority = -1 }, "Config.Priority"},
-		{"priority of a non-voter", func(c *election.Config) { c.Priorities = map[election.ID]int{9: 1} }, "Config.Priorities"},
-		{"negative peer priority", func(c *election.Config) { c.Priorities = map[election.ID]int{2: -1} }, "Config.Priorities[2]"},
+		{"negative snapshot interval", func(c *election.Config) { c.SnapshotInterval = -1 }, "SnapshotInterval"},
+		{"snapshot without callback", func(c *election.Config) { c.SnapshotInterval = time.Second }, "OnSnapshot"},
+		{"callback without snapshot", func(c *election.Config) { c.OnSnapshot = func() {} }, "SnapshotInterval"},
+		{"negative priority", func(c *election.Config) { c.Priority = -1 }, "Priority"},
+		{"priority of a non-voter", func(c *election.Config) { c.Priorities = map[election.ID]int{9: 1} }, "Priorities"},
+		{"negative peer priority", func(c *election.Config) { c.Priorities = map[election.ID]int{2: -1} }, "Priorities[2]"},
 		{"own priority mismatch", func(c *election.Config) {
 			c.Priority, c.Priorities = 5, map[election.ID]int{1: 6}
-		}, "must equal Config.Priority"},
-		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "Config.PriorityDecayGap"},
-		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Config.Detection"},
-		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Config.Stickiness (StickinessMode(7))"},
+		}, "must equal Priority"},
+		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "PriorityDecayGap"},
+		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Detection"},
+		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Stickiness StickinessMode(7)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +66,12 @@ func TestConfigValidate(t *testing.T) {
 			err := c.Validate()
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.field)
-			require.Contains(t, err.Error(), "election: ")
+			require.Contains(t, err.Error(), "election: invalid config: ")
+			require.ErrorIs(t, err, election.ErrInvalidConfig)
+			var fe *election.FieldError
+			require.ErrorAs(t, err, &fe)
+			require.True(t, strings.HasPrefix(tc.field, fe.Field) || strings.HasPrefix(fe.Reason, tc.field) || strings.Contains(fe.Reason, tc.field),
+				"field %q, want %q", fe.Field, tc.field)
 			// NewNode rejects the same config with the same error.
 			_, nerr := election.NewNode(c, nil, nil, nil, nil)
 			require.EqualError(t, nerr, err.Error())
@@ -171,16 +177,19 @@ func TestDerivedDefaults(t *testing.T) {
 // a configuration error naming the field, not a timer that never jitters.
 func TestConfigRejectsInvalidJitter(t *testing.T) {
 	for field, edit := range map[string]func(c *election.Config){
-		"Config.ElectionJitter":  func(c *election.Config) { c.ElectionJitter = repeated.Proportional(-1) },
-		"Config.HeartbeatJitter": func(c *election.Config) { c.HeartbeatJitter = repeated.UniformExtra(-time.Second) },
-		"Config.VoteJitter":      func(c *election.Config) { c.VoteJitter = repeated.Backoff(100, 0) },
-		"Config.SnapshotJitter":  func(c *election.Config) { c.SnapshotJitter = repeated.Backoff(3, -1) },
+		"ElectionJitter":  func(c *election.Config) { c.ElectionJitter = repeated.Proportional(-1) },
+		"HeartbeatJitter": func(c *election.Config) { c.HeartbeatJitter = repeated.UniformExtra(-time.Second) },
+		"VoteJitter":      func(c *election.Config) { c.VoteJitter = repeated.Backoff(100, 0) },
+		"SnapshotJitter":  func(c *election.Config) { c.SnapshotJitter = repeated.Backoff(3, -1) },
 	} {
 		c := validConfig()
 		edit(&c)
 		err := c.Validate()
 		require.ErrorIs(t, err, repeated.ErrInvalidJitter, field)
-		require.Contains(t, err.Error(), field)
+		require.ErrorIs(t, err, election.ErrInvalidConfig, field)
+		var fe *election.FieldError
+		require.ErrorAs(t, err, &fe)
+		require.Equal(t, field, fe.Field)
 	}
 }
 

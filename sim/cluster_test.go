@@ -232,7 +232,7 @@ func TestNewClusterErrors(t *testing.T) {
 }
 
 func TestFieldError(t *testing.T) {
-	err := error(&FieldError{Field: "Nodes", Value: 0, Reason: "must be in [1, 1000]"})
+	err := error(&FieldError{Field: "Nodes", Value: 0, Reason: "must be in [1, 1000]", Err: ErrInvalidConfig})
 	require.Equal(t, "sim: invalid config: Nodes 0: must be in [1, 1000]", err.Error())
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	other := errors.New("other: invalid config")

@@ -2,8 +2,8 @@ package sim
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+
+	"github.com/raftick/raftick/internal/cfgerr"
 )
 
 // ErrInvalidConfig is wrapped by every error that Config.Validate,
@@ -21,64 +21,13 @@ var (
 )
 
 // A FieldError reports one invalid field of a configuration: which field,
-// the value it had and why it is refused. Programs that map fields to
-// their own names (a command line maps Field "Nodes" to its --nodes flag)
-// print Value and Reason without parsing Error's text.
-//
-// Err is the sentinel of the package whose Validate found the field (this
-// package's ErrInvalidConfig, or another package's); Unwrap returns it,
-// so errors.Is(err, ErrInvalidConfig) holds for this package's field
-// errors.
-type FieldError struct {
-	// Field is the Go name of the field ("Nodes", "TimeoutMin"), or for a
-	// textual setting the setting's name ("latency", "nodes"); empty when
-	// the value is not a field (ParseLatency's spec).
-	Field string
-	// Value is the refused value.
-	Value any
-	// Reason says what is wrong with it, e.g. "must be in [1, 1000]". It
-	// names no Go identifiers.
-	Reason string
-	// Err is the sentinel the error wraps; nil means ErrInvalidConfig.
-	Err error
-}
-
-// Error returns e.g. `sim: invalid config: Nodes 0: must be in [1, 1000]`.
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Unwrap().Error())
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(" ")
-	}
-	b.WriteString(e.ValueString())
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
-}
-
-// ValueString formats Value for messages: strings quoted, other values
-// with %v.
-func (e *FieldError) ValueString() string {
-	if s, ok := e.Value.(string); ok {
-		return fmt.Sprintf("%q", s)
-	}
-	if s, ok := e.Value.(fmt.Stringer); ok && s != nil {
-		return s.String()
-	}
-	return fmt.Sprint(e.Value)
-}
-
-// Unwrap returns the sentinel the error wraps.
-func (e *FieldError) Unwrap() error {
-	if e.Err == nil {
-		return ErrInvalidConfig
-	}
-	return e.Err
-}
+// the value it had and why it is refused; every raftick package reports
+// its configuration errors with it (see election.FieldError,
+// wheel.FieldError). Err is the sentinel of the package that refused the
+// field: this package's ErrInvalidConfig for the engine's own fields.
+type FieldError = cfgerr.FieldError
 
 // fieldErr returns a FieldError of this package.
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
