@@ -9,9 +9,7 @@ import (
 // round, otherwise a new term. It returns ErrNotStarted, ErrStopped or
 // ErrIsLeader.
 func (n *Node) Campaign() error {
-	n.mu.Lock()
-	if err := n.usable(); err != nil {
-		n.mu.Unlock()
+	if err := n.lockUsable(); err != nil {
 		return err
 	}
 	if n.role == Leader {
@@ -35,9 +33,7 @@ func (n *Node) Campaign() error {
 // Transferring to itself does nothing. It returns ErrNotStarted,
 // ErrStopped, ErrNotLeader or ErrUnknownNode.
 func (n *Node) TransferLeadership(to ID) error {
-	n.mu.Lock()
-	if err := n.usable(); err != nil {
-		n.mu.Unlock()
+	if err := n.lockUsable(); err != nil {
 		return err
 	}
 	if n.role != Leader {

@@ -26,9 +26,7 @@ var ErrTermOutOfRange = errors.New("election: term out of range")
 // error is logged, reported as EventIgnored and counted in
 // Stats.StorageErrors).
 func (n *Node) ObserveTerm(term uint64, from ID) error {
-	n.mu.Lock()
-	if err := n.usable(); err != nil {
-		n.mu.Unlock()
+	if err := n.lockUsable(); err != nil {
 		return err
 	}
 	if term > MaxTerm {

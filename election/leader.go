@@ -9,9 +9,7 @@ import (
 // HeartbeatInterval later (the simulator's "synchronized heartbeat" before
 // it kills a leader). It returns ErrNotStarted, ErrStopped or ErrNotLeader.
 func (n *Node) BroadcastHeartbeat() error {
-	n.mu.Lock()
-	if err := n.usable(); err != nil {
-		n.mu.Unlock()
+	if err := n.lockUsable(); err != nil {
 		return err
 	}
 	if n.role != Leader {

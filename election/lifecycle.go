@@ -101,3 +101,14 @@ func (n *Node) usable() error {
 	}
 	return nil
 }
+
+// lockUsable locks the node for a public call and returns nil, or returns
+// usable's error with the node unlocked.
+func (n *Node) lockUsable() error {
+	n.mu.Lock()
+	if err := n.usable(); err != nil {
+		n.mu.Unlock()
+		return err
+	}
+	return nil
+}
