@@ -40,7 +40,8 @@ Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
-	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time) or hashicorp (real hashicorp/raft nodes, real time)")
+	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
+	addEtcdFlags(cmd, o)
 	return cmd
 }
 
@@ -59,6 +60,7 @@ enough followers that accepted its first heartbeat).`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addEtcdFlags(cmd, o)
 	return cmd
 }
 
@@ -66,9 +68,10 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err := o.checkRun(cmd); err != nil {
 		return err
 	}
+	o.etcdDefaults(cmd)
 	if !bootstrap {
 		switch o.engine {
-		case "raftick":
+		case "raftick", "etcd":
 		case "hashicorp":
 			// The real engine is hashicorp/raft: unless told otherwise,
 			// take the settings of its model (a timeout T meaning
@@ -77,18 +80,22 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 				o.model = "hashicorp"
 			}
 		default:
-			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
+			return flagError("engine", "unknown engine %q (want raftick, hashicorp or etcd)", o.engine)
 		}
 	}
 	s, _, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	var e experiment.Experiment = experiment.Failover{Setup: s}
-	if bootstrap {
-		e = experiment.Bootstrap{Setup: s}
-	} else if o.engine == "hashicorp" {
+	if s, err = o.etcdSetup(cmd, s); err != nil {
+		return err
+	}
+	if !bootstrap && o.engine == "hashicorp" {
 		return a.runHashicorp(cmd.Context(), o, s)
+	}
+	e, err := o.engineExperiment(cmd, s, bootstrap)
+	if err != nil {
+		return err
 	}
 	if o.trace {
 		return traceTrial(cmd.Context(), a.stdout, o, e)
@@ -99,7 +106,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return err
 	}
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "%s: %s, heartbeat %v, seed %d\n", d.Experiment, s.Describe(), d.Setup.Heartbeat, o.seed)
+		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, o.seed)
 	}
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
