@@ -28,7 +28,7 @@ func addEtcdFlags(cmd *cobra.Command, o *opts) {
 	f.IntVar(&o.etcd.heartbeatTick, "heartbeat-tick", 0, "etcd's HeartbeatTick (--engine etcd, --model etcd; default: --heartbeat in ticks)")
 }
 
-// etcdSetup applies the engine choice's default model (--engine etcd runs
+// etcdDefaults applies the engine choice's default model (--engine etcd runs
 // the etcd model's settings unless --model is given) before o.setup.
 func (o *opts) etcdDefaults(cmd *cobra.Command) {
 	if o.engine == "etcd" && !cmd.Flags().Changed("model") {
@@ -125,6 +125,8 @@ func (o *opts) engineExperiment(cmd *cobra.Command, s experiment.Setup, bootstra
 			return etcdengine.Bootstrap{Setup: s}, nil
 		}
 		return etcdengine.Failover{Setup: s}, nil
+	case "hashicorp":
+		return nil, flagError("engine", "hashicorp runs only raftsim failover (real time, one trial after another); here: raftick or etcd")
 	}
 	return nil, flagError("engine", "unknown engine %q (want raftick or etcd)", o.engine)
 }
