@@ -58,6 +58,10 @@ func (o *opts) etcdSetup(cmd *cobra.Command, s experiment.Setup) (experiment.Set
 			s.Heartbeat = s.Tick // etcd's servers: the heartbeat is one tick
 		}
 	}
+	if o.model == "etcd" {
+		// etcd's lease (votes ignored near a live leader) is CheckQuorum.
+		s.LeaderStickiness = s.CheckQuorum
+	}
 	tick := s.Tick
 	if tick <= 0 {
 		tick = experiment.Bootstrap{Setup: s}.Result(nil).Setup.Heartbeat

@@ -66,6 +66,11 @@ func TestEtcdEngineFlags(t *testing.T) {
 	require.Contains(t, out, `"heartbeat_ms":100`)
 	require.Contains(t, out, `"model":"etcd-engine"`)
 
+	// etcd's vote lease is CheckQuorum: turning it off is one setting.
+	code, out, _ = raftsim(t, "failover", "--engine", "etcd", "--checkquorum=false", "--trials", "30", "--json")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"checkquorum":false`)
+
 	code, out, _ = raftsim(t, "failover", "--model", "etcd", "--tick", "50ms", "--election-tick", "20", "--trials", "30")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "ticks of 50ms (heartbeat 1, election 20 ticks)")

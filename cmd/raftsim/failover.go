@@ -28,10 +28,19 @@ With --engine hashicorp the trials run on real hashicorp/raft clusters in
 real time (raftadapter), one after another, with the settings of --model
 hashicorp unless --model is given: --timeout T means hashicorp's
 HeartbeatTimeout = ElectionTimeout = T (timeouts in [T, 2T)), pre-vote on.
-Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
+Compare with --engine raftick --model hashicorp, its simulated counterpart.
+
+With --engine etcd the trials run on real etcd raft nodes (etcdadapter) in
+virtual time, in parallel, deterministic for a seed, with the settings of
+--model etcd unless --model is given: --timeout T means ElectionTick 10
+ticks of T/10 (timeouts in [T, 2T)), a heartbeat of one tick, pre-vote and
+CheckQuorum on; --tick, --election-tick and --heartbeat-tick set etcd's
+ticks. Compare with --model etcd, its simulated counterpart.`,
 		Example: `  raftsim failover --timeout 150ms-300ms
   raftsim failover --engine hashicorp --nodes 3 --timeout 100ms --trials 20
   raftsim failover --engine raftick --model hashicorp --nodes 3 --timeout 100ms --trials 2000
+  raftsim failover --engine etcd --timeout 1s --trials 10000
+  raftsim failover --model etcd --timeout 1s --prevote=false
   raftsim failover --timeout 12-24ms --trials 500 --json
   raftsim failover --latency normal:5ms,2ms --disk none --model plain --plot failover.svg
   raftsim failover --timeout 150-155ms --trace --trace-trial 3`,
@@ -52,7 +61,8 @@ func (a *app) bootstrapCmd() *cobra.Command {
 		Short: "Start a fresh cluster and time the election of its first leader",
 		Long: `bootstrap starts every server of a fresh cluster at the same instant and
 measures the time until a majority knows the first leader (the leader and
-enough followers that accepted its first heartbeat).`,
+enough followers that accepted its first heartbeat). --engine etcd runs it
+on real etcd raft nodes (see failover).`,
 		Example: `  raftsim bootstrap --nodes 3 --timeout 150ms-300ms
   raftsim bootstrap --prevote --latency uniform:1ms,5ms --csv`,
 		Args: noArgs,
