@@ -232,14 +232,28 @@ func (b Bootstrap) Trial(_ context.Context, _ int, rng *rand.Rand, trace func(st
 	return Outcome(o), err
 }
 
-// Result summarizes failovers on etcd nodes (Model "etcd-engine").
+// Result summarizes failovers on etcd nodes (Model "etcd-engine"),
+// described with the ticks and timeouts that ran.
 func (f Failover) Result(outs []sim.Outcome) experiment.Result {
-	return result(experiment.Failover{Setup: f.Setup}.Result(outs))
+	return result(experiment.Failover{Setup: effective(f.Setup, f.Config)}.Result(outs))
 }
 
 // Result summarizes cold starts on etcd nodes (Model "etcd-engine").
 func (b Bootstrap) Result(outs []sim.Outcome) experiment.Result {
-	return result(experiment.Bootstrap{Setup: b.Setup}.Result(outs))
+	return result(experiment.Bootstrap{Setup: effective(b.Setup, b.Config)}.Result(outs))
+}
+
+// effective returns s with c's overrides: the tick, timeouts and
+// heartbeat the etcd nodes run (s itself if it cannot run).
+func effective(s experiment.Setup, c Config) experiment.Setup {
+	nc, err := NodeConfig(s, c)
+	if err != nil {
+		return s
+	}
+	s.Tick = nc.TickInterval
+	s.TimeoutMin, s.TimeoutMax = nc.ElectionRange()
+	s.Heartbeat = nc.HeartbeatInterval()
+	return s
 }
 
 func result(r experiment.Result) experiment.Result {

@@ -104,6 +104,11 @@ func TestOutcome(t *testing.T) {
 	require.Equal(t, 4, r.Alive)
 	require.Equal(t, 1, r.Trials)
 	require.Equal(t, 1200*ms, r.P50)
+	// Overrides show in the description.
+	r = Failover{Setup: s, Config: Config{Tick: 50 * ms, ElectionTick: 30, HeartbeatTick: 3}}.Result(nil)
+	require.Equal(t, "1500-3000ms", r.Label)
+	require.Equal(t, 150*ms, r.Setup.Heartbeat)
+	require.Equal(t, 50*ms, r.Setup.Tick)
 	b := Bootstrap{Setup: s}.Result(nil)
 	require.Equal(t, "bootstrap", b.Experiment)
 	require.Equal(t, "etcd-engine", b.Model)
