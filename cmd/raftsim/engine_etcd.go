@@ -67,21 +67,15 @@ func (o *opts) etcdSetup(cmd *cobra.Command, s experiment.Setup) (experiment.Set
 		tick = experiment.Bootstrap{Setup: s}.Result(nil).Setup.Heartbeat
 	}
 	if f.Changed("election-tick") {
-		switch {
-		case f.Changed("timeout"):
-			return s, flagError("election-tick", "cannot be combined with --timeout")
-		case o.etcd.electionTick < 2:
-			return s, flagError("election-tick", "must be at least 2, got %d", o.etcd.electionTick)
+		if err := tickFlag(cmd, "election-tick", "timeout", o.etcd.electionTick, 2); err != nil {
+			return s, err
 		}
 		s.TimeoutMin = time.Duration(o.etcd.electionTick) * tick
 		s.TimeoutMax = 2 * s.TimeoutMin
 	}
 	if f.Changed("heartbeat-tick") {
-		switch {
-		case f.Changed("heartbeat"):
-			return s, flagError("heartbeat-tick", "cannot be combined with --heartbeat")
-		case o.etcd.heartbeatTick < 1:
-			return s, flagError("heartbeat-tick", "must be at least 1, got %d", o.etcd.heartbeatTick)
+		if err := tickFlag(cmd, "heartbeat-tick", "heartbeat", o.etcd.heartbeatTick, 1); err != nil {
+			return s, err
 		}
 		s.Heartbeat = time.Duration(o.etcd.heartbeatTick) * tick
 	}
@@ -89,6 +83,18 @@ func (o *opts) etcdSetup(cmd *cobra.Command, s experiment.Setup) (experiment.Set
 		return s, configError(err, o.etcdFlags(cmd), "model")
 	}
 	return s, nil
+}
+
+// tickFlag checks a tick-count flag: at least least, and not given
+// together with the duration flag it replaces.
+func tickFlag(cmd *cobra.Command, flag, duration string, v, least int) error {
+	switch {
+	case cmd.Flags().Changed(duration):
+		return flagError(flag, "cannot be combined with --%s", duration)
+	case v < least:
+		return flagError(flag, "must be at least %d, got %d", least, v)
+	}
+	return nil
 }
 
 // etcdFlags names the flag of each field the etcd engine or model

@@ -43,7 +43,7 @@ func TestEtcdEngineBadFlags(t *testing.T) {
 // TestEtcdEngineDeterministic: two runs with one seed print the same,
 // whatever the number of workers; another seed differs.
 func TestEtcdEngineDeterministic(t *testing.T) {
-	args := []string{"failover", "--engine", "etcd", "--nodes", "5", "--timeout", "1s", "--latency", "normal:20ms,5ms", "--trials", "200", "--seed", "3"}
+	args := []string{"failover", "--engine", "etcd", "--nodes", "5", "--timeout", "1s", "--latency", "normal:20ms,5ms", "--trials", "60", "--seed", "3"}
 	code, a, _ := raftsim(t, args...)
 	require.Equal(t, 0, code)
 	code, b, _ := raftsim(t, append(args, "--workers", "1")...)

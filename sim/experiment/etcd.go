@@ -60,20 +60,20 @@ func EtcdModel() Setup {
 	}
 }
 
-// etcdTiming is Model.Timing for the etcd model: [T, 2T), a heartbeat of
-// one tick (T/10 by default).
-func etcdTiming(s *Setup, lo, hi, heartbeat time.Duration) error {
+// doubleRange applies the rule of the models whose implementation draws
+// timeouts from [T, 2T) (hashicorp, etcd): lo == hi means T, so hi
+// becomes 2T; another range is refused; a heartbeat of 0 means T/10.
+func doubleRange(model string, lo, hi, heartbeat time.Duration) (time.Duration, time.Duration, error) {
 	switch {
 	case hi == lo:
 		hi = 2 * lo
 	case hi != 2*lo:
-		return fieldErr("TimeoutMax", RangeLabel(lo, hi), "the etcd model draws timeouts from [T, 2T) (etcd's ElectionTick): give T or T-2T")
+		return hi, heartbeat, fieldErr("TimeoutMax", RangeLabel(lo, hi), "the %s model draws timeouts from [T, 2T): give T or T-2T", model)
 	}
 	if heartbeat == 0 {
 		heartbeat = lo / 10
 	}
-	s.TimeoutMin, s.TimeoutMax, s.Heartbeat, s.Tick = lo, hi, heartbeat, heartbeat
-	return nil
+	return hi, heartbeat, nil
 }
 
 // validateTick checks the fields that must agree with Tick.

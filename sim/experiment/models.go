@@ -19,7 +19,7 @@ type Model struct {
 	// harness: hashicorp/raft's timing: timeouts in [T, 2T), heartbeat
 	// T/10, the crash of raftadapter's harness.
 	harness bool
-	// etcd: etcd raft's timing (etcdTiming).
+	// etcd: etcd raft's timing: [T, 2T) in ticks of the heartbeat (EtcdModel).
 	etcd bool
 }
 
@@ -69,20 +69,16 @@ func (m Model) Setup() Setup { return m.setup() }
 // leader settled. Errors are *sim.FieldError values (Field "TimeoutMax")
 // wrapping ErrInvalidConfig.
 func (m Model) Timing(s *Setup, lo, hi, heartbeat time.Duration) error {
-	if m.etcd {
-		return etcdTiming(s, lo, hi, heartbeat)
-	}
-	if m.harness {
-		switch {
-		case hi == lo:
-			hi = 2 * lo
-		case hi != 2*lo:
-			return fieldErr("TimeoutMax", RangeLabel(lo, hi), "the hashicorp model draws timeouts from [T, 2T): give T or T-2T")
+	if m.harness || m.etcd {
+		var err error
+		if hi, heartbeat, err = doubleRange(m.Name, lo, hi, heartbeat); err != nil {
+			return err
 		}
-		if heartbeat == 0 {
-			heartbeat = lo / 10
+		if m.etcd {
+			s.Tick = heartbeat // etcd's heartbeat is one tick
+		} else {
+			s.Settle = lo
 		}
-		s.Settle = lo
 	}
 	s.TimeoutMin, s.TimeoutMax, s.Heartbeat = lo, hi, heartbeat
 	return nil
