@@ -160,6 +160,27 @@ type Config struct {
 	// Detection selects how a follower detects a dead leader.
 	Detection DetectionMode
 
+	// Tick, if positive, drives every timer of the node by a ticker of
+	// this period, as etcd raft's nodes are driven by Tick calls: the
+	// ticks come at the instants Phase + k*Tick (Phase drawn uniformly
+	// from [0, Tick) from Rand in NewNode), a delay d is counted as
+	// ceil(d/Tick) ticks, and a timer armed at t fires on that many-th
+	// tick after t. So a follower whose timeout is T ticks fires between
+	// T-1 and T ticks after its last contact, depending on the phase. The
+	// contact checks (pre-vote and vote stickiness, CheckLastContact)
+	// count ticks the same way: a leader heard from at t is alive while
+	// fewer than ceil(ElectionTimeout/Tick) ticks have passed since t.
+	// 0 (the default) means continuous timers. See tick.go.
+	Tick time.Duration
+	// RestartTimerOnFollow restarts the election timer with a fresh
+	// timeout whenever the node becomes a follower or adopts a higher
+	// term, as etcd raft's becomeFollower (through reset) does: a follower
+	// that steps any message of a higher term, even a vote request it
+	// then rejects, and a pre-candidate that lost its pre-vote. Without
+	// it (the Raft paper) a follower re-arms its timer only on a
+	// heartbeat or a granted vote, and a pre-candidate's timer runs on.
+	RestartTimerOnFollow bool
+
 	// Rand is the source of all randomness of the node (timer jitter). It
 	// is consumed only in NewNode (to seed the timers' own generators), so
 	// it may be shared by nodes created one after another on one goroutine
@@ -341,6 +362,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.PriorityDecayGap == 0 {
 		c.PriorityDecayGap = 10
+	}
+	if c.Tick < 0 {
+		return c, fmt.Errorf("election: Config.Tick (%v) must not be negative (0 means continuous timers)", c.Tick)
 	}
 	if c.Detection > CheckLastContact {
 		return c, fieldErr("Detection", c.Detection, "is not a known mode")

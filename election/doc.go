@@ -63,6 +63,15 @@
 // heard from within ElectionTimeout (StickyByContact), or known until the
 // node's own timer finds it silent (StickyUntilTimeout, hashicorp/raft).
 //
+// Tick drives every timer of a node by a ticker with its own phase, as
+// etcd raft counts its timeouts in calls of Tick: delays become whole
+// ticks, so a follower fires between T-1 and T ticks after its last
+// contact, and the contact checks count ticks too. RestartTimerOnFollow
+// restarts the election timer whenever the node becomes a follower or
+// adopts a higher term, as etcd's becomeFollower does, even for a vote
+// request it then rejects (the Raft paper's follower restarts only on a
+// granted vote).
+//
 // By default a candidate rejected by a majority steps down at once (etcd);
 // WaitForVoteTimeout makes it wait for its vote timer, as the Raft paper's
 // candidate, LogCabin's and hashicorp/raft's do.

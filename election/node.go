@@ -75,6 +75,8 @@ type Node struct {
 	keep *keepJitter
 	// voteJ is the vote timer's jitter, which counts consecutive rounds.
 	voteJ *roundJitter
+	// grid is the node's ticker with Config.Tick (tick.go).
+	grid tickGrid
 
 	started, stopped bool
 
@@ -150,9 +152,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	// One random source per timer, derived from Config.Rand: the timers
 	// may re-arm on different goroutines of a real-time wheel.
 	sub := func() *rand.Rand { return rand.New(rand.NewPCG(c.Rand.Uint64(), c.Rand.Uint64())) }
+	if c.Tick > 0 {
+		n.grid = newTickGrid(c.Tick, sub())
+	}
 	mk := func(name string, d time.Duration, f func(), j repeated.Jitter) (*repeated.Timer, error) {
 		return repeated.New(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
-			repeated.WithJitter(j), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
+			repeated.WithJitter(n.onTicks(j)), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
 	if c.KeepTimerOnStepDown {

@@ -97,7 +97,8 @@ func (n *Node) stepDown(term uint64, reason string, peer ID) bool {
 // stepDownVoting is stepDown that, for a higher term, also records a vote
 // in the same Save.
 func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool {
-	if term > n.term {
+	higher := term > n.term
+	if higher {
 		if !n.persist(HardState{Term: term, Vote: vote}, peer) {
 			return false
 		}
@@ -106,6 +107,9 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	}
 	old := n.role
 	if old == Follower {
+		if higher && n.cfg.RestartTimerOnFollow {
+			n.restartElectionTimer(0)
+		}
 		return true
 	}
 	n.leader = None
@@ -125,9 +129,10 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	n.voteT.Stop()
 	n.stopHeartbeats()
 	n.stepDownT.Stop()
-	if old != PreCandidate {
-		// A pre-candidate's election timer is still running; leaders and
-		// candidates get a fresh one, or candidates keep their deadline.
+	if old != PreCandidate || n.cfg.RestartTimerOnFollow {
+		// A pre-candidate's election timer is still running (a fresh one
+		// with RestartTimerOnFollow, as etcd); leaders and candidates get a
+		// fresh one, or candidates keep their deadline.
 		var d time.Duration
 		if keep {
 			// Due at this very instant but not fired yet: as soon as
@@ -153,7 +158,7 @@ func (n *Node) loyal(candidate ID) bool {
 	if n.cfg.Stickiness == StickyUntilTimeout {
 		return n.leader != None && n.leader != candidate
 	}
-	return n.leader != None && n.hasContact && n.w.Now()-n.lastContact < n.cfg.ElectionTimeout
+	return n.leader != None && n.hasContact && n.within(n.lastContact, n.cfg.ElectionTimeout)
 }
 
 // loyalReason is the reason reported for a refusal by loyal: reason, or

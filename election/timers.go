@@ -85,7 +85,7 @@ func (n *Node) onElectionTimer() {
 		// wheel) is void: the timer fired anyway.
 		n.keep.force(0)
 		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
-			n.w.Now()-n.lastReset < n.cfg.ElectionTimeout {
+			n.within(n.lastReset, n.cfg.ElectionTimeout) {
 			break // heard from the leader recently; the timer keeps running
 		}
 		n.leader = None

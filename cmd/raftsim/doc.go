@@ -5,6 +5,7 @@
 //	raftsim paper                      # reproduce Figure 16 of the Raft paper
 //	raftsim failover --timeout 150ms-300ms --latency normal:5ms,2ms
 //	raftsim bootstrap --nodes 3
+//	raftsim failover --engine etcd --timeout 1s  # real etcd raft nodes; --model etcd simulates them
 //	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
 //	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
 //	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
@@ -18,5 +19,6 @@
 //
 // The command is thin wiring: flags become a sim/experiment value, which
 // runs on the sim engine (or, with --engine hashicorp, on
-// sim/engines/hashicorp), and sim/report and sim/report/plot print it.
+// sim/engines/hashicorp; with --engine etcd, on sim/engines/etcd), and
+// sim/report and sim/report/plot print it.
 package main

@@ -28,10 +28,19 @@ With --engine hashicorp the trials run on real hashicorp/raft clusters in
 real time (raftadapter), one after another, with the settings of --model
 hashicorp unless --model is given: --timeout T means hashicorp's
 HeartbeatTimeout = ElectionTimeout = T (timeouts in [T, 2T)), pre-vote on.
-Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
+Compare with --engine raftick --model hashicorp, its simulated counterpart.
+
+With --engine etcd the trials run on real etcd raft nodes (etcdadapter) in
+virtual time, in parallel, deterministic for a seed, with the settings of
+--model etcd unless --model is given: --timeout T means ElectionTick 10
+ticks of T/10 (timeouts in [T, 2T)), a heartbeat of one tick, pre-vote and
+CheckQuorum on; --tick, --election-tick and --heartbeat-tick set etcd's
+ticks. Compare with --model etcd, its simulated counterpart.`,
 		Example: `  raftsim failover --timeout 150ms-300ms
   raftsim failover --engine hashicorp --nodes 3 --timeout 100ms --trials 20
   raftsim failover --engine raftick --model hashicorp --nodes 3 --timeout 100ms --trials 2000
+  raftsim failover --engine etcd --timeout 1s --trials 10000
+  raftsim failover --model etcd --timeout 1s --prevote=false
   raftsim failover --timeout 12-24ms --trials 500 --json
   raftsim failover --latency normal:5ms,2ms --disk none --model plain --plot failover.svg
   raftsim failover --timeout 150-155ms --trace --trace-trial 3`,
@@ -40,7 +49,8 @@ Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
-	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time) or hashicorp (real hashicorp/raft nodes, real time)")
+	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
+	addEtcdFlags(cmd, o)
 	return cmd
 }
 
@@ -51,7 +61,8 @@ func (a *app) bootstrapCmd() *cobra.Command {
 		Short: "Start a fresh cluster and time the election of its first leader",
 		Long: `bootstrap starts every server of a fresh cluster at the same instant and
 measures the time until a majority knows the first leader (the leader and
-enough followers that accepted its first heartbeat).`,
+enough followers that accepted its first heartbeat). --engine etcd runs it
+on real etcd raft nodes (see failover).`,
 		Example: `  raftsim bootstrap --nodes 3 --timeout 150ms-300ms
   raftsim bootstrap --prevote --latency uniform:1ms,5ms --csv`,
 		Args: noArgs,
@@ -59,6 +70,7 @@ enough followers that accepted its first heartbeat).`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addEtcdFlags(cmd, o)
 	return cmd
 }
 
@@ -66,9 +78,10 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err := o.checkRun(cmd); err != nil {
 		return err
 	}
+	o.etcdDefaults(cmd)
 	if !bootstrap {
 		switch o.engine {
-		case "raftick":
+		case "raftick", "etcd":
 		case "hashicorp":
 			// The real engine is hashicorp/raft: unless told otherwise,
 			// take the settings of its model (a timeout T meaning
@@ -77,18 +90,22 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 				o.model = "hashicorp"
 			}
 		default:
-			return flagError("engine", "unknown engine %q (want raftick or hashicorp)", o.engine)
+			return flagError("engine", "unknown engine %q (want raftick, hashicorp or etcd)", o.engine)
 		}
 	}
 	s, _, err := o.setup(cmd)
 	if err != nil {
 		return err
 	}
-	var e experiment.Experiment = experiment.Failover{Setup: s}
-	if bootstrap {
-		e = experiment.Bootstrap{Setup: s}
-	} else if o.engine == "hashicorp" {
+	if s, err = o.etcdSetup(cmd, s); err != nil {
+		return err
+	}
+	if !bootstrap && o.engine == "hashicorp" {
 		return a.runHashicorp(cmd.Context(), o, s)
+	}
+	e, err := o.engineExperiment(cmd, s, bootstrap)
+	if err != nil {
+		return err
 	}
 	if o.trace {
 		return traceTrial(cmd.Context(), a.stdout, o, e)
@@ -99,7 +116,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return err
 	}
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "%s: %s, heartbeat %v, seed %d\n", d.Experiment, s.Describe(), d.Setup.Heartbeat, o.seed)
+		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, o.seed)
 	}
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err

@@ -27,6 +27,7 @@ type opts struct {
 	checkquorum bool
 	model       string
 	engine      string
+	etcd        etcdOpts
 	maxTime     time.Duration
 	workers     int
 	json, csv   bool

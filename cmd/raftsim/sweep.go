@@ -38,6 +38,7 @@ Values are separated by commas, or by semicolons when they contain commas
 	addRunFlags(cmd, &o.opts, 1000, true)
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
+	addEtcdFlags(cmd, &o.opts)
 	return cmd
 }
 
@@ -51,8 +52,12 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if len(o.over) == 0 || len(o.over) > 2 {
 		return flagError("over", "give one or two parameters to sweep, got %d", len(o.over))
 	}
+	o.etcdDefaults(cmd)
 	base, _, err := o.setup(cmd)
 	if err != nil {
+		return err
+	}
+	if base, err = o.etcdSetup(cmd, base); err != nil {
 		return err
 	}
 	var axes []experiment.Axis
@@ -75,11 +80,11 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 		if err := s.Validate(); err != nil {
 			return overError(experiment.GridLabel(point), err)
 		}
-		if o.experiment == "bootstrap" {
-			exps = append(exps, experiment.Bootstrap{Setup: s})
-		} else {
-			exps = append(exps, experiment.Failover{Setup: s})
+		e, err := o.engineExperiment(cmd, s, o.experiment == "bootstrap")
+		if err != nil {
+			return err
 		}
+		exps = append(exps, e)
 		labels = append(labels, experiment.GridLabel(point))
 	}
 	if o.trace {

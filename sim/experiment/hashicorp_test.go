@@ -101,7 +101,7 @@ func TestHashicorpModelStickiness(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	require.Equal(t, "paper, plain or hashicorp", ModelNames())
+	require.Equal(t, "paper, plain, hashicorp or etcd", ModelNames())
 	for _, m := range Models() {
 		got, err := ModelNamed(m.Name)
 		require.NoError(t, err)

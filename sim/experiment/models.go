@@ -11,7 +11,7 @@ import (
 // A Model is a named preset of Setup together with the timing rules of
 // the implementation it stands for.
 type Model struct {
-	// Name is the preset's name: "paper", "plain" or "hashicorp".
+	// Name is the preset's name: "paper", "plain", "hashicorp" or "etcd".
 	Name string
 	// Doc says in one line what the preset models.
 	Doc   string
@@ -19,15 +19,20 @@ type Model struct {
 	// harness: hashicorp/raft's timing: timeouts in [T, 2T), heartbeat
 	// T/10, the crash of raftadapter's harness.
 	harness bool
+	// etcd: etcd raft's timing: [T, 2T) in ticks of the heartbeat (EtcdModel).
+	etcd bool
 }
 
-// Models returns the presets: paper (the default), plain and hashicorp.
+// Models returns the presets: paper (the default), plain, hashicorp and
+// etcd.
 func Models() []Model {
 	return []Model{
 		{Name: "paper", Doc: "the Raft paper's LogCabin cluster (default): blocking disk writes, candidates wait for their timeout, whole-ms timeouts, timer noise", setup: PaperModel},
 		{Name: "plain", Doc: "the election package as it is: responses wait for the disk, the node keeps working, continuous timeouts, no noise", setup: PlainModel},
 		{Name: "hashicorp", Doc: "hashicorp/raft's timing: free-running follower timer checked against last contact, [T, 2T) timeouts, " +
 			"pre-vote, votes refused while a leader is known, per-follower heartbeats every [T/10, T/5), no disk", setup: HashicorpModel, harness: true},
+		{Name: "etcd", Doc: "etcd raft's timing: ticks of T/10 with a phase per node, [T, 2T) in whole ticks, timer restarted on any higher term, " +
+			"pre-vote, CheckQuorum's lease, heartbeat every tick, no disk", setup: EtcdModel, etcd: true},
 	}
 }
 
@@ -64,17 +69,16 @@ func (m Model) Setup() Setup { return m.setup() }
 // leader settled. Errors are *sim.FieldError values (Field "TimeoutMax")
 // wrapping ErrInvalidConfig.
 func (m Model) Timing(s *Setup, lo, hi, heartbeat time.Duration) error {
-	if m.harness {
-		switch {
-		case hi == lo:
-			hi = 2 * lo
-		case hi != 2*lo:
-			return fieldErr("TimeoutMax", RangeLabel(lo, hi), "the hashicorp model draws timeouts from [T, 2T): give T or T-2T")
+	if m.harness || m.etcd {
+		var err error
+		if hi, heartbeat, err = doubleRange(m.Name, lo, hi, heartbeat); err != nil {
+			return err
 		}
-		if heartbeat == 0 {
-			heartbeat = lo / 10
+		if m.etcd {
+			s.Tick = heartbeat // etcd's heartbeat is one tick
+		} else {
+			s.Settle = lo
 		}
-		s.Settle = lo
 	}
 	s.TimeoutMin, s.TimeoutMax, s.Heartbeat = lo, hi, heartbeat
 	return nil
@@ -86,6 +90,9 @@ func (m Model) Timing(s *Setup, lo, hi, heartbeat time.Duration) error {
 // tenth of each T unless c.Base.Heartbeat is set, and the crash comes T
 // after the leader settled. The other models keep c as it is.
 func (m Model) Tune(c *TuneConfig) error {
+	if m.etcd {
+		return fieldErr("Model", m.Name, "tune does not support the etcd model (its tick, and so its heartbeat, would have to follow every candidate timeout)")
+	}
 	if !m.harness {
 		return nil
 	}

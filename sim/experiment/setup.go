@@ -87,6 +87,20 @@ type Setup struct {
 	// and the crash comes at a uniform point of the heartbeat interval
 	// after a heartbeat broadcast. Must not be negative.
 	Settle time.Duration
+	// Tick, if positive, drives every server by a ticker of this period
+	// with its own random phase, as etcd raft counts everything in calls
+	// of Tick (election.Config.Tick): timeouts are drawn in whole ticks
+	// from [TimeoutMin, TimeoutMax), every timer fires on a tick and the
+	// lease counts ticks; with CheckQuorum the leader checks its quorum
+	// every TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
+	// TimeoutMin, TimeoutMax and the heartbeat must be multiples of it,
+	// Granularity and TimerNoise unset. 0 means continuous timers.
+	Tick time.Duration
+	// RestartTimerOnFollow and StepDownOnVoteTimeout set the election
+	// package's RestartTimerOnFollow and StepDownWhenVoteTimedOut (etcd:
+	// any higher term restarts a follower's timer; a candidate whose round
+	// timed out goes back to pre-vote).
+	RestartTimerOnFollow, StepDownOnVoteTimeout bool
 	// MaxTime bounds one trial's measured interval in virtual time; a trial
 	// that reaches it counts as timed out at MaxTime. 0 means 60s. The
 	// latency, disk and timer-noise models must not exceed it (see
@@ -164,6 +178,9 @@ func (s Setup) Validate() error {
 	case s.MaxTime < 0:
 		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
 	}
+	if err := s.validateTick(); err != nil {
+		return err
+	}
 	if err := s.Network.Validate(); err != nil {
 		return rewrap("", err)
 	}
@@ -180,8 +197,11 @@ func (s Setup) Validate() error {
 
 // timeoutJitter returns the election package jitter that draws timeouts
 // from [min, max) plus the timer noise.
-func timeoutJitter(lo, hi, gran time.Duration, noise sim.Latency) repeated.Jitter {
+func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency) repeated.Jitter {
 	span := hi - lo
+	if tick > 0 {
+		return tickJitter(span, tick)
+	}
 	if gran > 0 {
 		return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
 			d := float64(base) + rng.Float64()*float64(span)
@@ -237,7 +257,7 @@ func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(str
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = s.TimeoutMin
-	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerNoise)
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.Tick, s.TimerNoise)
 	ec.VoteTimeout = s.TimeoutMin
 	ec.VoteJitter = ec.ElectionJitter
 	ec.HeartbeatInterval = s.heartbeat()
@@ -253,6 +273,7 @@ func (s Setup) electionConfig() election.Config {
 	if s.HeartbeatJitter {
 		ec.HeartbeatJitter = repeated.Proportional(1)
 	}
+	s.tickConfig(&ec)
 	return ec
 }
 
@@ -315,6 +336,9 @@ func (s Setup) Describe() string {
 			hb += " every [hb, 2hb)"
 		}
 		extra = append(extra, hb)
+	}
+	if s.Tick > 0 {
+		extra = append(extra, fmt.Sprintf("ticks of %v (heartbeat %d, election %d ticks)", s.Tick, s.heartbeat()/s.Tick, s.TimeoutMin/s.Tick))
 	}
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))

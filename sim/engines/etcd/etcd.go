@@ -1,0 +1,262 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/experiment"
+)
+
+// ErrInvalidConfig is wrapped by Check's and Config.Validate's errors.
+var ErrInvalidConfig = errors.New("etcd engine: invalid config")
+
+// MaxNodes is the largest cluster the engine runs (etcdadapter's limit).
+const MaxNodes = 1000
+
+func fieldErr(field string, value any, format string, args ...any) error {
+	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+}
+
+// Config holds the etcd settings that override what the engine derives
+// from the Setup. Zero values mean "derive".
+type Config struct {
+	// Tick is etcd's tick (TickInterval; etcd's --heartbeat-interval is
+	// HeartbeatTick ticks). 0: the Setup's Tick if set, else its heartbeat
+	// interval (etcd's servers use a heartbeat of one tick).
+	Tick time.Duration
+	// ElectionTick and HeartbeatTick override raft.Config's; 0: the
+	// Setup's TimeoutMin and heartbeat in ticks. ElectionTick must exceed
+	// HeartbeatTick.
+	ElectionTick, HeartbeatTick int
+}
+
+// Validate reports the first negative field of c.
+func (c Config) Validate() error {
+	switch {
+	case c.Tick < 0:
+		return fieldErr("Tick", c.Tick, "must be positive (0: derived from the setup)")
+	case c.ElectionTick < 0:
+		return fieldErr("ElectionTick", c.ElectionTick, "must be positive (0: derived from the setup)")
+	case c.HeartbeatTick < 0:
+		return fieldErr("HeartbeatTick", c.HeartbeatTick, "must be positive (0: derived from the setup)")
+	}
+	return nil
+}
+
+// heartbeatOf returns the effective heartbeat of s (0 meaning
+// TimeoutMin/2), as the simulated engine uses it.
+func heartbeatOf(s experiment.Setup) time.Duration {
+	return experiment.Bootstrap{Setup: s}.Result(nil).Setup.Heartbeat
+}
+
+// ticks returns d in whole ticks, or an error for field.
+func ticks(field string, d, tick time.Duration) (int, error) {
+	if d%tick != 0 {
+		return 0, fieldErr(field, d, "must be a whole number of etcd ticks of %v", tick)
+	}
+	return int(d / tick), nil
+}
+
+// NodeConfig returns the etcdadapter.Config that runs s's nodes under c:
+// the tick, ElectionTick (TimeoutMin in ticks; s must draw from
+// [TimeoutMin, 2 TimeoutMin), etcd's rule), HeartbeatTick (the heartbeat
+// in ticks), PreVote and CheckQuorum of s. Errors are *sim.FieldError
+// values (Field of s or of c) wrapping ErrInvalidConfig.
+func NodeConfig(s experiment.Setup, c Config) (etcdadapter.Config, error) {
+	nc := etcdadapter.DefaultConfig()
+	if err := c.Validate(); err != nil {
+		return nc, err
+	}
+	hb := heartbeatOf(s)
+	tick := c.Tick
+	switch {
+	case tick > 0:
+	case s.Tick > 0:
+		tick = s.Tick
+	default:
+		tick = hb
+	}
+	if tick <= 0 {
+		return nc, fieldErr("Tick", tick, "must be positive")
+	}
+	et, ht := c.ElectionTick, c.HeartbeatTick
+	var err error
+	if et == 0 {
+		if s.TimeoutMax != 2*s.TimeoutMin {
+			return nc, fieldErr("TimeoutMax", experiment.RangeLabel(s.TimeoutMin, s.TimeoutMax),
+				"etcd draws election timeouts from [T, 2T) (ElectionTick): give T-2T")
+		}
+		if et, err = ticks("TimeoutMin", s.TimeoutMin, tick); err != nil {
+			return nc, err
+		}
+	}
+	if ht == 0 {
+		if ht, err = ticks("Heartbeat", hb, tick); err != nil {
+			return nc, err
+		}
+	}
+	if et <= ht {
+		return nc, fieldErr("ElectionTick", et, "must exceed the heartbeat tick %d (etcd's rule)", ht)
+	}
+	nc.TickInterval, nc.ElectionTick, nc.HeartbeatTick = tick, et, ht
+	nc.PreVote, nc.CheckQuorum = s.PreVote, s.CheckQuorum
+	return nc, nil
+}
+
+// Check reports whether s can run on etcd nodes under c: at most MaxNodes
+// servers (failover: at least 2), the timing NodeConfig accepts, and none
+// of the options of other implementations that etcd does not have.
+// Errors are *sim.FieldError values naming the refused field of s (or
+// c), wrapping ErrInvalidConfig.
+func Check(s experiment.Setup, c Config, failover bool) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	lo := 1
+	if failover {
+		lo = 2
+	}
+	if s.Nodes < lo || s.Nodes > MaxNodes {
+		return fieldErr("Nodes", s.Nodes, "must be in [%d, %d] on etcd nodes", lo, MaxNodes)
+	}
+	if _, err := NodeConfig(s, c); err != nil {
+		return err
+	}
+	for _, o := range []struct {
+		field string
+		set   bool
+		why   string
+	}{
+		{"CandidatesWait", s.CandidatesWait, "etcd's candidates step down on a majority of rejections"},
+		{"KeepTimer", s.KeepTimer, "etcd re-draws the timeout of a deposed candidate"},
+		{"DiskBlocks", s.DiskBlocks, "etcd's nodes keep working while they write"},
+		{"LeaderWrite", s.LeaderWrite, "an etcd leader sends its first append while it writes"},
+		{"Granularity", s.Granularity != 0, "etcd's timeouts are whole ticks"},
+		{"TimerNoise", s.TimerNoise != nil, "etcd's timeouts are whole ticks"},
+		{"HeartbeatJitter", s.HeartbeatJitter, "etcd heartbeats every HeartbeatTick ticks"},
+		{"HeartbeatPerPeer", s.HeartbeatPerPeer, "etcd heartbeats every follower at once"},
+		{"Detection", s.Detection != election.ResetOnHeartbeat, "etcd restarts its count on every heartbeat"},
+		{"Stickiness", s.Stickiness != election.StickyByContact, "etcd's lease is ElectionTick ticks since the last contact"},
+		{"LeaderStickiness", s.LeaderStickiness != s.CheckQuorum, "etcd ignores votes within its lease exactly when CheckQuorum is on"},
+		{"Settle", s.Settle != 0, "the etcd engine crashes the leader right after a heartbeat broadcast"},
+		{"GroupCommit", s.GroupCommit, "not an etcd option"},
+	} {
+		if o.set {
+			return fieldErr(o.field, o.set, "not available on etcd nodes: %s", o.why)
+		}
+	}
+	return nil
+}
+
+// setup returns the etcdadapter.Setup of s under c; s must pass Check.
+func setup(s experiment.Setup, c Config) (etcdadapter.Setup, error) {
+	nc, err := NodeConfig(s, c)
+	if err != nil {
+		return etcdadapter.Setup{}, err
+	}
+	es := etcdadapter.Setup{Nodes: s.Nodes, Node: nc, Loss: s.Loss, Duplicate: s.Duplicate, ShortLogs: s.ShortLogs, MaxTime: s.MaxTime}
+	if l := s.Latency; l != nil {
+		es.Latency = func(_, _ uint64, rng *rand.Rand) time.Duration { return l.Sample(rng) }
+	}
+	if d := s.Disk; d != nil {
+		es.Disk = func(_ etcdadapter.Write, rng *rand.Rand) time.Duration { return d.Sample(rng) }
+	}
+	return es, nil
+}
+
+// Outcome maps an etcdadapter outcome onto the simulator's.
+func Outcome(o etcdadapter.Outcome) sim.Outcome {
+	return sim.Outcome{Time: o.Time, Terms: o.Terms, Splits: o.Splits, Messages: o.Messages, OK: o.OK}
+}
+
+// tracer adapts a sim trace to etcdadapter's.
+func tracer(trace func(string)) func(time.Duration, uint64, string) {
+	if trace == nil {
+		return nil
+	}
+	return func(at time.Duration, node uint64, what string) {
+		trace(sim.FormatEvent(at, election.ID(node), what))
+	}
+}
+
+// Failover is the failover experiment (experiment.Failover's procedure,
+// etcdadapter.Setup.Failover) on etcd nodes.
+type Failover struct {
+	experiment.Setup
+	Config Config
+}
+
+// Bootstrap is the cold-start experiment (experiment.Bootstrap's
+// procedure, etcdadapter.Setup.Bootstrap) on etcd nodes.
+type Bootstrap struct {
+	experiment.Setup
+	Config Config
+}
+
+// Check reports whether f can run (see the package's Check).
+func (f Failover) Check() error { return Check(f.Setup, f.Config, true) }
+
+// Check reports whether b can run (see the package's Check).
+func (b Bootstrap) Check() error { return Check(b.Setup, b.Config, false) }
+
+// Trial runs one failover on a fresh etcd cluster; it is a function of f,
+// and rng's state. ctx is not checked: a trial lasts milliseconds.
+func (f Failover) Trial(_ context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	if err := f.Check(); err != nil {
+		return sim.Outcome{}, err
+	}
+	es, err := setup(f.Setup, f.Config)
+	if err != nil {
+		return sim.Outcome{}, err
+	}
+	o, err := es.Failover(rng, tracer(trace))
+	return Outcome(o), err
+}
+
+// Trial runs one cold start of a fresh etcd cluster.
+func (b Bootstrap) Trial(_ context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	if err := b.Check(); err != nil {
+		return sim.Outcome{}, err
+	}
+	es, err := setup(b.Setup, b.Config)
+	if err != nil {
+		return sim.Outcome{}, err
+	}
+	o, err := es.Bootstrap(rng, tracer(trace))
+	return Outcome(o), err
+}
+
+// Result summarizes failovers on etcd nodes (Model "etcd-engine"),
+// described with the ticks and timeouts that ran.
+func (f Failover) Result(outs []sim.Outcome) experiment.Result {
+	return result(experiment.Failover{Setup: effective(f.Setup, f.Config)}.Result(outs))
+}
+
+// Result summarizes cold starts on etcd nodes (Model "etcd-engine").
+func (b Bootstrap) Result(outs []sim.Outcome) experiment.Result {
+	return result(experiment.Bootstrap{Setup: effective(b.Setup, b.Config)}.Result(outs))
+}
+
+// effective returns s with c's overrides: the tick, timeouts and
+// heartbeat the etcd nodes run (s itself if it cannot run).
+func effective(s experiment.Setup, c Config) experiment.Setup {
+	nc, err := NodeConfig(s, c)
+	if err != nil {
+		return s
+	}
+	s.Tick = nc.TickInterval
+	s.TimeoutMin, s.TimeoutMax = nc.ElectionRange()
+	s.Heartbeat = nc.HeartbeatInterval()
+	return s
+}
+
+func result(r experiment.Result) experiment.Result {
+	r.Model = "etcd-engine"
+	return r
+}
