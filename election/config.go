@@ -364,7 +364,7 @@ func (c Config) normalized() (Config, error) {
 		c.PriorityDecayGap = 10
 	}
 	if c.Tick < 0 {
-		return c, fmt.Errorf("election: Config.Tick (%v) must not be negative (0 means continuous timers)", c.Tick)
+		return c, fieldErr("Tick", c.Tick, "must not be negative (0 means continuous timers)")
 	}
 	if c.Detection > CheckLastContact {
 		return c, fieldErr("Detection", c.Detection, "is not a known mode")

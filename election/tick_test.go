@@ -149,5 +149,6 @@ func TestTickValidate(t *testing.T) {
 	cfg := election.DefaultConfig()
 	cfg.ID, cfg.Voters = 1, []election.ID{1}
 	cfg.Tick = -time.Millisecond
-	require.ErrorContains(t, cfg.Validate(), "Config.Tick")
+	require.ErrorIs(t, cfg.Validate(), election.ErrInvalidConfig)
+	require.ErrorContains(t, cfg.Validate(), "Tick -1ms: must not be negative")
 }
