@@ -75,6 +75,8 @@ type Node struct {
 	keep *keepJitter
 	// voteJ is the vote timer's jitter, which counts consecutive rounds.
 	voteJ *roundJitter
+	// host is the state of timers deferred by Config.Host (host.go).
+	host hostDeferred
 
 	started, stopped bool
 
@@ -155,6 +157,10 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 			repeated.WithJitter(j), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
+	if c.Host != nil {
+		n.host.delay = &delayJitter{inner: electionJitter}
+		electionJitter = n.host.delay
+	}
 	if c.KeepTimerOnStepDown {
 		n.keep = &keepJitter{inner: c.ElectionJitter}
 		electionJitter = n.keep

@@ -41,6 +41,8 @@ Compare with --engine raftick --model hashicorp, its simulated counterpart.`,
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
 	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time) or hashicorp (real hashicorp/raft nodes, real time)")
+	addCrashFlags(cmd, o)
+	addUntilFlag(cmd, o, "all, the paper's")
 	return cmd
 }
 
@@ -59,6 +61,7 @@ enough followers that accepted its first heartbeat).`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addUntilFlag(cmd, o, "majority")
 	return cmd
 }
 
@@ -114,7 +117,8 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 }
 
 // hashicorpFlags names the flags of the fields hashicorp.Check refuses.
-var hashicorpFlags = map[string]string{"Nodes": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout"}
+var hashicorpFlags = map[string]string{"Nodes": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout",
+	"CandidateMin": "candidate-timeout", "Crash": "crash", "Until": "until"}
 
 // runHashicorp runs the failover experiment on real hashicorp/raft
 // clusters and prints the same summary.

@@ -38,6 +38,8 @@ Values are separated by commas, or by semicolons when they contain commas
 	addRunFlags(cmd, &o.opts, 1000, true)
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
+	addCrashFlags(cmd, &o.opts)
+	addUntilFlag(cmd, &o.opts, "the experiment's own: all for failover, majority for bootstrap")
 	return cmd
 }
 
@@ -116,8 +118,10 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 // sweepParams names the sweep parameter that sets each Setup field.
 var sweepParams = map[string]string{
 	"Nodes": "nodes", "ShortLogs": "shortlogs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
-	"Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup",
-	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode",
+	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup",
+	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode", "LeaderWrites": "leaderwrites",
+	"CandidateMin": "candidatetimeout", "CandidateMax": "candidatetimeout", "Crash": "crash",
+	"CrashAfterHeartbeat": "crashoffset", "Until": "until",
 }
 
 // overError reports a bad --over value (at the grid point label, if

@@ -122,7 +122,8 @@ func (s Setup) WithNodes(n int) Setup {
 func PlainModel() Setup {
 	s := PaperModel()
 	s.DiskBlocks, s.LeaderWrite, s.CandidatesWait, s.KeepTimer = false, false, false, false
-	s.Granularity, s.TimerNoise = 0, nil
+	s.Granularity, s.TimerLateness = 0, nil
+	s.LeaderWrites, s.TimersWait, s.RearmAfterTermWrite = 0, false, false
 	s.GroupCommit = true
 	return s
 }
@@ -138,14 +139,17 @@ func PaperModel() Setup {
 		TimeoutMax: 300 * time.Millisecond,
 		Network: sim.Network{
 			Latency:     sim.Normal(250*time.Microsecond, 50*time.Microsecond),
-			Disk:        sim.Normal(2750*time.Microsecond, 500*time.Microsecond),
-			DiskBlocks:  true,
-			LeaderWrite: true,
+			Disk:                sim.Normal(2600*time.Microsecond, 500*time.Microsecond),
+			DiskBlocks:          true,
+			LeaderWrite:         true,
+			LeaderWrites:        2,
+			TimersWait:          true,
+			RearmAfterTermWrite: true,
 		},
 		CandidatesWait: true,
 		KeepTimer:      true,
 		Granularity:    time.Millisecond,
-		TimerNoise:     sim.Uniform(0, 400*time.Microsecond),
+		TimerLateness:  sim.Uniform(0, 200*time.Microsecond),
 		ShortLogs:      2,
 	}
 }

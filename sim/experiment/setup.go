@@ -59,10 +59,40 @@ type Setup struct {
 	// (lround(uniform(min, max)) ms), so narrow ranges produce exact ties.
 	// 0 means continuous (nanosecond) timeouts.
 	Granularity time.Duration
-	// TimerNoise is added to every election and vote timeout: how late a
-	// real server acts on a timer (OS scheduling, the time between taking
-	// the timeout decision and re-arming the timer). nil means none.
-	TimerNoise sim.Latency
+	// TimerLateness is added to every election and vote timeout: how late
+	// a server's timer thread wakes up and acts after its deadline (timer
+	// slack, scheduling, taking the lock). A server re-arms from the
+	// instant it acted, so lateness accumulates from round to round and
+	// only its spread between servers separates their phases (LogCabin:
+	// the timer thread waits with condition_variable::wait_until and
+	// setElectionTimer counts from Clock::now()). nil means none.
+	TimerLateness sim.Latency
+	// CandidateMin and CandidateMax bound a candidate's round timeout (its
+	// vote timer), drawn like the election timeout (Granularity,
+	// TimerLateness) but separately from it, as in Howard et al.'s "Raft
+	// Refloated" experiments. 0 and 0 mean the election timeout range.
+	// Otherwise 0 < CandidateMin <= CandidateMax.
+	CandidateMin, CandidateMax time.Duration
+	// CandidateBackoff doubles both bounds of a candidate's round timeout
+	// after each failed round, up to 2^MaxBackoffShift times, until the
+	// node knows a leader again (it wins, or accepts a leader's
+	// heartbeat): binary exponential backoff (Howard et al.).
+	CandidateBackoff bool
+	// Crash is the number of servers Failover crashes at the same instant:
+	// the leader and Crash-1 others chosen at random (the short logs are
+	// then among the survivors). 0 means 1. A majority must survive:
+	// Crash <= Nodes - (Nodes/2+1).
+	Crash int
+	// CrashAfterHeartbeat makes Failover crash right after the leader's
+	// synchronized heartbeat broadcast (as AvailSim, Ongaro's thesis
+	// §9.4) instead of at a uniform point of the heartbeat interval (the
+	// paper). Not with Settle.
+	CrashAfterHeartbeat bool
+	// Until is where Failover and Bootstrap stop the clock: the zero
+	// value UntilDefault is each experiment's own (failover: every
+	// survivor accepted the new leader, the paper's; bootstrap: a majority
+	// knows it).
+	Until Until
 	// PreVote, CheckQuorum and LeaderStickiness enable the election
 	// package's options.
 	PreVote, CheckQuorum, LeaderStickiness bool
@@ -163,6 +193,18 @@ func (s Setup) Validate() error {
 		return fieldErr("Stickiness", s.Stickiness, "is not a known mode")
 	case s.MaxTime < 0:
 		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
+	case s.CandidateMin < 0 || (s.CandidateMin == 0) != (s.CandidateMax == 0):
+		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "must be a positive range, or 0 for the election timeout range")
+	case s.CandidateMax < s.CandidateMin:
+		return fieldErr("CandidateMax", RangeLabel(s.CandidateMin, s.CandidateMax), "upper bound is below the lower bound")
+	case s.Crash < 0 || s.Crash > s.Nodes-(s.Nodes/2+1) && s.Crash > 1:
+		return fieldErr("Crash", s.Crash, "must be in [1, %d]: a majority of the %d servers must survive", max(s.Nodes-(s.Nodes/2+1), 1), s.Nodes)
+	case s.ShortLogs > 0 && s.ShortLogs > s.Nodes-max(s.Crash, 1)-1:
+		return fieldErr("ShortLogs", s.ShortLogs, "must be at most %d: a survivor with a full log is needed when %d servers crash", s.Nodes-max(s.Crash, 1)-1, max(s.Crash, 1))
+	case s.CrashAfterHeartbeat && s.Settle > 0:
+		return fieldErr("CrashAfterHeartbeat", s.CrashAfterHeartbeat, "does not apply with Settle (the harness's crash)")
+	case s.Until > UntilAll:
+		return fieldErr("Until", s.Until, "is not a known stopping point")
 	}
 	if err := s.Network.Validate(); err != nil {
 		return rewrap("", err)
@@ -170,7 +212,7 @@ func (s Setup) Validate() error {
 	for _, m := range []struct {
 		field string
 		l     sim.Latency
-	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerNoise", s.TimerNoise}} {
+	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerLateness", s.TimerLateness}} {
 		if m.l != nil && sim.Typical(m.l) > s.maxTime() {
 			return fieldErr(m.field, m.l, "exceeds the trial's time limit %v", s.maxTime())
 		}
@@ -237,9 +279,16 @@ func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(str
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = s.TimeoutMin
-	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerNoise)
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerLateness)
 	ec.VoteTimeout = s.TimeoutMin
 	ec.VoteJitter = ec.ElectionJitter
+	if s.CandidateMin > 0 {
+		ec.VoteTimeout = s.CandidateMin
+		ec.VoteJitter = timeoutJitter(s.CandidateMin, s.CandidateMax, s.Granularity, s.TimerLateness)
+	}
+	if s.CandidateBackoff {
+		ec.VoteJitter = backoff(ec.VoteJitter)
+	}
 	ec.HeartbeatInterval = s.heartbeat()
 	ec.StepDownInterval = 0
 	ec.PreVote = s.PreVote
@@ -285,7 +334,18 @@ func (s Setup) Describe() string {
 		extra = append(extra, "writes block the server")
 	}
 	if s.LeaderWrite {
-		extra = append(extra, "new leader writes before its first heartbeat")
+		switch w := max(s.LeaderWrites, 1); w {
+		case 1:
+			extra = append(extra, "new leader writes before its first heartbeat")
+		default:
+			extra = append(extra, fmt.Sprintf("new leader writes %d times before its first heartbeat", w))
+		}
+	}
+	if s.TimersWait && s.DiskBlocks {
+		extra = append(extra, "timers wait for the write")
+	}
+	if s.RearmAfterTermWrite {
+		extra = append(extra, "a grant at a new term re-arms after the term write")
 	}
 	if s.CandidatesWait {
 		extra = append(extra, "candidates wait for their timeout")
@@ -319,7 +379,8 @@ func (s Setup) Describe() string {
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
 	}
-	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer noise %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerNoise))
+	extra = append(extra, s.describeVariants()...)
+	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer lateness %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerLateness))
 	if s.Loss > 0 || s.Duplicate > 0 {
 		line += fmt.Sprintf(", loss %g, dup %g", s.Loss, s.Duplicate)
 	}
