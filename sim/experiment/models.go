@@ -138,7 +138,7 @@ func PaperModel() Setup {
 		TimeoutMin: 150 * time.Millisecond,
 		TimeoutMax: 300 * time.Millisecond,
 		Network: sim.Network{
-			Latency:     sim.Normal(250*time.Microsecond, 50*time.Microsecond),
+			Latency:             sim.Normal(250*time.Microsecond, 50*time.Microsecond),
 			Disk:                sim.Normal(2600*time.Microsecond, 500*time.Microsecond),
 			DiskBlocks:          true,
 			LeaderWrite:         true,
