@@ -485,6 +485,12 @@ func (c *Cluster) Cut(from, to election.ID) {
 	}
 }
 
+// Linked reports whether the one-way link from -> to is up (not cut);
+// false for an unknown server.
+func (c *Cluster) Linked(from, to election.ID) bool {
+	return c.member(from) != nil && c.member(to) != nil && !c.cut[from][to]
+}
+
 // Heal restores every link.
 func (c *Cluster) Heal() {
 	for a := range c.cut {
