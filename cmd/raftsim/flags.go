@@ -49,7 +49,7 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.StringVar(&o.disk, "disk", "", "disk write time `spec` (same forms as --latency, or none) paid before a vote is answered (default: the model's)")
 	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
 	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
-	_ = f.MarkDeprecated("noise", "use --lateness")
+	_ = f.MarkHidden("noise")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
