@@ -58,7 +58,7 @@ func TestSetupValidateVariants(t *testing.T) {
 		{func(s *Setup) { s.Crash, s.ShortLogs = 3, 0 }, "Crash"},
 		{func(s *Setup) { s.Crash = -1 }, "Crash"},
 		{func(s *Setup) { s.Crash, s.ShortLogs = 2, 3 }, "ShortLogs"},
-		{func(s *Setup) { s.CrashAfterHeartbeat, s.Settle = true, 100 * ms }, "CrashAfterHeartbeat"},
+		{func(s *Setup) { s.CrashAfterHeartbeat, s.Settle = true, 100*ms }, "CrashAfterHeartbeat"},
 		{func(s *Setup) { s.Until = 9 }, "Until"},
 		{func(s *Setup) { s.LeaderWrites = 101 }, "LeaderWrites"},
 	} {
