@@ -126,13 +126,15 @@ func TestHostDeferredVoteTimerKeptOnStepDown(t *testing.T) {
 }
 
 func TestHostGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
-	h := &fakeHost{termIn: 4 * time.Millisecond}
-	p := hostProbe(t, h, false)
-	p.v.AdvanceTo(et / 2)
-	p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 3})
-	require.Equal(t, election.ID(2), p.n.Status().Vote)
-	at := p.runToElection2At(t)
-	require.Equal(t, et/2+4*time.Millisecond+et, at, "timeout counts from the end of the term write")
+	for _, keep := range []bool{false, true} { // with KeepTimerOnStepDown too
+		h := &fakeHost{termIn: 4 * time.Millisecond}
+		p := hostProbe(t, h, keep)
+		p.v.AdvanceTo(et / 2)
+		p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 3})
+		require.Equal(t, election.ID(2), p.n.Status().Vote)
+		at := p.runToElection2At(t)
+		require.Equal(t, et/2+4*time.Millisecond+et, at, "timeout counts from the end of the term write (keep %v)", keep)
+	}
 	// A grant in the current term (no term write) re-arms from now.
 	h2 := &fakeHost{termIn: 4 * time.Millisecond}
 	p2 := hostProbe(t, h2, false)
@@ -142,6 +144,5 @@ func TestHostGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
 	p2.v.AdvanceTo(et / 2)
 	p2.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 3, LastLogIndex: 1, LastLogTerm: 1})
 	require.Equal(t, election.ID(2), p2.n.Status().Vote)
-	at = p2.runToElection2At(t)
-	require.Equal(t, et/2+et, at)
+	require.Equal(t, et/2+et, p2.runToElection2At(t))
 }

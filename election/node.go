@@ -162,7 +162,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		electionJitter = n.host.delay
 	}
 	if c.KeepTimerOnStepDown {
-		n.keep = &keepJitter{inner: c.ElectionJitter}
+		n.keep = &keepJitter{inner: electionJitter}
 		electionJitter = n.keep
 	}
 	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
