@@ -221,31 +221,33 @@ func (s Setup) Validate() error {
 }
 
 // timeoutJitter returns the election package jitter that draws timeouts
-// from [min, max) plus the timer noise.
-func timeoutJitter(lo, hi, gran time.Duration, noise sim.Latency) repeated.Jitter {
+// from [lo, hi) (in multiples of gran, if positive) plus the timer
+// lateness noise; with backoff, the drawn timeout (not the lateness) is
+// doubled for each consecutive failed round (State.Consecutive, up to
+// MaxBackoffShift).
+func timeoutJitter(lo, hi, gran time.Duration, noise sim.Latency, backoff bool) repeated.Jitter {
 	span := hi - lo
-	if gran > 0 {
-		return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
-			d := float64(base) + rng.Float64()*float64(span)
-			d = math.Round(d/float64(gran)) * float64(gran)
-			if noise != nil {
-				d += float64(noise.Sample(rng))
-			}
-			return time.Duration(min(d, math.MaxInt64/2))
-		})
-	}
-	if noise == nil {
+	if gran <= 0 && noise == nil && !backoff {
 		if span <= 0 {
 			return repeated.None()
 		}
 		return repeated.UniformExtra(span)
 	}
-	return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
-		d := base
-		if span > 0 {
-			d += time.Duration(rng.Int64N(int64(span)))
+	return repeated.Func(func(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+		d := float64(base)
+		if gran > 0 {
+			d = math.Round((d+rng.Float64()*float64(span))/float64(gran)) * float64(gran)
+		} else if span > 0 {
+			d += float64(rng.Int64N(int64(span)))
 		}
-		return min(d, math.MaxInt64/2) + min(noise.Sample(rng), math.MaxInt64/2)
+		if backoff {
+			d = math.Ldexp(d, min(max(st.Consecutive, 0), MaxBackoffShift))
+		}
+		d = min(d, math.MaxInt64/4)
+		if noise != nil {
+			d += float64(min(noise.Sample(rng), math.MaxInt64/4))
+		}
+		return time.Duration(d)
 	})
 }
 
@@ -279,15 +281,16 @@ func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(str
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = s.TimeoutMin
-	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerLateness)
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.TimerLateness, false)
 	ec.VoteTimeout = s.TimeoutMin
 	ec.VoteJitter = ec.ElectionJitter
-	if s.CandidateMin > 0 {
-		ec.VoteTimeout = s.CandidateMin
-		ec.VoteJitter = timeoutJitter(s.CandidateMin, s.CandidateMax, s.Granularity, s.TimerLateness)
-	}
-	if s.CandidateBackoff {
-		ec.VoteJitter = backoff(ec.VoteJitter)
+	if s.CandidateMin > 0 || s.CandidateBackoff {
+		lo, hi := s.TimeoutMin, s.TimeoutMax
+		if s.CandidateMin > 0 {
+			lo, hi = s.CandidateMin, s.CandidateMax
+		}
+		ec.VoteTimeout = lo
+		ec.VoteJitter = timeoutJitter(lo, hi, s.Granularity, s.TimerLateness, s.CandidateBackoff)
 	}
 	ec.HeartbeatInterval = s.heartbeat()
 	ec.StepDownInterval = 0

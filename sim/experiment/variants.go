@@ -2,11 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"time"
-
-	"github.com/raftick/raftick/repeated"
 )
 
 // Until is where Failover and Bootstrap stop the clock.
@@ -79,18 +74,6 @@ func (u Until) or(def Until) Until {
 
 // MaxBackoffShift bounds the doublings of Setup.CandidateBackoff.
 const MaxBackoffShift = 10
-
-// backoff returns inner with binary exponential backoff: the timeout of
-// the k-th consecutive failed round (State.Consecutive, which the
-// election package counts across a candidate's rounds until it knows a
-// leader) is inner's draw times 2^min(k, MaxBackoffShift).
-func backoff(inner repeated.Jitter) repeated.Jitter {
-	return repeated.Func(func(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
-		d := inner.Next(base, st, rng)
-		k := min(max(st.Consecutive, 0), MaxBackoffShift)
-		return time.Duration(min(float64(d)*math.Ldexp(1, k), math.MaxInt64/2))
-	})
-}
 
 // describeVariants returns the Describe phrases of the candidate
 // variants and the failover's crash and stopping point.

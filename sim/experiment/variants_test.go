@@ -96,6 +96,15 @@ func TestCandidateTimeoutAndBackoff(t *testing.T) {
 	}
 	// The follower's timer does not back off.
 	require.Less(t, ec.ElectionJitter.Next(ec.ElectionTimeout, repeated.State{Consecutive: 5}, rng), 300*ms)
+	// Backoff doubles the timeout, not the lateness (a fixed ms here):
+	// 150ms (no range) is 1200ms after 3 failed rounds, plus 1ms.
+	s = PaperModel()
+	s.TimeoutMax = s.TimeoutMin
+	s.TimerLateness = sim.Fixed(ms)
+	s.CandidateBackoff = true
+	ec = s.electionConfig()
+	require.Equal(t, 1201*ms, ec.VoteJitter.Next(ec.VoteTimeout, repeated.State{Consecutive: 3}, rng))
+	require.Equal(t, 151*ms, ec.ElectionJitter.Next(ec.ElectionTimeout, repeated.State{Consecutive: 3}, rng))
 }
 
 // TestCandidateVariantsInFailover: at 150-150ms on the plain model,
