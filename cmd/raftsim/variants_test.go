@@ -71,6 +71,13 @@ func TestVariantsRun(t *testing.T) {
 	var r map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, 50.0, r["trials"])
+	require.Equal(t, 3.0, r["alive"], "two of five crashed")
+	code, out, errOut = raftsim(t, "failover", "--candidate-waits=false", "--trials", "10")
+	require.Equal(t, 0, code, errOut)
+	require.NotContains(t, out, "candidates wait")
+	code, out, errOut = raftsim(t, "failover", "--model", "plain", "--candidate-waits", "--trials", "10")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "candidates wait for their timeout")
 	code, out, errOut = raftsim(t, "failover", "--noise", "uniform:0,100us", "--trials", "20")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "timer lateness uniform:0s,100µs")

@@ -45,7 +45,7 @@ type Failover struct{ Setup }
 // Result summarizes failover trials.
 func (f Failover) Result(outs []sim.Outcome) Result {
 	r := f.Setup.result("failover")
-	r.Alive = f.Nodes - 1
+	r.Alive = f.Nodes - max(f.Crash, 1)
 	return summarize(r, outs)
 }
 
