@@ -91,16 +91,21 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"sweep", "--over", "nodes=0"}, "--over"},
 		{[]string{"sweep", "--over", "timeout=1ns"}, "--over"},
 	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			code, out, errOut := raftsim(t, tc.args...)
-			require.Equal(t, 2, code, "stderr: %s", errOut)
-			require.Empty(t, out)
-			require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
-			require.Contains(t, errOut, tc.flag)
-			require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
-			noGoNames(t, errOut)
-		})
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) { requireUsageError(t, tc.args, tc.flag) })
 	}
+}
+
+// requireUsageError runs raftsim with args and checks that it exits with
+// status 2 and one line on stderr naming flag, and no Go name.
+func requireUsageError(t *testing.T, args []string, flag string) {
+	t.Helper()
+	code, out, errOut := raftsim(t, args...)
+	require.Equal(t, 2, code, "stderr: %s", errOut)
+	require.Empty(t, out)
+	require.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	require.Contains(t, errOut, flag)
+	require.True(t, strings.HasPrefix(errOut, "raftsim: "), errOut)
+	noGoNames(t, errOut)
 }
 
 // goName matches a Go identifier of two words or more (TimeoutMin,
