@@ -77,6 +77,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 		if err := s.Validate(); err != nil {
 			return overError(experiment.GridLabel(point), err)
 		}
+		if o.experiment == "bootstrap" && (s.Crash > 1 || s.CrashAfterHeartbeat) {
+			return flagError("over", "%s: crash and crashoffset apply to failover only", experiment.GridLabel(point))
+		}
 		if o.experiment == "bootstrap" {
 			exps = append(exps, experiment.Bootstrap{Setup: s})
 		} else {

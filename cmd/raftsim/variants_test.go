@@ -28,6 +28,7 @@ func TestVariantFlagsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"sweep", "--over", "crash=3"}, "--over"},
 		{[]string{"sweep", "--over", "until=never"}, "--over"},
 		{[]string{"sweep", "--over", "candidatetimeout=9-1ms"}, "--over"},
+		{[]string{"sweep", "--experiment", "bootstrap", "--over", "crash=1,2"}, "--over"},
 		{[]string{"partition", "--shape", "donut"}, "--shape"},
 		{[]string{"partition", "--model", "plain,quantum"}, "--model"},
 		{[]string{"partition", "--for", "0s"}, "--for"},
