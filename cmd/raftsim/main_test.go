@@ -326,8 +326,10 @@ func TestFailedTrialExits1(t *testing.T) {
 }
 
 func TestProgressOnlyOnTerminal(t *testing.T) {
-	// Not a terminal (a buffer): nothing on stderr.
-	code, _, errOut := raftsim(t, "failover", "--trials", "200")
+	// Not a terminal (a buffer): nothing on stderr. (Few trials: a run
+	// over a second also prints how long it took, and the race detector
+	// on a loaded machine got there with 200.)
+	code, _, errOut := raftsim(t, "failover", "--trials", "20")
 	require.Equal(t, 0, code)
 	require.Empty(t, errOut)
 
