@@ -244,7 +244,9 @@ func (n *Node) handleVote(m Message) {
 			n.deny(m, MsgVoteResp, reasonLogBehind, false)
 			return
 		}
+		n.delayRearmForTermWrite() // Config.Host: re-arm once the term is durable
 		n.grantVote(m)
+		n.clearRearmDelay()
 		return
 	}
 	switch {

@@ -91,6 +91,10 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// Host, if set, lets a simulator model a server whose handlers and
+	// timers share one lock held through disk writes (see HostLock); nil
+	// for a real program.
+	Host HostLock
 
 	// StepDownInterval is the period of the leader's step-down timer, which
 	// checks (with CheckQuorum) that a quorum answered within the lease.

@@ -77,6 +77,8 @@ type Node struct {
 	voteJ *roundJitter
 	// grid is the node's ticker with Config.Tick (tick.go).
 	grid tickGrid
+	// host is the state of timers deferred by Config.Host (host.go).
+	host hostDeferred
 
 	started, stopped bool
 
@@ -160,8 +162,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 			repeated.WithJitter(n.onTicks(j)), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
+	if c.Host != nil {
+		n.host.delay = &delayJitter{inner: electionJitter}
+		electionJitter = n.host.delay
+	}
 	if c.KeepTimerOnStepDown {
-		n.keep = &keepJitter{inner: c.ElectionJitter}
+		n.keep = &keepJitter{inner: electionJitter}
 		electionJitter = n.keep
 	}
 	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {

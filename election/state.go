@@ -125,6 +125,9 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 		// deadline of the round (if the vote timer is pending: not inside
 		// its own trigger).
 		keepAt, keep = n.voteT.Deadline()
+		if at, deferred := n.deferredVoteDeadline(); !keep && deferred {
+			keepAt, keep = at, true // due already, held back by the host
+		}
 	}
 	n.voteT.Stop()
 	n.stopHeartbeats()

@@ -76,6 +76,14 @@ func (n *Node) onElectionTimer() {
 	if !n.lockForTimer() {
 		return
 	}
+	if !n.deferElectionTimer() {
+		n.electionTimerDue()
+	}
+	n.unlockAndFlush()
+}
+
+// electionTimerDue acts on the election timer, with the node locked.
+func (n *Node) electionTimerDue() {
 	switch n.role {
 	case Leader, Candidate:
 		// A fire that raced with becoming candidate or leader.
@@ -96,7 +104,6 @@ func (n *Node) onElectionTimer() {
 		}
 		n.startElection(reasonTimeout)
 	}
-	n.unlockAndFlush()
 }
 
 func (n *Node) onVoteTimer() {
@@ -105,9 +112,14 @@ func (n *Node) onVoteTimer() {
 	}
 	if n.role != Candidate {
 		n.voteT.Stop()
-		n.unlockAndFlush()
-		return
+	} else if !n.deferVoteTimer() {
+		n.voteTimerDue()
 	}
+	n.unlockAndFlush()
+}
+
+// voteTimerDue ends a candidate's round, with the node locked.
+func (n *Node) voteTimerDue() {
 	if n.cfg.StepDownWhenVoteTimedOut {
 		if n.stepDown(n.term, reasonVoteTimedOut, None) {
 			if n.cfg.PreVote {
@@ -119,7 +131,6 @@ func (n *Node) onVoteTimer() {
 	} else {
 		n.becomeCandidate(reasonVoteTimeout, false)
 	}
-	n.unlockAndFlush()
 }
 
 func (n *Node) onStepDownTimer() {

@@ -95,12 +95,22 @@ type member struct {
 	paused   bool
 	resume   *wheel.Timer
 	outbox   []election.Message // sent while paused
-	inbox    []election.Message // arrived while paused
+	inbox    []queued           // arrived (or came due) while paused
 	diskAt   time.Duration      // instant of the last write issued
 	diskEnd  time.Duration      // when the last write issued completes
 	writes   int
 	pauseEnd time.Duration // end of the last Pause
 	diskBusy time.Duration // blocking disk: frozen until then
+	// termAt, termEnd: the instant of the last Save that changed the term
+	// and cast a vote, and when its term write (the first) completes.
+	termAt, termEnd time.Duration
+}
+
+// queued is what waits for a blocked server: a message that arrived, or
+// (Network.TimersWait) a timer that came due.
+type queued struct {
+	msg election.Message
+	run func() // a deferred timer; msg is unused then
 }
 
 // Log is a mutable election.LogView: experiments give servers logs of
@@ -140,8 +150,39 @@ func (s *diskStorage) Save(hs election.HardState) error {
 	if hs.Vote != election.None && hs.Vote != s.m.id && (hs.Vote != prev.Vote || hs.Term != prev.Term) {
 		writes++
 	}
-	s.c.diskWrite(s.m, max(writes, 1))
+	first := s.c.diskWrite(s.m, max(writes, 1))
+	if writes == 2 {
+		s.m.termAt, s.m.termEnd = s.c.w.Now(), first
+	}
 	return nil
+}
+
+// hostLock is a member's election.HostLock: the blocking server of
+// Network.TimersWait and Network.RearmAfterTermWrite.
+type hostLock struct {
+	c *Cluster
+	m *member
+}
+
+// DeferTimer queues a timer that comes due while the server is blocked by
+// a disk write behind the messages that arrived before it.
+func (h hostLock) DeferTimer(run func()) bool {
+	c, m := h.c, h.m
+	if !c.cfg.Network.TimersWait || !m.up || !m.paused || m.diskBusy <= c.w.Now() {
+		return false
+	}
+	m.inbox = append(m.inbox, queued{run: run})
+	return true
+}
+
+// TermDurableIn is the time left until the term write of the Save just
+// made completes.
+func (h hostLock) TermDurableIn() time.Duration {
+	c, m := h.c, h.m
+	if !c.cfg.Network.RearmAfterTermWrite || m.termAt != c.w.Now() {
+		return 0
+	}
+	return max(m.termEnd-c.w.Now(), 0)
 }
 
 // envelope is a message in flight: a reusable wheel timer that delivers it.
@@ -198,11 +239,15 @@ func (c *Cluster) newNode(m *member) error {
 	if ec.Metrics == nil {
 		ec.Metrics = &metrics.BlackholeSink{}
 	}
+	if net := &c.cfg.Network; net.Disk != nil && (net.TimersWait || net.RearmAfterTermWrite) {
+		ec.Host = hostLock{c, m}
+	}
 	if c.cfg.Network.LeaderWrite && c.cfg.Network.Disk != nil {
 		obs := c.cfg.Observer
+		writes := max(c.cfg.Network.LeaderWrites, 1)
 		ec.Observer = func(e election.Event) {
 			if e.Type == election.EventLeaderElected && m.up {
-				c.diskWrite(m, 1)
+				c.diskWrite(m, writes)
 			}
 			if obs != nil {
 				obs(e)
@@ -320,7 +365,11 @@ func (c *Cluster) Crash(id election.ID) {
 		m.resume.Stop()
 	}
 	m.pauseEnd, m.diskBusy = 0, 0
-	c.stats.DroppedDown += len(m.inbox)
+	for _, q := range m.inbox {
+		if q.run == nil {
+			c.stats.DroppedDown++
+		}
+	}
 	m.outbox, m.inbox = m.outbox[:0], m.inbox[:0]
 }
 
@@ -392,9 +441,13 @@ func (c *Cluster) resume(m *member) {
 		c.transmit(m, msg)
 	}
 	for len(m.inbox) > 0 && m.up && !m.paused {
-		msg := m.inbox[0]
+		q := m.inbox[0]
 		m.inbox = m.inbox[1:]
-		c.step(m, msg)
+		if q.run != nil {
+			q.run()
+		} else {
+			c.step(m, q.msg)
+		}
 	}
 	if len(m.inbox) == 0 {
 		m.inbox = nil
@@ -430,6 +483,12 @@ func (c *Cluster) Cut(from, to election.ID) {
 		c.cut[from][to] = true
 		c.trace(0, fmt.Sprintf("cut %d->%d", from, to))
 	}
+}
+
+// Linked reports whether the one-way link from -> to is up (not cut);
+// false for an unknown server.
+func (c *Cluster) Linked(from, to election.ID) bool {
+	return c.member(from) != nil && c.member(to) != nil && !c.cut[from][to]
 }
 
 // Heal restores every link.
@@ -472,22 +531,25 @@ func (c *Cluster) RunFor(d time.Duration, done func() bool) bool {
 func (c *Cluster) Close() { c.w.Stop() }
 
 // diskWrite charges n writes to m's disk, after the writes it already
-// issued.
-func (c *Cluster) diskWrite(m *member, n int) {
+// issued, and returns when the first of them completes.
+func (c *Cluster) diskWrite(m *member, n int) (first time.Duration) {
 	disk := c.cfg.Network.Disk
-	if disk == nil {
-		return
-	}
 	now := c.w.Now()
+	if disk == nil {
+		return now
+	}
 	if c.cfg.Network.GroupCommit {
 		if m.writes > 0 && m.diskAt == now {
-			return // same instant: one write
+			return m.diskEnd // same instant: one write
 		}
 		n = 1
 	}
 	end := max(now, m.diskEnd)
-	for range n {
+	for i := range n {
 		end = addSat(end, disk.Sample(c.rng))
+		if i == 0 {
+			first = end
+		}
 	}
 	m.diskAt, m.diskEnd = now, end
 	m.writes += n
@@ -496,6 +558,7 @@ func (c *Cluster) diskWrite(m *member, n int) {
 		m.diskBusy = m.diskEnd
 		_ = c.block(m, m.diskEnd)
 	}
+	return first
 }
 
 func (c *Cluster) send(from *member, msg election.Message) {
@@ -571,7 +634,7 @@ func (c *Cluster) deliver(msg election.Message) {
 	}
 	if to.paused {
 		c.stats.Held++
-		to.inbox = append(to.inbox, msg)
+		to.inbox = append(to.inbox, queued{msg: msg})
 		return
 	}
 	c.step(to, msg)

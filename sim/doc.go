@@ -12,8 +12,12 @@
 // gives every directed link a one-way latency (a Latency: Fixed, Uniform,
 // Normal truncated at 0, LogNormal or Empirical; ParseLatency reads the
 // command-line form "normal:5ms,2ms"), drops and duplicates messages at
-// random, and charges a disk write before a server answers a vote.
-// Partition, Cut and Heal change the topology while it runs; Crash,
+// random, and charges a disk write before a server answers a vote. With
+// DiskBlocks a write blocks its server, as LogCabin's writes under its
+// lock do; TimersWait and RearmAfterTermWrite complete that model of a
+// blocking server through the election package's Config.Host hook.
+// Partition, Cut and Heal change the topology while it runs (Linked
+// reports a link); Crash,
 // Restart (term and vote survive) and Pause inject faults. Run advances
 // virtual time until a condition holds, and stops early when the
 // Config's Context is cancelled. Err tells a run that cannot be trusted:

@@ -58,6 +58,29 @@ type Network struct {
 	// DiskBlocks the first heartbeats wait for it, as in an implementation
 	// that appends under its lock.
 	LeaderWrite bool
+	// LeaderWrites is the number of writes LeaderWrite charges; 0 means 1.
+	// LogCabin's 2013 storage (SimpleFileLog::append) writes the entry's
+	// file and then the metadata file, each with its fsyncs: 2. In
+	// [0, 100].
+	LeaderWrites int
+	// TimersWait (with DiskBlocks) makes an election or vote timer that
+	// comes due while its server is blocked by a disk write act only when
+	// the write completes, after the messages that reached the server
+	// before it came due: if one of them re-arms the timer (a granted
+	// vote, a heartbeat) the expiry is void, and otherwise the new round
+	// starts, and its timeout counts, from the end of the write. This is
+	// LogCabin's blocking server: its timer thread needs the lock that
+	// the RPC handlers hold through their writes, and waiters get the
+	// lock in the order they queued for it. Without it a node's timers
+	// fire on time during the block and the queued messages are handled
+	// after them.
+	TimersWait bool
+	// RearmAfterTermWrite: a vote granted in a term the voter adopts from
+	// the request re-arms the voter's election timer when the term write
+	// (the first of its two writes) completes, instead of when the
+	// request arrives. LogCabin's handleRequestVote writes the new term
+	// (stepDown), then calls setElectionTimer, then writes the vote.
+	RearmAfterTermWrite bool
 }
 
 // Validate reports the first invalid field of n, or nil: a *FieldError
@@ -74,6 +97,9 @@ func (n Network) Validate() error {
 	}
 	if err := prob("Duplicate", n.Duplicate); err != nil {
 		return err
+	}
+	if n.LeaderWrites < 0 || n.LeaderWrites > 100 {
+		return fieldErr("LeaderWrites", n.LeaderWrites, "must be in [0, 100] (0 means 1)")
 	}
 	for l, lat := range n.Links {
 		if lat == nil {

@@ -29,6 +29,10 @@ type Outcome struct {
 	// the measured window, the election rounds started (a term increased),
 	// the pre-vote rounds started and the leaders elected.
 	Elections, PreVotes, LeaderChanges int
+	// Leaderless (stability and partition only) is the time of the
+	// window during which no leader reached a majority of the cluster
+	// (itself and the followers that accepted it over working links).
+	Leaderless time.Duration
 }
 
 // Summary is the statistics of one experiment's trials. What the

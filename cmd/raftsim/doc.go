@@ -9,6 +9,9 @@
 //	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
 //	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
 //	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
+//	raftsim failover --crash 2 --crash-offset 0 --until majority
+//	raftsim failover --timeout 150-151ms --candidate-timeout 75-150ms --candidate-backoff
+//	raftsim partition --model all --shape bare-quorum,one-way
 //
 // Every subcommand has --help. Results go to stdout (text, --json or
 // --csv); progress bars and errors go to stderr. Bad flags or values exit

@@ -24,7 +24,7 @@ func TestEtcdEngineBadFlags(t *testing.T) {
 		{[]string{"failover", "--engine", "etcd", "--heartbeat-tick", "2", "--heartbeat", "30ms"}, "--heartbeat-tick"},
 		{[]string{"failover", "--engine", "etcd", "--nodes", "1"}, "--nodes"},
 		{[]string{"failover", "--engine", "etcd", "--model", "paper"}, "--model"},
-		{[]string{"failover", "--engine", "etcd", "--noise", "fixed:1ms"}, "--noise"},
+		{[]string{"failover", "--engine", "etcd", "--lateness", "fixed:1ms"}, "--lateness"},
 		{[]string{"failover", "--tick", "100ms"}, "--tick"},
 		{[]string{"failover", "--model", "etcd", "--timeout", "150-200ms"}, "--timeout"},
 		{[]string{"bootstrap", "--engine", "hashicorp"}, "--engine"},

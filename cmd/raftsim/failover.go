@@ -51,6 +51,8 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	addRunFlags(cmd, o, 1000, true)
 	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
 	addEtcdFlags(cmd, o)
+	addCrashFlags(cmd, o)
+	addUntilFlag(cmd, o, "all, the paper's")
 	return cmd
 }
 
@@ -71,6 +73,7 @@ on real etcd raft nodes (see failover).`,
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
 	addEtcdFlags(cmd, o)
+	addUntilFlag(cmd, o, "majority")
 	return cmd
 }
 
@@ -131,7 +134,8 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 }
 
 // hashicorpFlags names the flags of the fields hashicorp.Check refuses.
-var hashicorpFlags = map[string]string{"Nodes": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout"}
+var hashicorpFlags = map[string]string{"Nodes": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout",
+	"CandidateMin": "candidate-timeout", "Crash": "crash", "Until": "until"}
 
 // runHashicorp runs the failover experiment on real hashicorp/raft
 // clusters and prints the same summary.

@@ -35,6 +35,7 @@ type opts struct {
 	plot        string
 	trace       bool
 	traceTrial  int
+	v           variantOpts // variants.go
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -47,13 +48,16 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	}
 	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5, empirical:1ms,2ms,7ms (default: the model's)")
 	f.StringVar(&o.disk, "disk", "", "disk write time `spec` (same forms as --latency, or none) paid before a vote is answered (default: the model's)")
-	f.StringVar(&o.noise, "noise", "", "timer noise `spec` added to every election timeout (same forms, or none; default: the model's)")
+	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
+	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
+	_ = f.MarkHidden("noise")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
 	f.BoolVar(&o.checkquorum, "checkquorum", false, "enable check-quorum (leaders step down without a quorum)")
 	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames())
 	f.DurationVar(&o.maxTime, "max-time", 60*time.Second, "per-trial limit in virtual time; a trial that reaches it counts at the limit")
+	addCandidateFlags(cmd, o)
 }
 
 // addRunFlags registers the flags that control a run and its output.
@@ -107,7 +111,9 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 // sets come from the --model preset.
 var setupFlags = map[string]string{
 	"Nodes": "nodes", "ShortLogs": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
-	"Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
+	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
+	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
+	"CrashAfterHeartbeat": "crash-offset", "Until": "until",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -155,7 +161,7 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 	for _, l := range []struct {
 		flag string
 		dst  *sim.Latency
-	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"noise", &s.TimerNoise}} {
+	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"lateness", &s.TimerLateness}, {"noise", &s.TimerLateness}} {
 		if f.Changed(l.flag) {
 			if *l.dst, err = latencyFlag(l.flag, f.Lookup(l.flag).Value.String()); err != nil {
 				return s, m, err
@@ -168,6 +174,9 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 	}
 	if f.Changed("checkquorum") {
 		s.CheckQuorum = o.checkquorum
+	}
+	if err := o.v.apply(cmd, &s); err != nil {
+		return s, m, err
 	}
 	if o.maxTime <= 0 {
 		return s, m, flagError("max-time", "must be positive, got %v", o.maxTime)

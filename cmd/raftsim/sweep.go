@@ -39,6 +39,8 @@ Values are separated by commas, or by semicolons when they contain commas
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
 	addEtcdFlags(cmd, &o.opts)
+	addCrashFlags(cmd, &o.opts)
+	addUntilFlag(cmd, &o.opts, "the experiment's own: all for failover, majority for bootstrap")
 	return cmd
 }
 
@@ -79,6 +81,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 		}
 		if err := s.Validate(); err != nil {
 			return overError(experiment.GridLabel(point), err)
+		}
+		if o.experiment == "bootstrap" && (s.Crash > 1 || s.CrashAfterHeartbeat) {
+			return flagError("over", "%s: crash and crashoffset apply to failover only", experiment.GridLabel(point))
 		}
 		e, err := o.engineExperiment(cmd, s, o.experiment == "bootstrap")
 		if err != nil {
@@ -121,8 +126,10 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 // sweepParams names the sweep parameter that sets each Setup field.
 var sweepParams = map[string]string{
 	"Nodes": "nodes", "ShortLogs": "shortlogs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
-	"Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup",
-	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode",
+	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup",
+	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode", "LeaderWrites": "leaderwrites",
+	"CandidateMin": "candidatetimeout", "CandidateMax": "candidatetimeout", "Crash": "crash",
+	"CrashAfterHeartbeat": "crashoffset", "Until": "until",
 }
 
 // overError reports a bad --over value (at the grid point label, if

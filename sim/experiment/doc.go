@@ -16,11 +16,19 @@
 // (hashicorp/raft v1.8.0's timing); a Model also keeps its timing rules
 // (Timing, Tune).
 //
+// A Setup also carries the variants of the experiments: a candidate
+// timeout range of its own and binary exponential backoff
+// (CandidateMin, CandidateMax, CandidateBackoff; Howard et al.), how many
+// servers a failover crashes and when (Crash, CrashAfterHeartbeat), and
+// where the clock stops (Until).
+//
 // Experiments are values with their parameters: Failover (Figure 16 of
 // the Raft paper), Bootstrap (cold start), SplitVote (the split-vote
 // model of Ongaro's thesis, with its closed form SplitVote.Analytic),
 // Stability (a healthy cluster over minutes of virtual time, counting the
-// elections nobody needed) and the rows of the paper's figure
+// elections nobody needed), Partition (a Stability window with the links
+// cut in one of the named Shapes around the leader, counting also the
+// time without a leader) and the rows of the paper's figure
 // (PaperExperiments, whose Results carry the figures the paper quotes).
 // Run executes many experiments through sim.Run and returns their
 // Results; Tune searches a grid of timeout ranges for the fastest

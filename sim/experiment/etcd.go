@@ -92,8 +92,8 @@ func (s Setup) validateTick() error {
 		return fieldErr("Heartbeat", s.heartbeat(), "must be a whole number of ticks of %v", t)
 	case s.Granularity != 0:
 		return fieldErr("Granularity", s.Granularity, "must be 0 with ticks (timeouts are whole ticks)")
-	case s.TimerNoise != nil:
-		return fieldErr("TimerNoise", s.TimerNoise, "must be none with ticks")
+	case s.TimerLateness != nil:
+		return fieldErr("TimerLateness", s.TimerLateness, "must be none with ticks")
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func TestTickValidate(t *testing.T) {
 		{func(s *Setup) { s.TimeoutMax = s.TimeoutMin }, "TimeoutMax"},
 		{func(s *Setup) { s.Heartbeat = 150 * ms }, "Heartbeat"},
 		{func(s *Setup) { s.Granularity = ms }, "Granularity"},
-		{func(s *Setup) { s.TimerNoise = sim.Fixed(ms) }, "TimerNoise"},
+		{func(s *Setup) { s.TimerLateness = sim.Fixed(ms) }, "TimerLateness"},
 	} {
 		s := EtcdModel()
 		tc.edit(&s)

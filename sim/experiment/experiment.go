@@ -145,6 +145,24 @@ func (t *tracker) accepted(c *sim.Cluster) (leader election.ID, term uint64, fol
 	return
 }
 
+// functional reports whether a running leader reaches a majority of the
+// cluster: itself and the followers that accepted it in its term over
+// links that work both ways.
+func (t *tracker) functional(c *sim.Cluster) bool {
+	l, term, _, _ := t.accepted(c)
+	if l == election.None {
+		return false
+	}
+	n := 1
+	for id := 1; id < len(t.known); id++ {
+		f := election.ID(id)
+		if f != l && c.Up(f) && t.known[id] == (known{term, l}) && c.Linked(l, f) && c.Linked(f, l) {
+			n++
+		}
+	}
+	return n >= (len(t.known)-1)/2+1
+}
+
 func tracerFor(trace func(string)) func(time.Duration, election.ID, string) {
 	if trace == nil {
 		return nil

@@ -27,11 +27,14 @@ import (
 //     follower's election timer at about the same time (the paper
 //     synchronized the heartbeat RPCs before killing the leader, the worst
 //     case for split votes);
-//  4. crashes the leader at a uniformly random point of the heartbeat
-//     interval after that broadcast;
+//  4. crashes the leader (and Crash-1 other servers chosen at random, the
+//     short logs going to survivors) at a uniformly random point of the
+//     heartbeat interval after that broadcast, or right after it with
+//     CrashAfterHeartbeat;
 //  5. runs until one server leads a term above the old leader's and every
 //     other survivor accepted its heartbeat (election.EventLeaderKnown), or
-//     until MaxTime.
+//     until MaxTime. Setup.Until stops the clock earlier: when the leader
+//     is elected, or when it and its followers make a majority.
 //
 // With Setup.Settle the trial follows raftadapter's real-cluster harness
 // instead: in step 1 nobody campaigns at once (the servers elect a leader
@@ -42,7 +45,7 @@ type Failover struct{ Setup }
 // Result summarizes failover trials.
 func (f Failover) Result(outs []sim.Outcome) Result {
 	r := f.Setup.result("failover")
-	r.Alive = f.Nodes - 1
+	r.Alive = f.Nodes - max(f.Crash, 1)
 	return summarize(r, outs)
 }
 
@@ -54,6 +57,7 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 	var (
 		phase     int // 0 setup, 1 waiting for the heartbeat, 2 crash scheduled, 3 crashed, 4 done
 		leader    election.ID
+		crashing  []election.ID
 		crashAt   time.Duration
 		crashTerm uint64
 		sent0     int
@@ -61,6 +65,8 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 		winTerm   uint64
 	)
 	hb := s.heartbeat()
+	crash := max(s.Crash, 1)
+	until := s.Until.or(UntilAll)
 	var crashTimer *wheel.Timer
 	check := func(at time.Duration) {
 		switch phase {
@@ -81,8 +87,14 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 					}
 				}
 				perm := rng.Perm(len(survivors))
-				for k := range s.ShortLogs {
-					c.Log(survivors[perm[k]]).Set(9, 1)
+				// The first Crash-1 of the permutation crash with the
+				// leader; the next ShortLogs get short logs.
+				crashing = []election.ID{leader}
+				for _, k := range perm[:crash-1] {
+					crashing = append(crashing, survivors[k])
+				}
+				for _, k := range perm[crash-1 : crash-1+s.ShortLogs] {
+					c.Log(survivors[k]).Set(9, 1)
 				}
 				if trace != nil {
 					trace(sim.FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
@@ -99,7 +111,7 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 			}
 		case 3:
 			l, term, fol, others := tr.accepted(c)
-			if l != election.None && term > crashTerm && fol == others {
+			if until.reached(l != election.None && term > crashTerm, fol, others, s.Nodes) {
 				phase, endAt, winTerm = 4, at, term
 			}
 		}
@@ -109,6 +121,9 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 		if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
 			phase = 2
 			u := time.Duration(rng.Int64N(int64(hb)))
+			if s.CrashAfterHeartbeat {
+				u = 1 // right after the broadcast has left
+			}
 			if trace != nil {
 				trace(sim.FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
 			}
@@ -125,7 +140,9 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 	if err := crashTimer.Init(c.Wheel().Wheel, func() {
 		crashAt, crashTerm, sent0 = c.Now(), c.Node(leader).Status().Term, c.Stats().Sent
 		phase = 3
-		c.Crash(leader)
+		for _, id := range crashing {
+			c.Crash(id)
+		}
 	}); err != nil {
 		return sim.Outcome{}, err
 	}
@@ -176,7 +193,8 @@ func shortList(c *sim.Cluster, ids []election.ID) []election.ID {
 // Bootstrap is the cold-start experiment: every server starts fresh at the
 // same instant with an empty log; a trial measures the time until a leader
 // is known to a majority (the leader and enough followers that accepted
-// its first heartbeat), or MaxTime.
+// its first heartbeat), or MaxTime. Setup.Until stops the clock when the
+// leader is elected, or when every server accepted it, instead.
 type Bootstrap struct{ Setup }
 
 // Result summarizes cold starts.
@@ -188,14 +206,14 @@ func (b Bootstrap) Result(outs []sim.Outcome) Result {
 func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	s := b.Setup
 	tr := newTracker(s.Nodes)
-	quorum := s.Nodes/2 + 1
 	var c *sim.Cluster
 	var done bool
 	var endAt time.Duration
 	var winTerm uint64
+	until := s.Until.or(UntilMajority)
 	cfg := s.clusterConfig(ctx, rng, trace, tr, func(e election.Event) {
 		if !done {
-			if l, term, fol, _ := tr.accepted(c); l != election.None && 1+fol >= quorum {
+			if l, term, fol, others := tr.accepted(c); until.reached(l != election.None, fol, others, s.Nodes) {
 				done, endAt, winTerm = true, e.At, term
 			}
 		}

@@ -116,7 +116,7 @@ func TestModels(t *testing.T) {
 	require.False(t, plain.DiskBlocks || plain.LeaderWrite || plain.CandidatesWait || plain.KeepTimer)
 	require.True(t, plain.GroupCommit)
 	require.Zero(t, plain.Granularity)
-	require.Nil(t, plain.TimerNoise)
+	require.Nil(t, plain.TimerLateness)
 
 	// The hashicorp model's timing rules: T means [T, 2T), heartbeat T/10,
 	// crash T after the leader settled; other ranges are refused.

@@ -147,7 +147,7 @@ func TestTimedOutTrial(t *testing.T) {
 	seed := testseed.Seed(t)
 	s := PaperModel()
 	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
-	s.TimerNoise = nil // identical timeouts forever: never converges
+	s.TimerLateness = nil // identical timeouts forever: never converges
 	s.MaxTime = 2 * time.Second
 	o, err := Failover{s}.Trial(context.Background(), 0, sim.TrialRand(seed, 0), nil)
 	require.NoError(t, err)

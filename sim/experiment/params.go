@@ -11,19 +11,24 @@ import (
 )
 
 // SetupParams lists the parameter names Setup.Set accepts.
-var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "noise", "granularity",
+var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "lateness", "granularity",
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
-	"candidateswait", "keeptimer", "hbjitter", "hbperpeer", "settle"}
+	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
+	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until"}
 
 // Set sets one parameter of s from its command-line form: nodes=5,
 // timeout=150ms-300ms, heartbeat=75ms (0: half the minimum timeout),
 // latency=normal:5ms,2ms, disk=fixed:2ms (none: no disk), loss=0.01,
-// dup=0.01, noise=uniform:0,1ms (none), granularity=1ms, shortlogs=2,
-// settle=100ms (0: crash after a heartbeat broadcast), stickymode=contact
-// or until-timeout, and the booleans prevote, checkquorum, stickiness,
-// diskblocks, groupcommit, leaderwrite, candidateswait, keeptimer,
-// hbjitter and hbperpeer (true or false). Errors are *sim.FieldError
-// values whose Field is name, wrapping ErrInvalidConfig.
+// dup=0.01, lateness=uniform:0,1ms (none; "noise" is its old name),
+// granularity=1ms, shortlogs=2, settle=100ms (0: crash after a heartbeat
+// broadcast), stickymode=contact or until-timeout, leaderwrites=2,
+// candidatetimeout=75-150ms (0: the election timeout range), crash=2,
+// crashoffset=uniform or 0, until=elected, majority, all or default, and
+// the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
+// leaderwrite, timerswait, rearmafterterm, candidateswait,
+// candidatebackoff, keeptimer, hbjitter and hbperpeer (true or false).
+// Errors are *sim.FieldError values whose Field is name, wrapping
+// ErrInvalidConfig.
 func (s *Setup) Set(name, value string) error {
 	bad := func(format string, args ...any) error { return fieldErr(name, value, format, args...) }
 	optLatency := func() (sim.Latency, error) {
@@ -34,17 +39,28 @@ func (s *Setup) Set(name, value string) error {
 		return l, nil
 	}
 	switch name {
-	case "nodes", "shortlogs":
+	case "nodes", "shortlogs", "leaderwrites", "crash":
 		n, err := strconv.Atoi(value)
 		if err != nil {
 			return bad("not an integer")
 		}
-		if name == "nodes" {
+		switch name {
+		case "leaderwrites":
+			if n < 0 || n > 100 {
+				return bad("must be in [0, 100]")
+			}
+			s.LeaderWrites = n
+		case "crash":
+			if n < 1 {
+				return bad("must be at least 1 (the leader)")
+			}
+			s.Crash = n
+		case "nodes":
 			if n < 1 || n > sim.MaxNodes {
 				return bad("must be in [1, %d]", sim.MaxNodes)
 			}
 			s.Nodes = n
-		} else {
+		default:
 			if n < 0 {
 				return bad("must not be negative")
 			}
@@ -86,12 +102,37 @@ func (s *Setup) Set(name, value string) error {
 			return err
 		}
 		s.Disk = l
-	case "noise":
+	case "lateness", "noise":
 		l, err := optLatency()
 		if err != nil {
 			return err
 		}
-		s.TimerNoise = l
+		s.TimerLateness = l
+	case "candidatetimeout":
+		if value == "0" || value == "none" {
+			s.CandidateMin, s.CandidateMax = 0, 0
+			break
+		}
+		lo, hi, err := ParseRange(value)
+		if err != nil {
+			return reason(name, value, err)
+		}
+		s.CandidateMin, s.CandidateMax = lo, hi
+	case "crashoffset":
+		switch value {
+		case "uniform":
+			s.CrashAfterHeartbeat = false
+		case "0":
+			s.CrashAfterHeartbeat = true
+		default:
+			return bad("must be uniform or 0")
+		}
+	case "until":
+		u, err := ParseUntil(value)
+		if err != nil {
+			return reason(name, value, err)
+		}
+		s.Until = u
 	case "loss", "dup":
 		p, err := strconv.ParseFloat(value, 64)
 		if err != nil || p < 0 || p > 1 || p != p {
@@ -106,7 +147,7 @@ func (s *Setup) Set(name, value string) error {
 			s.Duplicate = p
 		}
 	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait",
-		"keeptimer", "hbjitter", "hbperpeer":
+		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad("must be true or false")
@@ -115,7 +156,8 @@ func (s *Setup) Set(name, value string) error {
 			"prevote": &s.PreVote, "checkquorum": &s.CheckQuorum, "stickiness": &s.LeaderStickiness,
 			"diskblocks": &s.DiskBlocks, "groupcommit": &s.GroupCommit, "leaderwrite": &s.LeaderWrite,
 			"candidateswait": &s.CandidatesWait, "keeptimer": &s.KeepTimer, "hbjitter": &s.HeartbeatJitter,
-			"hbperpeer": &s.HeartbeatPerPeer,
+			"hbperpeer": &s.HeartbeatPerPeer, "timerswait": &s.TimersWait, "rearmafterterm": &s.RearmAfterTermWrite,
+			"candidatebackoff": &s.CandidateBackoff,
 		}[name] = b
 	default:
 		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SetupParams, ", "))
@@ -212,7 +254,7 @@ func ParseAxis(s string) (Axis, error) {
 	switch {
 	case strings.Contains(list, ";"):
 		vals = strings.Split(list, ";")
-	case name == "latency" || name == "disk" || name == "noise":
+	case name == "latency" || name == "disk" || name == "lateness" || name == "noise":
 		for _, part := range strings.Split(list, ",") {
 			part = strings.TrimSpace(part)
 			if len(vals) > 0 && !strings.Contains(part, ":") && part != "none" {

@@ -54,15 +54,45 @@ type Setup struct {
 	// timeout (etcd, hashicorp/raft).
 	KeepTimer bool
 	// Granularity, if positive, rounds every drawn timeout to a multiple
-	// of it before TimerNoise is added: LogCabin, the paper's
+	// of it before TimerLateness is added: LogCabin, the paper's
 	// implementation, draws timeouts in whole milliseconds
 	// (lround(uniform(min, max)) ms), so narrow ranges produce exact ties.
 	// 0 means continuous (nanosecond) timeouts.
 	Granularity time.Duration
-	// TimerNoise is added to every election and vote timeout: how late a
-	// real server acts on a timer (OS scheduling, the time between taking
-	// the timeout decision and re-arming the timer). nil means none.
-	TimerNoise sim.Latency
+	// TimerLateness is added to every election and vote timeout: how late
+	// a server's timer thread wakes up and acts after its deadline (timer
+	// slack, scheduling, taking the lock). A server re-arms from the
+	// instant it acted, so lateness accumulates from round to round and
+	// only its spread between servers separates their phases (LogCabin:
+	// the timer thread waits with condition_variable::wait_until and
+	// setElectionTimer counts from Clock::now()). nil means none.
+	TimerLateness sim.Latency
+	// CandidateMin and CandidateMax bound a candidate's round timeout (its
+	// vote timer), drawn like the election timeout (Granularity,
+	// TimerLateness) but separately from it, as in Howard et al.'s "Raft
+	// Refloated" experiments. 0 and 0 mean the election timeout range.
+	// Otherwise 0 < CandidateMin <= CandidateMax.
+	CandidateMin, CandidateMax time.Duration
+	// CandidateBackoff doubles both bounds of a candidate's round timeout
+	// after each failed round, up to 2^MaxBackoffShift times, until the
+	// node knows a leader again (it wins, or accepts a leader's
+	// heartbeat): binary exponential backoff (Howard et al.).
+	CandidateBackoff bool
+	// Crash is the number of servers Failover crashes at the same instant:
+	// the leader and Crash-1 others chosen at random (the short logs are
+	// then among the survivors). 0 means 1. A majority must survive:
+	// Crash <= Nodes - (Nodes/2+1).
+	Crash int
+	// CrashAfterHeartbeat makes Failover crash right after the leader's
+	// synchronized heartbeat broadcast (as AvailSim, Ongaro's thesis
+	// §9.4) instead of at a uniform point of the heartbeat interval (the
+	// paper). Not with Settle.
+	CrashAfterHeartbeat bool
+	// Until is where Failover and Bootstrap stop the clock: the zero
+	// value UntilDefault is each experiment's own (failover: every
+	// survivor accepted the new leader, the paper's; bootstrap: a majority
+	// knows it).
+	Until Until
 	// PreVote, CheckQuorum and LeaderStickiness enable the election
 	// package's options.
 	PreVote, CheckQuorum, LeaderStickiness bool
@@ -94,7 +124,7 @@ type Setup struct {
 	// lease counts ticks; with CheckQuorum the leader checks its quorum
 	// every TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
 	// TimeoutMin, TimeoutMax and the heartbeat must be multiples of it,
-	// Granularity and TimerNoise unset. 0 means continuous timers.
+	// Granularity and TimerLateness unset. 0 means continuous timers.
 	Tick time.Duration
 	// RestartTimerOnFollow and StepDownOnVoteTimeout set the election
 	// package's RestartTimerOnFollow and StepDownWhenVoteTimedOut (etcd:
@@ -177,6 +207,18 @@ func (s Setup) Validate() error {
 		return fieldErr("Stickiness", s.Stickiness, "is not a known mode")
 	case s.MaxTime < 0:
 		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
+	case s.CandidateMin < 0 || (s.CandidateMin == 0) != (s.CandidateMax == 0):
+		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "must be a positive range, or 0 for the election timeout range")
+	case s.CandidateMax < s.CandidateMin:
+		return fieldErr("CandidateMax", RangeLabel(s.CandidateMin, s.CandidateMax), "upper bound is below the lower bound")
+	case s.Crash < 0 || s.Crash > s.Nodes-(s.Nodes/2+1) && s.Crash > 1:
+		return fieldErr("Crash", s.Crash, "must be in [1, %d]: a majority of the %d servers must survive", max(s.Nodes-(s.Nodes/2+1), 1), s.Nodes)
+	case s.ShortLogs > 0 && s.ShortLogs > s.Nodes-max(s.Crash, 1)-1:
+		return fieldErr("ShortLogs", s.ShortLogs, "must be at most %d: a survivor with a full log is needed when %d servers crash", s.Nodes-max(s.Crash, 1)-1, max(s.Crash, 1))
+	case s.CrashAfterHeartbeat && s.Settle > 0:
+		return fieldErr("CrashAfterHeartbeat", s.CrashAfterHeartbeat, "does not apply with Settle (the harness's crash)")
+	case s.Until > UntilAll:
+		return fieldErr("Until", s.Until, "is not a known stopping point")
 	}
 	if err := s.validateTick(); err != nil {
 		return err
@@ -187,7 +229,7 @@ func (s Setup) Validate() error {
 	for _, m := range []struct {
 		field string
 		l     sim.Latency
-	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerNoise", s.TimerNoise}} {
+	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerLateness", s.TimerLateness}} {
 		if m.l != nil && sim.Typical(m.l) > s.maxTime() {
 			return fieldErr(m.field, m.l, "exceeds the trial's time limit %v", s.maxTime())
 		}
@@ -196,34 +238,43 @@ func (s Setup) Validate() error {
 }
 
 // timeoutJitter returns the election package jitter that draws timeouts
-// from [min, max) plus the timer noise.
-func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency) repeated.Jitter {
+// from [lo, hi) (in multiples of gran, if positive; in whole ticks of a
+// per-node grid if tick is positive) plus the timer lateness noise; with
+// backoff, the drawn timeout (not the lateness) is doubled for each
+// consecutive failed round (State.Consecutive, up to MaxBackoffShift).
+func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency, backoff bool) repeated.Jitter {
 	span := hi - lo
 	if tick > 0 {
-		return tickJitter(span, tick)
-	}
-	if gran > 0 {
-		return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
-			d := float64(base) + rng.Float64()*float64(span)
-			d = math.Round(d/float64(gran)) * float64(gran)
-			if noise != nil {
-				d += float64(noise.Sample(rng))
-			}
-			return time.Duration(min(d, math.MaxInt64/2))
+		j := tickJitter(span, tick)
+		if !backoff {
+			return j
+		}
+		return repeated.Func(func(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+			d := math.Ldexp(float64(j.Next(base, st, rng)), min(max(st.Consecutive, 0), MaxBackoffShift))
+			return time.Duration(min(d, math.MaxInt64/4))
 		})
 	}
-	if noise == nil {
+	if gran <= 0 && noise == nil && !backoff {
 		if span <= 0 {
 			return repeated.None()
 		}
 		return repeated.UniformExtra(span)
 	}
-	return repeated.Func(func(base time.Duration, _ repeated.State, rng *rand.Rand) time.Duration {
-		d := base
-		if span > 0 {
-			d += time.Duration(rng.Int64N(int64(span)))
+	return repeated.Func(func(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+		d := float64(base)
+		if gran > 0 {
+			d = math.Round((d+rng.Float64()*float64(span))/float64(gran)) * float64(gran)
+		} else if span > 0 {
+			d += float64(rng.Int64N(int64(span)))
 		}
-		return min(d, math.MaxInt64/2) + min(noise.Sample(rng), math.MaxInt64/2)
+		if backoff {
+			d = math.Ldexp(d, min(max(st.Consecutive, 0), MaxBackoffShift))
+		}
+		d = min(d, math.MaxInt64/4)
+		if noise != nil {
+			d += float64(min(noise.Sample(rng), math.MaxInt64/4))
+		}
+		return time.Duration(d)
 	})
 }
 
@@ -257,9 +308,17 @@ func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(str
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = s.TimeoutMin
-	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.Tick, s.TimerNoise)
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.Tick, s.TimerLateness, false)
 	ec.VoteTimeout = s.TimeoutMin
 	ec.VoteJitter = ec.ElectionJitter
+	if s.CandidateMin > 0 || s.CandidateBackoff {
+		lo, hi := s.TimeoutMin, s.TimeoutMax
+		if s.CandidateMin > 0 {
+			lo, hi = s.CandidateMin, s.CandidateMax
+		}
+		ec.VoteTimeout = lo
+		ec.VoteJitter = timeoutJitter(lo, hi, s.Granularity, s.Tick, s.TimerLateness, s.CandidateBackoff)
+	}
 	ec.HeartbeatInterval = s.heartbeat()
 	ec.StepDownInterval = 0
 	ec.PreVote = s.PreVote
@@ -306,7 +365,18 @@ func (s Setup) Describe() string {
 		extra = append(extra, "writes block the server")
 	}
 	if s.LeaderWrite {
-		extra = append(extra, "new leader writes before its first heartbeat")
+		switch w := max(s.LeaderWrites, 1); w {
+		case 1:
+			extra = append(extra, "new leader writes before its first heartbeat")
+		default:
+			extra = append(extra, fmt.Sprintf("new leader writes %d times before its first heartbeat", w))
+		}
+	}
+	if s.TimersWait && s.DiskBlocks {
+		extra = append(extra, "timers wait for the write")
+	}
+	if s.RearmAfterTermWrite {
+		extra = append(extra, "a grant at a new term re-arms after the term write")
 	}
 	if s.CandidatesWait {
 		extra = append(extra, "candidates wait for their timeout")
@@ -343,7 +413,8 @@ func (s Setup) Describe() string {
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
 	}
-	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer noise %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerNoise))
+	extra = append(extra, s.describeVariants()...)
+	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer lateness %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerLateness))
 	if s.Loss > 0 || s.Duplicate > 0 {
 		line += fmt.Sprintf(", loss %g, dup %g", s.Loss, s.Duplicate)
 	}

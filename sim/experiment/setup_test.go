@@ -51,7 +51,7 @@ func TestSetupValidateLatencyLimit(t *testing.T) {
 		{func(s *Setup) { s.Latency = sim.Uniform(0, math.MaxInt64) }, "Latency"},
 		{func(s *Setup) { s.Latency = sim.Normal(2562047*time.Hour, 1000*time.Hour) }, "Latency"},
 		{func(s *Setup) { s.Disk = sim.Fixed(61 * time.Second) }, "Disk"},
-		{func(s *Setup) { s.TimerNoise = sim.Fixed(time.Hour); s.MaxTime = 30 * time.Minute }, "TimerNoise"},
+		{func(s *Setup) { s.TimerLateness = sim.Fixed(time.Hour); s.MaxTime = 30 * time.Minute }, "TimerLateness"},
 	} {
 		s := PaperModel()
 		tc.edit(&s)
@@ -64,8 +64,9 @@ func TestSetupValidateLatencyLimit(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	require.Equal(t, "5 servers, latency normal:250µs,50µs, disk normal:2.75ms,500µs, timer noise uniform:0s,400µs; "+
-		"writes block the server, new leader writes before its first heartbeat, candidates wait for their timeout, "+
+	require.Equal(t, "5 servers, latency normal:250µs,50µs, disk normal:2.6ms,500µs, timer lateness uniform:0s,200µs; "+
+		"writes block the server, new leader writes 2 times before its first heartbeat, timers wait for the write, "+
+		"a grant at a new term re-arms after the term write, candidates wait for their timeout, "+
 		"keep their deadline when deposed, timeouts in whole milliseconds", PaperModel().Describe())
 	require.Contains(t, HashicorpModel().Describe(), "last-contact detection, (pre-)votes refused while a leader is known, per-follower heartbeats every [hb, 2hb), crash 150ms-180ms after the leader is known (harness)")
 	s := PlainModel()
@@ -102,7 +103,7 @@ func TestSetupSet(t *testing.T) {
 	s := PaperModel()
 	for _, kv := range [][2]string{
 		{"nodes", "7"}, {"timeout", "100-200ms"}, {"heartbeat", "20ms"}, {"latency", "uniform:1ms,2ms"},
-		{"disk", "none"}, {"loss", "0.1"}, {"dup", "0.05"}, {"noise", "fixed:1ms"}, {"granularity", "0s"},
+		{"disk", "none"}, {"loss", "0.1"}, {"dup", "0.05"}, {"lateness", "fixed:1ms"}, {"granularity", "0s"},
 		{"prevote", "true"}, {"checkquorum", "true"}, {"shortlogs", "1"}, {"candidateswait", "false"}, {"diskblocks", "false"},
 		{"stickiness", "true"}, {"groupcommit", "true"}, {"leaderwrite", "false"}, {"keeptimer", "false"},
 		{"hbjitter", "true"}, {"hbperpeer", "true"}, {"stickymode", "until-timeout"}, {"settle", "50ms"},

@@ -242,7 +242,7 @@ func (sv SplitVote) clusterTrial(ctx context.Context, rng *rand.Rand, trace func
 	r := sv.rng()
 	ec := election.DefaultConfig()
 	ec.ElectionTimeout = r
-	ec.ElectionJitter = timeoutJitter(r, 2*r, 0, 0, nil)
+	ec.ElectionJitter = timeoutJitter(r, 2*r, 0, 0, nil, false)
 	ec.VoteTimeout = r
 	ec.HeartbeatInterval = r / 2
 	ec.PreVote, ec.CheckQuorum, ec.LeaderStickiness = false, false, false

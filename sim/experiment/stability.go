@@ -57,15 +57,32 @@ func (s Stability) Validate() error {
 
 // Trial runs one stable window.
 func (s Stability) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	return s.trial(ctx, rng, trace, nil)
+}
+
+// trial runs one window; apply, if not nil, changes the cluster (its
+// links) when the window begins, given the settled leader (None if the
+// cluster never settled).
+func (s Stability) trial(ctx context.Context, rng *rand.Rand, trace func(string), apply func(*sim.Cluster, election.ID)) (sim.Outcome, error) {
 	st := s.Setup
 	tr := newTracker(st.Nodes)
 	var c *sim.Cluster
 	var (
-		measuring bool
-		settled   bool
-		out       sim.Outcome
-		term0     uint64
+		measuring  bool
+		settled    bool
+		out        sim.Outcome
+		term0      uint64
+		lastAt     time.Duration
+		leaderless bool
 	)
+	// account adds the time since the last instant to Leaderless and
+	// records whether a leader reaches a majority now.
+	account := func(at time.Duration) {
+		if leaderless {
+			out.Leaderless += at - lastAt
+		}
+		lastAt, leaderless = at, !tr.functional(c)
+	}
 	begin := func(at time.Duration, why string) {
 		measuring = true
 		term0 = tr.maxTerm
@@ -73,9 +90,15 @@ func (s Stability) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(
 		if trace != nil {
 			trace(sim.FormatEvent(at, election.None, why))
 		}
+		if apply != nil {
+			l, _, _, _ := tr.accepted(c)
+			apply(c, l)
+		}
+		lastAt, leaderless = at, !tr.functional(c)
 	}
 	cfg := st.clusterConfig(ctx, rng, trace, tr, func(e election.Event) {
 		if measuring {
+			account(e.At)
 			switch e.Type {
 			case election.EventElectionStart:
 				if e.PreVote {
@@ -133,6 +156,7 @@ func (s Stability) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(
 	if err := c.Err(); err != nil {
 		return sim.Outcome{}, err
 	}
+	account(end)
 	out.Time = s.window()
 	out.Terms = int(tr.maxTerm - term0)
 	out.Messages += c.Stats().Sent
@@ -160,6 +184,10 @@ type StabilitySummary struct {
 	// TrialsWithElection is the number of windows with at least one
 	// election round.
 	TrialsWithElection int
+	// Leaderless is the total time of the windows during which no leader
+	// reached a majority; LeaderlessPerHour is that per hour of windows.
+	Leaderless        time.Duration
+	LeaderlessPerHour time.Duration
 }
 
 // Summarize aggregates the outcomes of s's trials.
@@ -176,6 +204,7 @@ func summarizeStability(nodes int, outs []sim.Outcome) StabilitySummary {
 		s.Elections += o.Elections
 		s.PreVotes += o.PreVotes
 		s.LeaderChanges += o.LeaderChanges
+		s.Leaderless += o.Leaderless
 		if !o.OK {
 			s.Unsettled++
 		}
@@ -189,6 +218,7 @@ func summarizeStability(nodes int, outs []sim.Outcome) StabilitySummary {
 		s.ElectionsPerNodeHour = float64(s.Elections) / s.NodeHours
 		s.PreVotesPerNodeHour = float64(s.PreVotes) / s.NodeHours
 		s.LeaderChangesPerHour = float64(s.LeaderChanges) / hours
+		s.LeaderlessPerHour = time.Duration(float64(s.Leaderless) / hours)
 	}
 	return s
 }

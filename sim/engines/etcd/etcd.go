@@ -138,7 +138,7 @@ func Check(s experiment.Setup, c Config, failover bool) error {
 		{"DiskBlocks", s.DiskBlocks, "etcd's nodes keep working while they write"},
 		{"LeaderWrite", s.LeaderWrite, "an etcd leader sends its first append while it writes"},
 		{"Granularity", s.Granularity != 0, "etcd's timeouts are whole ticks"},
-		{"TimerNoise", s.TimerNoise != nil, "etcd's timeouts are whole ticks"},
+		{"TimerLateness", s.TimerLateness != nil, "etcd's timeouts are whole ticks"},
 		{"HeartbeatJitter", s.HeartbeatJitter, "etcd heartbeats every HeartbeatTick ticks"},
 		{"HeartbeatPerPeer", s.HeartbeatPerPeer, "etcd heartbeats every follower at once"},
 		{"Detection", s.Detection != election.ResetOnHeartbeat, "etcd restarts its count on every heartbeat"},

@@ -66,7 +66,7 @@ func TestCheck(t *testing.T) {
 		{"election tick not above heartbeat tick", func(*experiment.Setup) {}, Config{ElectionTick: 1}, false, "ElectionTick"},
 		{"negative override", func(*experiment.Setup) {}, Config{HeartbeatTick: -1}, false, "HeartbeatTick"},
 		{"candidates wait", func(s *experiment.Setup) { s.CandidatesWait = true }, Config{}, true, "CandidatesWait"},
-		{"timer noise", func(s *experiment.Setup) { s.Tick = 0; s.TimerNoise = sim.Fixed(ms) }, Config{}, true, "TimerNoise"},
+		{"timer lateness", func(s *experiment.Setup) { s.Tick = 0; s.TimerLateness = sim.Fixed(ms) }, Config{}, true, "TimerLateness"},
 		{"last-contact detection", func(s *experiment.Setup) { s.Detection = election.CheckLastContact }, Config{}, true, "Detection"},
 		{"blocking disk", func(s *experiment.Setup) { s.DiskBlocks = true }, Config{}, true, "DiskBlocks"},
 		{"harness crash", func(s *experiment.Setup) { s.Settle = time.Second }, Config{}, true, "Settle"},

@@ -34,6 +34,12 @@ func Check(s experiment.Setup) error {
 	case s.TimeoutMax != 2*s.TimeoutMin:
 		return fieldErr("TimeoutMax", experiment.RangeLabel(s.TimeoutMin, s.TimeoutMax),
 			"hashicorp/raft draws timeouts from [T, 2T) (its rule): give T-2T")
+	case s.CandidateMin > 0 || s.CandidateBackoff:
+		return fieldErr("CandidateMin", experiment.RangeLabel(s.CandidateMin, s.CandidateMax), "hashicorp/raft has no separate candidate timeout or backoff")
+	case s.Crash > 1:
+		return fieldErr("Crash", s.Crash, "the real-cluster harness crashes only the leader")
+	case s.CrashAfterHeartbeat || s.Until != experiment.UntilDefault:
+		return fieldErr("Until", s.Until, "the real-cluster harness has its own crash and stopping point")
 	}
 	return nil
 }
