@@ -84,6 +84,9 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err != nil {
 		return err
 	}
+	if err := s.Measurable(aliveOf(s, bootstrap)); err != nil {
+		return configError(err, setupFlags, "model")
+	}
 	var e experiment.Experiment = experiment.Failover{Setup: s}
 	if bootstrap {
 		e = experiment.Bootstrap{Setup: s}
@@ -157,4 +160,13 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 		return errInterrupted
 	}
 	return nil
+}
+
+// aliveOf returns the servers running during the measurement: all of
+// them for bootstrap, all but the crashed leader for failover.
+func aliveOf(s experiment.Setup, bootstrap bool) int {
+	if bootstrap {
+		return s.Nodes
+	}
+	return s.Nodes - 1
 }

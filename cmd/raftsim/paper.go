@@ -56,6 +56,11 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 		return err
 	}
 	rows := experiment.PaperExperiments(s)
+	for _, r := range rows {
+		if err := r.Measurable(r.Nodes - 1); err != nil {
+			return configError(err, setupFlags, "model")
+		}
+	}
 	all := make([]experiment.Experiment, len(rows))
 	for i, r := range rows {
 		all[i] = r
