@@ -107,7 +107,8 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []plot.Panel{{Title: d.Experiment + ": " + s.Describe(), Results: rs}}); err != nil {
+	title := map[bool]string{false: "Failover: time without a leader after the leader crashes", true: "Bootstrap: time to the first leader"}[bootstrap]
+	if err := writePlot(a.stderr, o, figure(o, title, s.Describe(), []plot.Panel{{Results: rs}})); err != nil {
 		return err
 	}
 	if interrupted {
@@ -153,7 +154,8 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []plot.Panel{{Title: "failover on hashicorp/raft", Results: rs}}); err != nil {
+	fig := figure(o, "Failover on real hashicorp/raft nodes (real time)", fmt.Sprintf("%d servers, pre-vote %v", s.Nodes, s.PreVote), []plot.Panel{{Results: rs}})
+	if err := writePlot(a.stderr, o, fig); err != nil {
 		return err
 	}
 	if interrupted {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
-	"github.com/raftick/raftick/sim/report/plot"
 )
 
 // opts are the flags shared by the experiment subcommands.
@@ -34,6 +33,8 @@ type opts struct {
 	plot        string
 	trace       bool
 	traceTrial  int
+	shard       string
+	command     string // the subcommand, for the output records
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -61,11 +62,11 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON (one object per experiment) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment, see --help of raftsim) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {
-		f.StringVar(&o.plot, "plot", "", "write the CDF plot to `FILE` (.svg or .png)")
+		f.StringVar(&o.plot, "plot", "", "write the CDF figure to `FILE` (.pdf, .svg or .png, by its extension)")
 	}
 	f.BoolVar(&o.trace, "trace", false, "print the event log of one trial (see --trace-trial) instead of running the experiment")
 	f.IntVar(&o.traceTrial, "trace-trial", 0, "trial index traced by --trace")
@@ -88,10 +89,12 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 	if o.cdf && !o.json {
 		return flagError("cdf", "needs --json")
 	}
-	if o.plot != "" {
-		if _, err := plot.Format(o.plot); err != nil {
-			return flagError("plot", "file name must end in .svg or .png, got %q", o.plot)
-		}
+	o.command = cmd.Name()
+	if err := checkPlotPath(cmd, o.plot); err != nil {
+		return err
+	}
+	if o.trace && (o.json || o.csv) {
+		return flagError("trace", "prints an event log, one line per event; it cannot be combined with --json or --csv")
 	}
 	if o.traceTrial < 0 {
 		return flagError("trace-trial", "must not be negative, got %d", o.traceTrial)

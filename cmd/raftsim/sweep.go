@@ -107,7 +107,8 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if err := writeResults(a.stdout, &o.opts, rs, table); err != nil {
 		return err
 	}
-	if err := writePlot(&o.opts, []plot.Panel{{Title: "sweep of " + o.experiment, Results: rs}}); err != nil {
+	fig := figure(&o.opts, "Sweep of "+o.experiment+" over "+strings.Join(o.over, " and "), sweptDescribe(base, axes), []plot.Panel{{Results: rs}})
+	if err := writePlot(a.stderr, &o.opts, fig); err != nil {
 		return err
 	}
 	if interrupted {
