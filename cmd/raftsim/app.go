@@ -123,7 +123,9 @@ Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
 	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd())
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version()
+	root.SetVersionTemplate(versionLine() + "\n")
+	root.AddCommand(a.mergeCmd())
 	return root
 }
 

@@ -1,7 +1,10 @@
 package experiment
 
 import (
+	"cmp"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -11,9 +14,10 @@ import (
 
 // A Param is one model parameter of a Setup in machine-readable form:
 // Name in snake_case ("timeout_min_ms", "latency", "candidates_wait") and
-// Value a float64 (durations in milliseconds, rounded to the nanosecond),
+// Value a float64 (durations in milliseconds, exact to the nanosecond),
 // int, bool or string (latency models as their spec, "none" for nil;
-// modes by name).
+// per-link latencies as "1->2=spec ..."; modes by name in kebab case,
+// e.g. "sticky-by-contact").
 type Param struct {
 	Name  string
 	Value any
@@ -23,6 +27,7 @@ var (
 	durationType = reflect.TypeFor[time.Duration]()
 	latencyType  = reflect.TypeFor[sim.Latency]()
 	stringerType = reflect.TypeFor[interface{ String() string }]()
+	linksType    = reflect.TypeFor[map[sim.Link]sim.Latency]()
 )
 
 // Params lists every parameter of s, in field order (the fields of the
@@ -56,8 +61,10 @@ func (s Setup) Params() []Param {
 					spec = fv.Interface().(sim.Latency).String()
 				}
 				out = append(out, Param{name, spec})
+			case f.Type == linksType:
+				out = append(out, Param{name, linkList(fv.Interface().(map[sim.Link]sim.Latency))})
 			case f.Type.Implements(stringerType):
-				out = append(out, Param{name, fv.Interface().(interface{ String() string }).String()})
+				out = append(out, Param{name, kebab(fv.Interface().(interface{ String() string }).String())})
 			case f.Type.Kind() == reflect.Bool:
 				out = append(out, Param{name, fv.Bool()})
 			case f.Type.Kind() >= reflect.Int && f.Type.Kind() <= reflect.Int64:
@@ -96,3 +103,24 @@ func snake(name string) string {
 	}
 	return b.String()
 }
+
+// linkList formats per-link latencies as "1->2=fixed:5ms 2->1=..." in
+// link order ("" for none).
+func linkList(links map[sim.Link]sim.Latency) string {
+	keys := make([]sim.Link, 0, len(links))
+	for l := range links {
+		keys = append(keys, l)
+	}
+	slices.SortFunc(keys, func(a, b sim.Link) int {
+		return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+	})
+	parts := make([]string, len(keys))
+	for i, l := range keys {
+		parts[i] = fmt.Sprintf("%d->%d=%v", l.From, l.To, links[l])
+	}
+	return strings.Join(parts, " ")
+}
+
+// kebab converts a mode's Go name to the words a user reads:
+// "StickyByContact" -> "sticky-by-contact".
+func kebab(name string) string { return strings.ReplaceAll(snake(name), "_", "-") }

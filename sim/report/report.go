@@ -180,6 +180,20 @@ type paramList []experiment.Param
 // params returns the parameters of a setup.
 func params(s experiment.Setup) paramList { return paramList(s.Params()) }
 
+// splitVoteParams returns the parameters of a splitvote result, whose
+// Setup only restates them.
+func splitVoteParams(r experiment.Result) paramList {
+	lat := "none"
+	if r.Setup.Latency != nil {
+		lat = r.Setup.Latency.String()
+	}
+	return paramList{
+		{Name: "nodes", Value: r.Setup.Nodes}, {Name: "alive", Value: r.Alive}, {Name: "l", Value: r.LatencyFraction},
+		{Name: "range_ms", Value: float64(r.Setup.TimeoutMax-r.Setup.TimeoutMin) / 1e6}, {Name: "latency", Value: lat},
+		{Name: "sv_model", Value: r.Model},
+	}
+}
+
 // MarshalJSON writes the parameters as one object, in order.
 func (ps paramList) MarshalJSON() ([]byte, error) {
 	var r record
@@ -270,7 +284,11 @@ func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
 		rel = sim.SketchError
 	}
 	r.add("percentile_rel_error", rel)
-	r.add("params", params(s.Setup))
+	if s.Experiment == "splitvote" {
+		r.add("params", splitVoteParams(s))
+	} else {
+		r.add("params", params(s.Setup))
+	}
 	if withCDF {
 		var cdf [][2]float64
 		for _, p := range s.CDF() {
