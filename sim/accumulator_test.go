@@ -140,3 +140,26 @@ func TestShardsPartitionTheTrials(t *testing.T) {
 	got := merged.Summary()
 	require.Equal(t, want.CDF(), got.CDF())
 }
+
+func TestAccumulatorJSONRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testseed.Seed(t), 3))
+	for _, n := range []int{0, 5, SampleCap + 10} {
+		var a Accumulator
+		for range n {
+			a.Add(Outcome{Time: time.Duration(rng.Int64N(1e10)), Terms: 2, Splits: 1, OK: rng.IntN(9) > 0, NoLeader: rng.IntN(50) == 0})
+		}
+		b, err := a.MarshalJSON()
+		require.NoError(t, err)
+		var back Accumulator
+		require.NoError(t, back.UnmarshalJSON(b))
+		again, err := back.MarshalJSON()
+		require.NoError(t, err)
+		require.Equal(t, string(b), string(again))
+		want, got := a.Summary(), back.Summary()
+		require.Equal(t, want.CDF(), got.CDF())
+		want.acc, got.acc = nil, nil
+		require.Equal(t, want, got)
+	}
+	var bad Accumulator
+	require.Error(t, bad.UnmarshalJSON([]byte(`{"n":3,"samples_ns":[1]}`)))
+}

@@ -247,8 +247,12 @@ func (a *Accumulator) Merge(b *Accumulator) {
 	a.zeros += b.zeros
 }
 
+// Trials returns the number of outcomes added.
+func (a *Accumulator) Trials() int { return a.n }
+
 // Summary returns the statistics of the outcomes added so far. The
-// Accumulator must not be used after.
+// Summary shares a's samples: adding to or merging into a afterwards
+// changes the Summary's CDF.
 func (a *Accumulator) Summary() Summary {
 	s := Summary{Trials: a.n, TimedOut: a.timedOut, NoLeader: a.noLeader, acc: a}
 	m := a.n - a.noLeader

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,7 @@ func (a *app) exit(err error) int {
 	var ue usageError
 	var tf trialFailure
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errShardWritten):
 		return 0
 	case errors.Is(err, errInterrupted):
 		return 130
@@ -97,6 +98,14 @@ type app struct {
 	progressAfter time.Duration
 	// forceProgress shows the bar even if stderr is not a terminal (tests).
 	forceProgress bool
+	// shard is the --shard flag: run one share of the trials and write
+	// a shard file (see merge).
+	shard shardSpec
+	// merged, when not nil, are the merged outcomes of the shards of this
+	// command line (merge): runExperiments returns them instead of running
+	// mergedTrials trials.
+	merged       []sim.Accumulator
+	mergedTrials []int
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -119,6 +128,7 @@ Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.PersistentFlags().Var(&a.shard, "shard", "run only share `K/N` of the trials (K from 0 to N-1) and print a shard file for raftsim merge")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
@@ -200,6 +210,15 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 // an interrupt it summarizes what finished and reports interrupted; a
 // failed trial is a trialFailure.
 func (a *app) runExperiments(ctx context.Context, what string, exps []experiment.Experiment, trials []int, seed uint64, workers int) (rs []experiment.Result, interrupted bool, err error) {
+	switch {
+	case a.merged != nil:
+		if !slices.Equal(trials, a.mergedTrials) {
+			return nil, false, usageError{fmt.Errorf("merge: the shards ran %v trials, this command %v", a.mergedTrials, trials)}
+		}
+		return experiment.Results(exps, a.merged, seed), false, nil
+	case a.shard.n > 0:
+		return nil, false, a.runShard(ctx, what, exps, trials, seed, workers)
+	}
 	total := 0
 	for _, n := range trials {
 		total += n
@@ -245,6 +264,10 @@ func flagParseError(err error) error {
 		"duration": "a duration (e.g. 150ms)", "bool": "true or false",
 	}[ive.GetFlag().Value.Type()]
 	if want == "" {
+		// A flag of this command's own type: its Set says what is wrong.
+		if cause := errors.Unwrap(ive); cause != nil {
+			return fmt.Errorf("--%s %q: %v", ive.GetFlag().Name, ive.GetValue(), cause)
+		}
 		want = "a " + ive.GetFlag().Value.Type()
 	}
 	return fmt.Errorf("--%s %q: must be %s", ive.GetFlag().Name, ive.GetValue(), want)

@@ -33,7 +33,6 @@ type opts struct {
 	plot        string
 	trace       bool
 	traceTrial  int
-	shard       string
 	command     string // the subcommand, for the output records
 }
 
@@ -90,8 +89,13 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 		return flagError("cdf", "needs --json")
 	}
 	o.command = cmd.Name()
-	if err := checkPlotPath(cmd, o.plot); err != nil {
-		return err
+	if sh := cmd.Flag("shard"); sh == nil || !sh.Changed {
+		// A shard writes no figure (merge does): its path is checked there.
+		if err := checkPlotPath(cmd, o.plot); err != nil {
+			return err
+		}
+	} else if o.trace {
+		return flagError("shard", "cannot be combined with --trace")
 	}
 	if o.trace && (o.json || o.csv) {
 		return flagError("trace", "prints an event log, one line per event; it cannot be combined with --json or --csv")
@@ -130,6 +134,9 @@ func configError(err error, flags map[string]string, fallback string) error {
 
 // latencyFlag parses the latency spec of a flag ("none" or "0": none).
 func latencyFlag(flag, value string) (sim.Latency, error) {
+	if value == "" {
+		return nil, flagError(flag, "needs a spec such as normal:5ms,2ms, or none")
+	}
 	l, err := experiment.OptionalLatency(value)
 	if err != nil {
 		return nil, configError(err, nil, flag)

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -144,9 +145,9 @@ func Write(w io.Writer, format string, fig Figure) error {
 	case "pdf":
 		c := vgpdf.New(figWidth, height)
 		c.EmbedFonts(true)
-		canvas = c
+		canvas = pdfCanvas{c}
 	case "svg":
-		canvas = vgsvg.NewWith(vgsvg.UseWH(figWidth, height), vgsvg.EmbedFonts(true))
+		canvas = svgCanvas{vgsvg.NewWith(vgsvg.UseWH(figWidth, height), vgsvg.EmbedFonts(true))}
 	case "png":
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figWidth, height), vgimg.UseDPI(144))}
 	default:
@@ -313,4 +314,41 @@ func logTicks(lo, hi float64) []plot.Tick {
 // tickLabel formats a tick value in milliseconds: "0.5", "20", "1000".
 func tickLabel(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// pdfCanvas writes text in the PDF's single-byte encoding (Windows-1252,
+// which has µ and the other Latin-1 letters); gonum's PDF canvas writes
+// a string's UTF-8 bytes, which a viewer shows as two letters each.
+type pdfCanvas struct{ *vgpdf.Canvas }
+
+func (c pdfCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	c.Canvas.FillString(f, pt, latin1(s))
+}
+
+// latin1 returns s with every rune below 256 as one byte (others as '?').
+func latin1(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xff {
+			r = '?'
+		}
+		b = append(b, byte(r))
+	}
+	return string(b)
+}
+
+// svgCanvas names fallbacks after the embedded font: a viewer that
+// ignores embedded fonts picks a metrically identical Times before any
+// serif, so that text keeps its measured width and nothing overlaps.
+type svgCanvas struct{ *vgsvg.Canvas }
+
+func (c svgCanvas) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := c.Canvas.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	out := bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Serif;"),
+		[]byte("font-family:'Liberation Serif','Times New Roman',Times,serif;"))
+	n, err := w.Write(out)
+	return int64(n), err
 }
