@@ -284,15 +284,28 @@ func (a *Accumulator) percentile(p float64) time.Duration {
 	if a.sketch == nil {
 		return Percentile(a.samples, p)
 	}
-	m := uint64(a.n - a.noLeader)
-	k := uint64(max(math.Ceil(p/100*float64(m)), 1))
-	if k <= a.zeros {
+	m := a.n - a.noLeader
+	return a.rank(max(int(math.Ceil(p/100*float64(m))), 1))
+}
+
+// rank returns the k-th smallest measured time (1-based, clamped to the
+// measured trials), from the histogram beyond SampleCap.
+func (a *Accumulator) rank(k int) time.Duration {
+	m := a.n - a.noLeader
+	if m == 0 {
+		return 0
+	}
+	k = min(max(k, 1), m)
+	if a.sketch == nil {
+		return a.samples[k-1]
+	}
+	if uint64(k) <= a.zeros {
 		return a.min
 	}
 	seen := a.zeros
 	for _, i := range a.buckets() {
 		seen += a.sketch[i]
-		if seen >= k {
+		if seen >= uint64(k) {
 			return min(max(bucketValue(i), a.min), a.max)
 		}
 	}
@@ -307,6 +320,41 @@ func (a *Accumulator) buckets() []int32 {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Rank returns the k-th smallest measured time (1-based, clamped to
+// [1, Measured()]), or 0 if no trial was measured; beyond SampleCap
+// trials it is within SketchError of the exact value.
+func (s Summary) Rank(k int) time.Duration {
+	if s.acc == nil {
+		return 0
+	}
+	return s.acc.rank(k)
+}
+
+// StdDev returns the standard deviation of the measured times (from the
+// sorted samples, or the histogram's representatives beyond SampleCap),
+// 0 for fewer than two trials.
+func (s Summary) StdDev() time.Duration {
+	if s.acc == nil || s.Measured() < 2 {
+		return 0
+	}
+	a := s.acc
+	mean := float64(s.Mean)
+	var ss float64
+	if a.sketch == nil {
+		for _, t := range a.samples {
+			d := float64(t) - mean
+			ss += d * d
+		}
+	} else {
+		ss += float64(a.zeros) * mean * mean
+		for _, i := range a.buckets() {
+			d := float64(bucketValue(i)) - mean
+			ss += float64(a.sketch[i]) * d * d
+		}
+	}
+	return time.Duration(math.Sqrt(ss / float64(s.Measured()-1)))
 }
 
 // Percentile returns the nearest-rank p-th percentile (0 < p <= 100) of

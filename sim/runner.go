@@ -22,9 +22,15 @@ import (
 // interrupted by ctx (then it returns ctx's error, and Run counts the
 // trial as unfinished). ctx is for cancellation only; a trial checks it
 // now and then (Config.Context).
+//
+// A job runs the trials First, First+1, ..., First+Trials-1 (so a job can
+// extend an earlier one with more trials of the same streams). Weight is
+// the relative cost of one of its trials for Progress (0 means 1).
 type Job struct {
 	Trials int
 	Trial  func(ctx context.Context, i int, rng *rand.Rand) (Outcome, error)
+	First  int
+	Weight int
 }
 
 // A TrialError reports a trial that failed: which one and with which
@@ -55,10 +61,11 @@ type RunOptions struct {
 	// runtime.GOMAXPROCS(0). It changes speed only, never results.
 	Workers int
 	// Progress, if not nil, is called as trials finish with the number
-	// finished so far and the total. It is called from worker goroutines,
-	// one call at a time, with done strictly increasing (a count overtaken
-	// by a later one is skipped), so the last call of a run that was not
-	// interrupted has done == total. It must be cheap.
+	// finished so far and the total, each trial counted Job.Weight times.
+	// It is called from worker goroutines, one call at a time, with done
+	// strictly increasing (a count overtaken by a later one is skipped),
+	// so the last call of a run that was not interrupted has done ==
+	// total. It must be cheap.
 	Progress func(done, total int)
 	// Shard and Shards split the trials among independent runs: with
 	// Shards > 1 the run does only trials i with i % Shards == Shard (0 <=
@@ -156,9 +163,9 @@ func Accumulate(ctx context.Context, jobs []Job, opts RunOptions) Accumulated {
 	return Accumulated{accs, err}
 }
 
-// ShardTrials returns the trial indices of a job of n trials that shard
-// k of shards runs (RunOptions.Shard): k, k+shards, k+2*shards, ...
-// below n; their number is the return value.
+// ShardTrials returns the number of the trials of a job of n trials
+// that shard k of shards runs (RunOptions.Shard): the job's trials
+// First+k, First+k+shards, First+k+2*shards, ... below First+n.
 func ShardTrials(n, k, shards int) int {
 	if shards <= 1 {
 		return max(n, 0)
@@ -192,11 +199,15 @@ func Stream(ctx context.Context, jobs []Job, opts RunOptions, sink func(job, i i
 		cancel()
 	}
 	shard, shards := opts.Shard, max(opts.Shards, 1)
-	total := 0
+	total, work := 0, 0
 	starts := make([]int, len(jobs)+1)
+	weights := make([]int64, len(jobs))
 	for j, job := range jobs {
 		starts[j] = total
-		total += ShardTrials(job.Trials, shard, shards)
+		n := ShardTrials(job.Trials, shard, shards)
+		total += n
+		weights[j] = int64(max(job.Weight, 1))
+		work += n * max(job.Weight, 1)
 	}
 	starts[len(jobs)] = total
 
@@ -223,7 +234,7 @@ func Stream(ctx context.Context, jobs []Job, opts RunOptions, sink func(job, i i
 				for starts[j+1] <= k {
 					j++
 				}
-				i := shard + (k-starts[j])*shards
+				i := jobs[j].First + shard + (k-starts[j])*shards
 				o, err := runTrial(ctx, jobs[j], i, TrialRand(opts.Seed, i))
 				if err != nil {
 					if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
@@ -232,12 +243,12 @@ func Stream(ctx context.Context, jobs []Job, opts RunOptions, sink func(job, i i
 					continue
 				}
 				sink(j, i, o)
-				n := finished.Add(1)
+				n := finished.Add(weights[j])
 				if opts.Progress != nil {
 					progMu.Lock()
 					if n > reported {
 						reported = n
-						opts.Progress(int(n), total)
+						opts.Progress(int(n), work)
 					}
 					progMu.Unlock()
 				}

@@ -159,6 +159,12 @@ func (a *app) stderrIsTerminal() bool {
 // the run ends. A bar appears on stderr only when stderr is a terminal and
 // the run has lasted progressAfter (one second by default).
 func (a *app) progress(what string) (func(done, total int), func()) {
+	return a.progressBar(what, true)
+}
+
+// progressBar is progress with the count of trials shown (count) or only
+// the percentage of the work (trials weighted by their cost).
+func (a *app) progressBar(what string, count bool) (func(done, total int), func()) {
 	if !a.stderrIsTerminal() {
 		return nil, func() {}
 	}
@@ -184,17 +190,23 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 				return
 			case <-tick.C:
 				if bar == nil && time.Since(start) >= after && total.Load() > 0 {
-					bar = progressbar.NewOptions64(total.Load(),
+					opts := []progressbar.Option{
 						progressbar.OptionSetWriter(a.stderr),
 						progressbar.OptionSetDescription(what),
-						progressbar.OptionShowCount(),
-						progressbar.OptionSetPredictTime(true),
+						progressbar.OptionSetPredictTime(false),
+						progressbar.OptionSetElapsedTime(false),
 						progressbar.OptionThrottle(100*time.Millisecond),
 						progressbar.OptionClearOnFinish(),
-						progressbar.OptionSetWidth(30))
+						progressbar.OptionSetWidth(30)}
+					if count {
+						opts = append(opts, progressbar.OptionShowCount())
+					}
+					bar = progressbar.NewOptions64(total.Load(), opts...)
 				}
 				if bar != nil {
-					_ = bar.Set64(done.Load())
+					d, t := done.Load(), total.Load()
+					bar.Describe(what + eta(time.Since(start), d, t))
+					_ = bar.Set64(d)
 				}
 			}
 		}
@@ -204,6 +216,17 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 		total.Store(int64(t))
 	}
 	return update, func() { close(stop); <-finished }
+}
+
+// eta estimates the time left from the whole run's average speed so far
+// (work done in elapsed), so that it moves steadily; it reads e.g.
+// " (1m20s left)".
+func eta(elapsed time.Duration, done, total int64) string {
+	if done <= 0 || total <= done {
+		return ""
+	}
+	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+	return " (" + left.Round(time.Second).String() + " left)"
 }
 
 // runExperiments runs trials[i] trials of exps[i] and summarizes them. On

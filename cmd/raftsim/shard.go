@@ -90,19 +90,37 @@ func withoutShard(args []string) []string {
 // shard file (JSON Lines: a header, then one accumulator per experiment)
 // to stdout.
 func (a *app) runShard(ctx context.Context, what string, exps []experiment.Experiment, trials []int, seed uint64, workers int) error {
+	jobs := make([]sim.Job, len(exps))
+	labels := make([]string, len(exps))
+	for i, e := range exps {
+		jobs[i] = experiment.JobOf(e, trials[i])
+		d := e.Result(nil)
+		labels[i] = d.Experiment + " " + d.Label
+	}
+	return a.runShardJobs(ctx, what, jobs, labels, sim.RunOptions{Seed: seed, Workers: workers}, len(exps) == 1)
+}
+
+// runShardJobs runs the --shard share of the trials of jobs (labels
+// name them in messages) and writes the shard file to stdout; it returns
+// errShardWritten when it did.
+func (a *app) runShardJobs(ctx context.Context, what string, jobs []sim.Job, labels []string, opts sim.RunOptions, traceable bool) error {
 	update, finish := a.progress(what + " shard " + a.shard.String())
-	accs := experiment.Accumulate(ctx, exps, trials, sim.RunOptions{Seed: seed, Workers: workers, Progress: update, Shard: a.shard.k, Shards: a.shard.n})
+	opts.Progress, opts.Shard, opts.Shards = update, a.shard.k, a.shard.n
+	accs := sim.Accumulate(ctx, jobs, opts)
 	finish()
 	var te *sim.TrialError
 	switch {
 	case errors.As(accs.Err, &te):
-		d := exps[te.Job].Result(nil)
-		return trialFailure{what: d.Experiment + " " + d.Label, err: te, traceable: len(exps) == 1}
+		return trialFailure{what: labels[te.Job], err: te, traceable: traceable}
 	case accs.Err != nil && ctx.Err() != nil:
 		fmt.Fprintln(a.stderr, "raftsim: interrupted: the shard is incomplete and was not written")
 		return errInterrupted
 	case accs.Err != nil:
 		return accs.Err
+	}
+	trials := make([]int, len(jobs))
+	for i, j := range jobs {
+		trials[i] = j.Trials
 	}
 	w := bufio.NewWriter(a.stdout)
 	enc := json.NewEncoder(w)
@@ -112,7 +130,7 @@ func (a *app) runShard(ctx context.Context, what string, exps []experiment.Exper
 		return err
 	}
 	for j := range accs.Accs {
-		if err := enc.Encode(shardJob{Record: "accumulator", Job: j, Label: exps[j].Result(nil).Label, Acc: &accs.Accs[j]}); err != nil {
+		if err := enc.Encode(shardJob{Record: "accumulator", Job: j, Label: labels[j], Acc: &accs.Accs[j]}); err != nil {
 			return err
 		}
 	}
@@ -120,6 +138,19 @@ func (a *app) runShard(ctx context.Context, what string, exps []experiment.Exper
 		return err
 	}
 	return errShardWritten
+}
+
+// mergedJobs returns the merged accumulators in place of running jobs
+// (merge), after checking that the shards ran the same trials.
+func (a *app) mergedJobs(jobs []sim.Job) sim.Accumulated {
+	trials := make([]int, len(jobs))
+	for i, j := range jobs {
+		trials[i] = j.Trials
+	}
+	if !slices.Equal(trials, a.mergedTrials) {
+		return sim.Accumulated{Err: usageError{fmt.Errorf("merge: the shards ran %v trials, this command %v", a.mergedTrials, trials)}}
+	}
+	return sim.Accumulated{Accs: a.merged}
 }
 
 // readShards reads shard files and checks that they are the N shards of

@@ -140,14 +140,21 @@ func TestTuneOutputs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, r.Best)
 	var a bytes.Buffer
-	require.NoError(t, WriteTuneJSON(&a, r))
+	require.NoError(t, Meta{Tool: "raftsim", Version: "v9"}.WriteTuneJSON(&a, r))
+	lines := strings.Split(strings.TrimSuffix(a.String(), "\n"), "\n")
+	require.Len(t, lines, 3, "two candidates and the verdict")
 	var j map[string]any
-	require.NoError(t, json.Unmarshal(a.Bytes(), &j))
-	require.Equal(t, "tune", j["experiment"])
-	require.Equal(t, "lognormal:5ms,0.8", j["latency"])
-	require.Len(t, j["candidates"], 2)
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &j))
+	require.Equal(t, "tune-candidate", j["record"])
+	require.Equal(t, "v9", j["version"])
+	require.Equal(t, "lognormal:5ms,0.8", j["params"].(map[string]any)["latency"])
 	best := r.Candidates[r.Best]
-	require.InDelta(t, best.Objective.Seconds()*1000, j["best"].(map[string]any)["objective_ms"], 1e-3)
+	require.InDelta(t, best.Objective.Seconds()*1000, j["objective_ms"], 1e-3)
+	require.Contains(t, j, "objective_ci95_low_ms")
+	require.Contains(t, j, "unnecessary_ci95_high")
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &j))
+	require.Equal(t, "tune-verdict", j["record"])
+	require.Equal(t, "150-300ms", j["best"])
 
 	var csvOut, table bytes.Buffer
 	require.NoError(t, WriteTuneCSV(&csvOut, r))
@@ -155,10 +162,11 @@ func TestTuneOutputs(t *testing.T) {
 	require.NoError(t, TuneTable(r).Write(&table))
 	require.Equal(t, 1, strings.Count(table.String(), "<- best"))
 	require.Contains(t, Recommendation(r), "recommended: 150-300ms (p50 ")
+	require.Contains(t, Recommendation(r), "95% CI [")
 
 	r.Best = -1
 	require.Contains(t, Recommendation(r), "no candidate is feasible")
 	a.Reset()
 	require.NoError(t, WriteTuneJSON(&a, r))
-	require.Contains(t, a.String(), `"best": null`)
+	require.Contains(t, a.String(), `"best":null`)
 }
