@@ -195,7 +195,7 @@ func (a *app) progressBar(what string, count bool) (func(done, total int), func(
 						progressbar.OptionSetDescription(what),
 						progressbar.OptionSetPredictTime(false),
 						progressbar.OptionSetElapsedTime(false),
-						progressbar.OptionThrottle(100*time.Millisecond),
+						progressbar.OptionThrottle(100 * time.Millisecond),
 						progressbar.OptionClearOnFinish(),
 						progressbar.OptionSetWidth(30)}
 					if count {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/raftick/raftick/sim"
