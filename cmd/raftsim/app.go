@@ -117,7 +117,22 @@ election package's nodes on one virtual timing wheel that carries every
 timer and every message in flight, so thousands of elections run per second
 and a seed reproduces a run byte for byte.
 
-Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
+Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.
+
+Output: a table on stdout (progress and messages on stderr), or with --json
+JSON Lines: one self-describing object per line, whatever the command.
+Every object has "record" (result, tune-candidate, tune-verdict), "tool",
+"version", "command", "seed", "preset" (the --model), "params" (every model
+parameter; durations in ms), the trial counts ("trials", "censored": cut at
+--max-time and counted there, "no_leader": never had the leader the
+measurement starts from, left out) and the statistics in ms (min, p10,
+p50, mean, p90, p95, p99, p999, max); "lower_bounds" names those that are
+only lower bounds because of censored trials, and "percentiles_exact" is
+false beyond 131072 trials, where percentiles come from a histogram with a
+relative error of at most 0.1%. --csv has the same fields as columns.
+
+Large runs scale out: --shard K/N runs one share of the trials anywhere,
+and "raftsim merge" prints the output of the whole run from the shards.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -44,15 +44,16 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 		f.StringVar(&o.timeout, "timeout", "150ms-300ms", "election timeout range `min-max` (e.g. 150ms-300ms, 150-155ms, or one value for no randomness)")
 		f.DurationVar(&o.heartbeat, "heartbeat", 0, "leader heartbeat interval (0: half the minimum timeout, as in the paper)")
 	}
-	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5, empirical:1ms,2ms,7ms (default: the model's)")
+	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:LO,HI, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, empirical:D1,D2,... (see below; default: the model's)")
 	f.StringVar(&o.disk, "disk", "", "disk write time `spec` (same forms as --latency, or none) paid before a vote is answered (default: the model's)")
 	f.StringVar(&o.noise, "noise", "", "timer noise `spec` added to every election timeout (same forms, or none; default: the model's)")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
 	f.BoolVar(&o.checkquorum, "checkquorum", false, "enable check-quorum (leaders step down without a quorum)")
-	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames())
+	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames()+" (see below for what each sets)")
 	f.DurationVar(&o.maxTime, "max-time", 60*time.Second, "per-trial limit in virtual time; a trial that reaches it counts at the limit")
+	defer addModelHelp(cmd)
 }
 
 // addRunFlags registers the flags that control a run and its output.
@@ -61,7 +62,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment, see --help of raftsim) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment; see raftsim --help) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {

@@ -443,18 +443,32 @@ func (r *TuneResult) contenders(fo, st []bool) string {
 		if i == r.Best || cd.Status != "feasible" && cd.Status != "uncertain" {
 			continue
 		}
-		overlap := !b.ObjectiveBounded || cd.ObjectiveLow <= b.ObjectiveHigh
-		if !overlap {
+		// Could cd's objective be as good as the best's? Then its
+		// feasibility matters; and if the intervals intersect, which one
+		// is faster is open too.
+		couldBeat := !b.ObjectiveBounded || cd.ObjectiveLow <= b.ObjectiveHigh
+		if !couldBeat {
 			continue
 		}
 		if cd.Status == "uncertain" {
 			st[i] = true
-			why = append(why, fmt.Sprintf("whether %s (%s %s) stays under the bound", label(cd), r.Config.Objective, cd.Objective))
+			why = append(why, fmt.Sprintf("whether %s (%s %v) stays under the bound", label(cd), r.Config.Objective, short(cd.Objective)))
 		}
-		fo[i], fo[r.Best] = true, true
-		why = append(why, fmt.Sprintf("%s from %s (%s intervals overlap)", label(b), label(cd), r.Config.Objective))
+		if !cd.ObjectiveBounded || b.ObjectiveLow <= cd.ObjectiveHigh {
+			fo[i], fo[r.Best] = true, true
+			why = append(why, fmt.Sprintf("%s from %s (%s intervals overlap)", label(b), label(cd), r.Config.Objective))
+		}
 	}
 	return strings.Join(why, "; ")
+}
+
+// short rounds d for a message: to the millisecond from 10ms, else to
+// 10µs.
+func short(d time.Duration) time.Duration {
+	if d >= 10*time.Millisecond {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Microsecond)
 }
 
 func label(c Candidate) string { return RangeLabel(c.TimeoutMin, c.TimeoutMax) }

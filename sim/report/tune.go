@@ -88,8 +88,12 @@ func Recommendation(r experiment.TuneResult) string {
 			if !c.ObjectiveBounded || u.ObjectiveLow <= c.ObjectiveHigh {
 				overlap = "intervals overlap"
 			}
-			fmt.Fprintf(&b, "\nrunner-up: %s (%s %s, %s%s slower, %s; bound %s)", experiment.RangeLabel(u.TimeoutMin, u.TimeoutMax), obj,
-				fmtMS(u.Objective), "+", fmtMS(u.Objective-c.Objective), overlap, map[string]string{"feasible": "met", "uncertain": "uncertain"}[u.Status])
+			margin := fmtMS(u.Objective-c.Objective) + " slower"
+			if u.Objective < c.Objective {
+				margin = fmtMS(c.Objective-u.Objective) + " faster"
+			}
+			fmt.Fprintf(&b, "\nrunner-up: %s (%s %s, %s, %s; bound %s)", experiment.RangeLabel(u.TimeoutMin, u.TimeoutMax), obj,
+				fmtMS(u.Objective), margin, overlap, map[string]string{"feasible": "met", "uncertain": "uncertain"}[u.Status])
 		}
 	}
 	rounds := ""
