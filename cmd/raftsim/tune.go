@@ -112,6 +112,7 @@ var tuneFlags = map[string]string{
 	"Objective": "objective", "MaxElectionsPerNodeHour": "max-elections", "Spreads": "spread", "Mins": "min",
 	"StableFor": "stable-for", "StableTrials": "stable-trials", "FailoverTrials": "trials",
 	"TimeoutMin": "min", "TimeoutMax": "spread", "Heartbeat": "heartbeat",
+	"Nodes": "nodes", "Latency": "latency", "Disk": "disk", "TimerNoise": "noise", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 }
 
 func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
