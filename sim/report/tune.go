@@ -85,7 +85,7 @@ func Recommendation(r experiment.TuneResult) string {
 		if r.RunnerUp >= 0 {
 			u := r.Candidates[r.RunnerUp]
 			overlap := "intervals apart"
-			if !c.ObjectiveBounded || u.ObjectiveLow <= c.ObjectiveHigh {
+			if (!c.ObjectiveBounded || u.ObjectiveLow <= c.ObjectiveHigh) && (!u.ObjectiveBounded || c.ObjectiveLow <= u.ObjectiveHigh) {
 				overlap = "intervals overlap"
 			}
 			margin := fmtMS(u.Objective-c.Objective) + " slower"
