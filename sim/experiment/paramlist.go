@@ -31,11 +31,12 @@ var (
 )
 
 // Params lists every parameter of s, in field order (the fields of the
-// embedded sim.Network in place), with the heartbeat made explicit. It is
+// embedded sim.Network in place), with the trial's time limit made
+// explicit (the heartbeat is as set: an experiment's Result has it
+// explicit, and 0 where no heartbeat of this package applies). It is
 // built from the struct's fields, so a field added to Setup appears
 // without more work.
 func (s Setup) Params() []Param {
-	s.Heartbeat = s.heartbeat()
 	s.MaxTime = s.maxTime()
 	var out []Param
 	var walk func(v reflect.Value)

@@ -12,7 +12,7 @@ import (
 )
 
 func TestParamsListsEveryField(t *testing.T) {
-	ps := PaperModel().Params()
+	ps := Failover{PaperModel()}.Result(nil).Setup.Params()
 	names := map[string]any{}
 	for _, p := range ps {
 		names[p.Name] = p.Value
