@@ -207,6 +207,24 @@ func (ps paramList) MarshalJSON() ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
+// stats adds the order statistics and mean of s, in milliseconds.
+func (r *record) stats(s sim.Summary) {
+	for _, st := range statistics(s) {
+		r.add(st.name, toMS(st.v))
+	}
+}
+
+type statistic struct {
+	name string
+	v    time.Duration
+}
+
+// statistics lists the statistics of s under their field names.
+func statistics(s sim.Summary) []statistic {
+	return []statistic{{"min_ms", s.Min}, {"p10_ms", s.P10}, {"p50_ms", s.P50}, {"mean_ms", s.Mean}, {"p90_ms", s.P90}, {"p95_ms", s.P95},
+		{"p99_ms", s.P99}, {"p999_ms", s.P999}, {"max_ms", s.Max}}
+}
+
 // lowerBounds names the statistics of s that are lower bounds: those at
 // or above the time limit when some trials were cut there (a censored
 // trial's true time is larger than the limit it was counted at).
@@ -215,11 +233,7 @@ func lowerBounds(s sim.Summary) []string {
 		return nil
 	}
 	var out []string
-	for _, st := range []struct {
-		name string
-		v    time.Duration
-	}{{"min_ms", s.Min}, {"p10_ms", s.P10}, {"p50_ms", s.P50}, {"mean_ms", s.Mean}, {"p90_ms", s.P90}, {"p95_ms", s.P95},
-		{"p99_ms", s.P99}, {"p999_ms", s.P999}, {"max_ms", s.Max}} {
+	for _, st := range statistics(s) {
 		if st.v >= s.Max || st.name == "mean_ms" {
 			out = append(out, st.name)
 		}
@@ -250,15 +264,7 @@ func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
 	r.add("trials", s.Trials)
 	r.add("timed_out", s.TimedOut)
 	r.add("seed", s.Seed)
-	r.add("min_ms", toMS(s.Min))
-	r.add("p10_ms", toMS(s.P10))
-	r.add("p50_ms", toMS(s.P50))
-	r.add("mean_ms", toMS(s.Mean))
-	r.add("p90_ms", toMS(s.P90))
-	r.add("p95_ms", toMS(s.P95))
-	r.add("p99_ms", toMS(s.P99))
-	r.add("p999_ms", toMS(s.P999))
-	r.add("max_ms", toMS(s.Max))
+	r.stats(s.Summary)
 	r.add("split_vote_rate", round6(s.SplitVoteRate))
 	r.add("mean_terms", round6(s.MeanTerms))
 	r.add("messages_per_election", round6(s.MessagesPerElection))
