@@ -129,6 +129,9 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 	if o.trace {
 		return flagError("trace", "is not available with --engine hashicorp")
 	}
+	if a.shard.n > 0 {
+		return flagError("shard", "is not available with --engine hashicorp (its real-time trials are not seeded, so shards would not add up to a run)")
+	}
 	if s.Disk != nil && o.model == "plain" {
 		fmt.Fprintln(a.stderr, "raftsim: note: --engine hashicorp uses in-memory stores; --disk is ignored")
 	}

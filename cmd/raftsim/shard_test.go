@@ -53,6 +53,7 @@ func TestShardErrors(t *testing.T) {
 		{[]string{"failover", "--shard", "x"}},
 		{[]string{"failover", "--shard", "0/0"}},
 		{[]string{"failover", "--shard", "0/2", "--trace"}},
+		{[]string{"failover", "--engine", "hashicorp", "--shard", "0/2"}},
 		{[]string{"merge"}},
 		{[]string{"merge", "/nonexistent"}},
 	} {
