@@ -143,7 +143,7 @@ func TestPlotFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, ext := range []string{"pdf", "svg", "png"} {
 		path := filepath.Join(dir, "fig."+ext)
-		code, _, errOut := raftsim(t, "paper", "--trials", "20", "--max-time", "20s", "--plot", path)
+		code, _, errOut := raftsim(t, "paper", "--trials", "10", "--max-time", "5s", "--plot", path)
 		require.Equal(t, 0, code, errOut)
 		require.Contains(t, errOut, "wrote the figure to "+path)
 		b, err := os.ReadFile(path)

@@ -14,12 +14,12 @@ import (
 func TestShardMergeIsTheUnshardedRun(t *testing.T) {
 	dir := t.TempDir()
 	for _, args := range [][]string{
-		{"paper", "--seed", "7", "--trials", "60", "--max-time", "20s"},
-		{"paper", "--seed", "7", "--trials", "60", "--max-time", "20s", "--json", "--cdf"},
-		{"sweep", "--over", "nodes=3,5,7", "--trials", "40", "--csv"},
-		{"failover", "--timeout", "150-155ms", "--trials", "50", "--json"},
-		{"bootstrap", "--trials", "30"},
-		{"splitvote", "--trials", "2000", "--l", "0.05,0.2"},
+		{"paper", "--seed", "7", "--trials", "30", "--max-time", "5s"},
+		{"paper", "--seed", "7", "--trials", "30", "--max-time", "5s", "--json", "--cdf"},
+		{"sweep", "--over", "nodes=3,5,7", "--trials", "20", "--csv"},
+		{"failover", "--timeout", "150-155ms", "--trials", "30", "--json"},
+		{"bootstrap", "--trials", "20"},
+		{"splitvote", "--trials", "1000", "--l", "0.05,0.2"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, whole, errOut := raftsim(t, args...)
