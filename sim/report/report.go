@@ -498,7 +498,10 @@ func WriteComparison(w io.Writer, ss []experiment.Result) error {
 			name, rel := figureWords(f)
 			v := f.Statistic(s.Summary)
 			simulated := fmtMS(v)
-			if s.TimedOut > 0 && v >= s.Max {
+			switch {
+			case s.Measured() == 0:
+				simulated = "-"
+			case s.TimedOut > 0 && v >= s.Max:
 				simulated = ">=" + simulated
 			}
 			t.Rows = append(t.Rows, []string{s.Label, name + fmt.Sprintf(" of %d", s.Trials), rel + fmtMS(f.Value), simulated})
@@ -534,6 +537,11 @@ func PaperShape(ss []experiment.Result) string {
 		return "shape: not enough rows"
 	}
 	a, b, c, e := ss[0], ss[2], ss[4], ss[5]
+	for _, r := range []experiment.Result{a, b, c, e, ss[3]} {
+		if r.Measured() == 0 {
+			return "shape: not checked, " + r.Label + " has no measured trial"
+		}
+	}
 	ok := a.P50 > 10*b.P50 && b.P50 > e.P50 && b.P99 > c.P99
 	mark := "as in the paper"
 	if !ok {

@@ -129,6 +129,12 @@ func TestPaperText(t *testing.T) {
 		require.Contains(t, b.String(), want)
 	}
 	require.Equal(t, "shape: not enough rows", PaperShape(rs[:3]))
+	unmeasured := append([]experiment.Result(nil), rs...)
+	unmeasured[4] = experiment.PaperExperiments(s)[4].Result(nil)
+	require.Equal(t, "shape: not checked, 150-200ms has no measured trial", PaperShape(unmeasured))
+	b.Reset()
+	require.NoError(t, WriteComparison(&b, unmeasured))
+	require.Contains(t, b.String(), "~513ms          -")
 }
 
 func TestTuneOutputs(t *testing.T) {
