@@ -8,9 +8,14 @@
 //	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
 //	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
 //	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
+//	raftsim paper --trials 100000 --shard 3/8 > shard-3.jsonl   # one of 8 processes
+//	raftsim merge shard-*.jsonl                                 # the whole run's output
 //
-// Every subcommand has --help. Results go to stdout (text, --json or
-// --csv); progress bars and errors go to stderr. Bad flags or values exit
+// Every subcommand has --help. Results go to stdout (a table, --json:
+// JSON Lines of self-describing objects, or --csv with the same fields);
+// progress bars, errors and where a --plot figure (PDF, SVG or PNG) went
+// go to stderr. Setups that cannot measure what they are asked are refused
+// before anything runs. Bad flags or values exit
 // with status 2, a failed trial (a simulation that broke) with status 1
 // and the command that reproduces it. An interrupt (Ctrl-C) stops the
 // trials that are running, prints what finished and exits with status
