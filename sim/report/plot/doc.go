@@ -1,4 +1,5 @@
-// Package plot draws the CDFs of experiment results as SVG or PNG, laid
+// Package plot draws the CDFs of experiment results as PDF, SVG or PNG figures ready
+// for a report (title, caption, decade ticks, embedded fonts), laid
 // out like Figure 16 of the Raft paper. Its one job is figures; it is the
 // only package of the simulator that imports gonum/plot, so programs that
 // use the engine, the experiments or the text reports never compile it.
