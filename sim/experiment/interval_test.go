@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,4 +52,13 @@ func TestObjectiveInterval(t *testing.T) {
 	// Too few trials to bound p99 from above.
 	_, _, ok = ObjectiveInterval(sim.Summarize(outs[:50]), "p99")
 	require.False(t, ok)
+}
+
+// Two unnecessary elections in 5 node-hours (six 10-minute windows of a
+// 5-server cluster): the rate is 0.4 per node-hour, but anything from
+// 0.05 to 1.44 is consistent with the count at 95%.
+func ExamplePoissonInterval() {
+	lo, hi := PoissonInterval(2, 5)
+	fmt.Printf("%.2f-%.2f per node-hour\n", lo, hi)
+	// Output: 0.05-1.44 per node-hour
 }
