@@ -71,14 +71,16 @@ type shardJob struct {
 // nothing else is printed, exit status 0.
 var errShardWritten = errors.New("shard written")
 
-// withoutShard returns args without the --shard flag and its value.
+// withoutShard returns args without the flags that do not change the
+// output: --shard and --workers, and their values (shards may run with
+// different worker counts).
 func withoutShard(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
-		case a == "--shard":
+		case a == "--shard", a == "--workers":
 			i++
-		case strings.HasPrefix(a, "--shard="):
+		case strings.HasPrefix(a, "--shard="), strings.HasPrefix(a, "--workers="):
 		default:
 			out = append(out, a)
 		}

@@ -26,7 +26,8 @@ func TestShardMergeIsTheUnshardedRun(t *testing.T) {
 			require.Equal(t, 0, code, errOut)
 			var files []string
 			for k := range 3 {
-				code, out, errOut := raftsim(t, append(args, "--shard", []string{"0/3", "1/3", "2/3"}[k])...)
+				// Shards may run with different worker counts.
+				code, out, errOut := raftsim(t, append(args, "--shard", []string{"0/3", "1/3", "2/3"}[k], "--workers", []string{"1", "2", "3"}[k])...)
 				require.Equal(t, 0, code, errOut)
 				f := filepath.Join(dir, strings.ReplaceAll(strings.Join(args[:2], "-"), "=", "")+[]string{"a", "b", "c"}[k])
 				require.NoError(t, os.WriteFile(f, []byte(out), 0o600))
