@@ -26,7 +26,12 @@
 //
 // Run (the function) executes the trials of many Jobs across all cores;
 // trial i draws from TrialRand(seed, i) and outcomes are gathered in
-// trial order, so the output does not depend on GOMAXPROCS. A failed
+// trial order, so the output does not depend on GOMAXPROCS. Summaries and
+// Accumulate stream the outcomes into an Accumulator per job instead,
+// whose memory does not grow with the number of trials (exact times up to
+// SampleCap, a histogram within SketchError beyond) and whose Summary
+// depends only on the outcomes, not their order; accumulators of the
+// shards of a run (RunOptions.Shard) merge into the whole run's. A failed
 // trial stops the run with a *TrialError naming the trial and its seed.
 // Summarize turns Outcomes into percentiles, split-vote rate, terms and
 // messages per election and a CDF.

@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -20,9 +22,15 @@ import (
 // interrupted by ctx (then it returns ctx's error, and Run counts the
 // trial as unfinished). ctx is for cancellation only; a trial checks it
 // now and then (Config.Context).
+//
+// A job runs the trials First, First+1, ..., First+Trials-1 (so a job can
+// extend an earlier one with more trials of the same streams). Weight is
+// the relative cost of one of its trials for Progress (0 means 1).
 type Job struct {
 	Trials int
 	Trial  func(ctx context.Context, i int, rng *rand.Rand) (Outcome, error)
+	First  int
+	Weight int
 }
 
 // A TrialError reports a trial that failed: which one and with which
@@ -53,11 +61,18 @@ type RunOptions struct {
 	// runtime.GOMAXPROCS(0). It changes speed only, never results.
 	Workers int
 	// Progress, if not nil, is called as trials finish with the number
-	// finished so far and the total. It is called from worker goroutines,
-	// one call at a time, with done strictly increasing (a count overtaken
-	// by a later one is skipped), so the last call of a run that was not
-	// interrupted has done == total. It must be cheap.
+	// finished so far and the total, each trial counted Job.Weight times.
+	// It is called from worker goroutines, one call at a time, with done
+	// strictly increasing (a count overtaken by a later one is skipped),
+	// so the last call of a run that was not interrupted has done ==
+	// total. It must be cheap.
 	Progress func(done, total int)
+	// Shard and Shards split the trials among independent runs: with
+	// Shards > 1 the run does only trials i with i % Shards == Shard (0 <=
+	// Shard < Shards), still drawing from TrialRand(Seed, i), so the
+	// shards' outcomes together are exactly the unsharded run's. Shards
+	// <= 1 runs every trial.
+	Shard, Shards int
 }
 
 // TrialRand returns the random source of trial index i under seed: a PCG
@@ -88,7 +103,85 @@ func splitmix64(x uint64) uint64 {
 // starts no new trial, waits for the running ones and returns a
 // *TrialError for the failed trial of the lowest (job, index); the
 // outcomes it returns then are only the trials that finished.
+//
+// Run keeps every outcome; Summaries keeps memory independent of the
+// number of trials.
 func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) {
+	type indexed struct {
+		i int
+		o Outcome
+	}
+	parts := make([][]indexed, len(jobs))
+	var mu sync.Mutex
+	err := Stream(ctx, jobs, opts, func(j, i int, o Outcome) {
+		mu.Lock()
+		parts[j] = append(parts[j], indexed{i, o})
+		mu.Unlock()
+	})
+	res := make([][]Outcome, len(jobs))
+	for j, p := range parts {
+		slices.SortFunc(p, func(a, b indexed) int { return cmp.Compare(a.i, b.i) })
+		res[j] = make([]Outcome, len(p))
+		for k, x := range p {
+			res[j][k] = x.o
+		}
+	}
+	return res, err
+}
+
+// Summaries runs the trials like Run but keeps only a Summary per job
+// (an Accumulator each): its memory does not grow with the number of
+// trials beyond SampleCap times per job. The summaries are of the trials
+// that finished, and do not depend on the number of workers.
+func Summaries(ctx context.Context, jobs []Job, opts RunOptions) ([]Summary, error) {
+	accs := Accumulate(ctx, jobs, opts)
+	sums := make([]Summary, len(jobs))
+	for j := range accs.Accs {
+		sums[j] = accs.Accs[j].Summary()
+	}
+	return sums, accs.Err
+}
+
+// Accumulated is the result of Accumulate: one Accumulator per job and
+// the run's error (as Run's).
+type Accumulated struct {
+	Accs []Accumulator
+	Err  error
+}
+
+// Accumulate runs the trials like Run and adds each finished trial's
+// outcome to its job's Accumulator, for callers that merge the
+// accumulators of several runs (shards) before summarizing.
+func Accumulate(ctx context.Context, jobs []Job, opts RunOptions) Accumulated {
+	accs := make([]Accumulator, len(jobs))
+	locks := make([]sync.Mutex, len(jobs))
+	err := Stream(ctx, jobs, opts, func(j, _ int, o Outcome) {
+		locks[j].Lock()
+		accs[j].Add(o)
+		locks[j].Unlock()
+	})
+	return Accumulated{accs, err}
+}
+
+// ShardTrials returns the number of the trials of a job of n trials
+// that shard k of shards runs (RunOptions.Shard): the job's trials
+// First+k, First+k+shards, First+k+2*shards, ... below First+n.
+func ShardTrials(n, k, shards int) int {
+	if shards <= 1 {
+		return max(n, 0)
+	}
+	if n <= k {
+		return 0
+	}
+	return (n - k + shards - 1) / shards
+}
+
+// Stream runs the trials like Run and hands each finished trial's outcome
+// to sink(job, index, outcome) instead of keeping it. sink is called from
+// the worker goroutines, concurrently and in no particular order; it must
+// be safe for that. Stream keeps nothing per trial, so its memory does not
+// depend on the number of trials. It returns Run's error.
+func Stream(ctx context.Context, jobs []Job, opts RunOptions, sink func(job, i int, o Outcome)) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -105,16 +198,19 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 		}
 		cancel()
 	}
-	total := 0
+	shard, shards := opts.Shard, max(opts.Shards, 1)
+	total, work := 0, 0
 	starts := make([]int, len(jobs)+1)
+	weights := make([]int64, len(jobs))
 	for j, job := range jobs {
 		starts[j] = total
-		total += max(job.Trials, 0)
+		n := ShardTrials(job.Trials, shard, shards)
+		total += n
+		weights[j] = int64(max(job.Weight, 1))
+		work += n * max(job.Weight, 1)
 	}
 	starts[len(jobs)] = total
 
-	outs := make([]Outcome, total)
-	done := make([]bool, total)
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -138,7 +234,7 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 				for starts[j+1] <= k {
 					j++
 				}
-				i := k - starts[j]
+				i := jobs[j].First + shard + (k-starts[j])*shards
 				o, err := runTrial(ctx, jobs[j], i, TrialRand(opts.Seed, i))
 				if err != nil {
 					if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
@@ -146,14 +242,13 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 					}
 					continue
 				}
-				outs[k] = o
-				done[k] = true
-				n := finished.Add(1)
+				sink(j, i, o)
+				n := finished.Add(weights[j])
 				if opts.Progress != nil {
 					progMu.Lock()
 					if n > reported {
 						reported = n
-						opts.Progress(int(n), total)
+						opts.Progress(int(n), work)
 					}
 					progMu.Unlock()
 				}
@@ -161,21 +256,10 @@ func Run(ctx context.Context, jobs []Job, opts RunOptions) ([][]Outcome, error) 
 		}()
 	}
 	wg.Wait()
-
-	res := make([][]Outcome, len(jobs))
-	for j := range jobs {
-		part := make([]Outcome, 0, starts[j+1]-starts[j])
-		for k := starts[j]; k < starts[j+1]; k++ {
-			if done[k] {
-				part = append(part, outs[k])
-			}
-		}
-		res[j] = part
-	}
 	if fail != nil {
-		return res, fail
+		return fail
 	}
-	return res, parent.Err()
+	return parent.Err()
 }
 
 // runTrial runs one trial, turning a panic into an error.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,7 @@ func (a *app) exit(err error) int {
 	var ue usageError
 	var tf trialFailure
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errShardWritten):
 		return 0
 	case errors.Is(err, errInterrupted):
 		return 130
@@ -97,6 +98,14 @@ type app struct {
 	progressAfter time.Duration
 	// forceProgress shows the bar even if stderr is not a terminal (tests).
 	forceProgress bool
+	// shard is the --shard flag: run one share of the trials and write
+	// a shard file (see merge).
+	shard shardSpec
+	// merged, when not nil, are the merged outcomes of the shards of this
+	// command line (merge): runExperiments returns them instead of running
+	// mergedTrials trials.
+	merged       []sim.Accumulator
+	mergedTrials []int
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -108,7 +117,22 @@ election package's nodes on one virtual timing wheel that carries every
 timer and every message in flight, so thousands of elections run per second
 and a seed reproduces a run byte for byte.
 
-Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
+Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.
+
+Output: a table on stdout (progress and messages on stderr), or with --json
+JSON Lines: one self-describing object per line, whatever the command.
+Every object has "record" (result, tune-candidate, tune-verdict), "tool",
+"version", "command", "seed", "preset" (the --model), "params" (every model
+parameter; durations in ms), the trial counts ("trials", "censored": cut at
+--max-time and counted there, "no_leader": never had the leader the
+measurement starts from, left out) and the statistics in ms (min, p10,
+p50, mean, p90, p95, p99, p999, max); "lower_bounds" names those that are
+only lower bounds because of censored trials, and "percentiles_exact" is
+false beyond 131072 trials, where percentiles come from a histogram with a
+relative error of at most 0.1%. --csv has the same fields as columns.
+
+Large runs scale out: --shard K/N runs one share of the trials anywhere,
+and "raftsim merge" prints the output of the whole run from the shards.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -119,11 +143,14 @@ Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.PersistentFlags().Var(&a.shard, "shard", "run only share `K/N` of the trials (K from 0 to N-1) and print a shard file for raftsim merge")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
 	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd())
-	root.CompletionOptions.DisableDefaultCmd = true
+	root.Version = version()
+	root.SetVersionTemplate(versionLine() + "\n")
+	root.AddCommand(a.mergeCmd())
 	return root
 }
 
@@ -147,6 +174,12 @@ func (a *app) stderrIsTerminal() bool {
 // the run ends. A bar appears on stderr only when stderr is a terminal and
 // the run has lasted progressAfter (one second by default).
 func (a *app) progress(what string) (func(done, total int), func()) {
+	return a.progressBar(what, true)
+}
+
+// progressBar is progress with the count of trials shown (count) or only
+// the percentage of the work (trials weighted by their cost).
+func (a *app) progressBar(what string, count bool) (func(done, total int), func()) {
 	if !a.stderrIsTerminal() {
 		return nil, func() {}
 	}
@@ -172,17 +205,23 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 				return
 			case <-tick.C:
 				if bar == nil && time.Since(start) >= after && total.Load() > 0 {
-					bar = progressbar.NewOptions64(total.Load(),
+					opts := []progressbar.Option{
 						progressbar.OptionSetWriter(a.stderr),
 						progressbar.OptionSetDescription(what),
-						progressbar.OptionShowCount(),
-						progressbar.OptionSetPredictTime(true),
-						progressbar.OptionThrottle(100*time.Millisecond),
+						progressbar.OptionSetPredictTime(false),
+						progressbar.OptionSetElapsedTime(false),
+						progressbar.OptionThrottle(100 * time.Millisecond),
 						progressbar.OptionClearOnFinish(),
-						progressbar.OptionSetWidth(30))
+						progressbar.OptionSetWidth(30)}
+					if count {
+						opts = append(opts, progressbar.OptionShowCount())
+					}
+					bar = progressbar.NewOptions64(total.Load(), opts...)
 				}
 				if bar != nil {
-					_ = bar.Set64(done.Load())
+					d, t := done.Load(), total.Load()
+					bar.Describe(what + eta(time.Since(start), d, t))
+					_ = bar.Set64(d)
 				}
 			}
 		}
@@ -194,10 +233,30 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 	return update, func() { close(stop); <-finished }
 }
 
+// eta estimates the time left from the whole run's average speed so far
+// (work done in elapsed), so that it moves steadily; it reads e.g.
+// " (1m20s left)".
+func eta(elapsed time.Duration, done, total int64) string {
+	if done <= 0 || total <= done {
+		return ""
+	}
+	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+	return " (" + left.Round(time.Second).String() + " left)"
+}
+
 // runExperiments runs trials[i] trials of exps[i] and summarizes them. On
 // an interrupt it summarizes what finished and reports interrupted; a
 // failed trial is a trialFailure.
 func (a *app) runExperiments(ctx context.Context, what string, exps []experiment.Experiment, trials []int, seed uint64, workers int) (rs []experiment.Result, interrupted bool, err error) {
+	switch {
+	case a.merged != nil:
+		if !slices.Equal(trials, a.mergedTrials) {
+			return nil, false, usageError{fmt.Errorf("merge: the shards ran %v trials, this command %v", a.mergedTrials, trials)}
+		}
+		return experiment.Results(exps, a.merged, seed), false, nil
+	case a.shard.n > 0:
+		return nil, false, a.runShard(ctx, what, exps, trials, seed, workers)
+	}
 	total := 0
 	for _, n := range trials {
 		total += n
@@ -243,6 +302,10 @@ func flagParseError(err error) error {
 		"duration": "a duration (e.g. 150ms)", "bool": "true or false",
 	}[ive.GetFlag().Value.Type()]
 	if want == "" {
+		// A flag of this command's own type: its Set says what is wrong.
+		if cause := errors.Unwrap(ive); cause != nil {
+			return fmt.Errorf("--%s %q: %v", ive.GetFlag().Name, ive.GetValue(), cause)
+		}
 		want = "a " + ive.GetFlag().Value.Type()
 	}
 	return fmt.Errorf("--%s %q: must be %s", ive.GetFlag().Name, ive.GetValue(), want)

@@ -12,9 +12,14 @@
 //	raftsim failover --crash 2 --crash-offset 0 --until majority
 //	raftsim failover --timeout 150-151ms --candidate-timeout 75-150ms --candidate-backoff
 //	raftsim partition --model all --shape bare-quorum,one-way
+//	raftsim paper --trials 100000 --shard 3/8 > shard-3.jsonl   # one of 8 processes
+//	raftsim merge shard-*.jsonl                                 # the whole run's output
 //
-// Every subcommand has --help. Results go to stdout (text, --json or
-// --csv); progress bars and errors go to stderr. Bad flags or values exit
+// Every subcommand has --help. Results go to stdout (a table, --json:
+// JSON Lines of self-describing objects, or --csv with the same fields);
+// progress bars, errors and where a --plot figure (PDF, SVG or PNG) went
+// go to stderr. Setups that cannot measure what they are asked are refused
+// before anything runs. Bad flags or values exit
 // with status 2, a failed trial (a simulation that broke) with status 1
 // and the command that reproduces it. An interrupt (Ctrl-C) stops the
 // trials that are running, prints what finished and exits with status

@@ -103,6 +103,9 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if s, err = o.etcdSetup(cmd, s); err != nil {
 		return err
 	}
+	if err := s.Measurable(aliveOf(s, bootstrap)); err != nil {
+		return configError(err, setupFlags, "model")
+	}
 	if !bootstrap && o.engine == "hashicorp" {
 		return a.runHashicorp(cmd.Context(), o, s)
 	}
@@ -124,7 +127,8 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []plot.Panel{{Title: d.Experiment + ": " + s.Describe(), Results: rs}}); err != nil {
+	title := map[bool]string{false: "Failover: time without a leader after the leader crashes", true: "Bootstrap: time to the first leader"}[bootstrap]
+	if err := writePlot(a.stderr, o, figure(o, title, s.Describe(), []plot.Panel{{Results: rs}})); err != nil {
 		return err
 	}
 	if interrupted {
@@ -145,6 +149,9 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 	}
 	if o.trace {
 		return flagError("trace", "is not available with --engine hashicorp")
+	}
+	if a.shard.n > 0 {
+		return flagError("shard", "is not available with --engine hashicorp (its real-time trials are not seeded, so shards would not add up to a run)")
 	}
 	if s.Disk != nil && o.model == "plain" {
 		fmt.Fprintln(a.stderr, "raftsim: note: --engine hashicorp uses in-memory stores; --disk is ignored")
@@ -171,11 +178,21 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
 		return err
 	}
-	if err := writePlot(o, []plot.Panel{{Title: "failover on hashicorp/raft", Results: rs}}); err != nil {
+	fig := figure(o, "Failover on real hashicorp/raft nodes (real time)", fmt.Sprintf("%d servers, pre-vote %v", s.Nodes, s.PreVote), []plot.Panel{{Results: rs}})
+	if err := writePlot(a.stderr, o, fig); err != nil {
 		return err
 	}
 	if interrupted {
 		return errInterrupted
 	}
 	return nil
+}
+
+// aliveOf returns the servers running during the measurement: all of
+// them for bootstrap, all but the crashed leader for failover.
+func aliveOf(s experiment.Setup, bootstrap bool) int {
+	if bootstrap {
+		return s.Nodes
+	}
+	return s.Nodes - 1
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
-	"github.com/raftick/raftick/sim/report/plot"
 )
 
 // opts are the flags shared by the experiment subcommands.
@@ -36,6 +35,7 @@ type opts struct {
 	trace       bool
 	traceTrial  int
 	v           variantOpts // variants.go
+	command     string // the subcommand, for the output records
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -46,7 +46,7 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 		f.StringVar(&o.timeout, "timeout", "150ms-300ms", "election timeout range `min-max` (e.g. 150ms-300ms, 150-155ms, or one value for no randomness)")
 		f.DurationVar(&o.heartbeat, "heartbeat", 0, "leader heartbeat interval (0: half the minimum timeout, as in the paper)")
 	}
-	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:1ms,5ms, normal:5ms,2ms, lognormal:5ms,0.5, empirical:1ms,2ms,7ms (default: the model's)")
+	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:LO,HI, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, empirical:D1,D2,... (see below; default: the model's)")
 	f.StringVar(&o.disk, "disk", "", "disk write time `spec` (same forms as --latency, or none) paid before a vote is answered (default: the model's)")
 	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
 	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
@@ -55,9 +55,10 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
 	f.BoolVar(&o.checkquorum, "checkquorum", false, "enable check-quorum (leaders step down without a quorum)")
-	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames())
+	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames()+" (see below for what each sets)")
 	f.DurationVar(&o.maxTime, "max-time", 60*time.Second, "per-trial limit in virtual time; a trial that reaches it counts at the limit")
 	addCandidateFlags(cmd, o)
+	defer addModelHelp(cmd)
 }
 
 // addRunFlags registers the flags that control a run and its output.
@@ -66,11 +67,11 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON (one object per experiment) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment; see raftsim --help) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {
-		f.StringVar(&o.plot, "plot", "", "write the CDF plot to `FILE` (.svg or .png)")
+		f.StringVar(&o.plot, "plot", "", "write the CDF figure to `FILE` (.pdf, .svg or .png, by its extension)")
 	}
 	f.BoolVar(&o.trace, "trace", false, "print the event log of one trial (see --trace-trial) instead of running the experiment")
 	f.IntVar(&o.traceTrial, "trace-trial", 0, "trial index traced by --trace")
@@ -93,10 +94,17 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 	if o.cdf && !o.json {
 		return flagError("cdf", "needs --json")
 	}
-	if o.plot != "" {
-		if _, err := plot.Format(o.plot); err != nil {
-			return flagError("plot", "file name must end in .svg or .png, got %q", o.plot)
+	o.command = cmd.Name()
+	if sh := cmd.Flag("shard"); sh == nil || !sh.Changed {
+		// A shard writes no figure (merge does): its path is checked there.
+		if err := checkPlotPath(cmd, o.plot); err != nil {
+			return err
 		}
+	} else if o.trace {
+		return flagError("shard", "cannot be combined with --trace")
+	}
+	if o.trace && (o.json || o.csv) {
+		return flagError("trace", "prints an event log, one line per event; it cannot be combined with --json or --csv")
 	}
 	if o.traceTrial < 0 {
 		return flagError("trace-trial", "must not be negative, got %d", o.traceTrial)
@@ -134,6 +142,9 @@ func configError(err error, flags map[string]string, fallback string) error {
 
 // latencyFlag parses the latency spec of a flag ("none" or "0": none).
 func latencyFlag(flag, value string) (sim.Latency, error) {
+	if value == "" {
+		return nil, flagError(flag, "needs a spec such as normal:5ms,2ms, or none")
+	}
 	l, err := experiment.OptionalLatency(value)
 	if err != nil {
 		return nil, configError(err, nil, flag)

@@ -66,6 +66,11 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 		return err
 	}
 	rows := experiment.PaperExperiments(s)
+	for _, r := range rows {
+		if err := r.Measurable(r.Nodes - 1); err != nil {
+			return configError(err, setupFlags, "model")
+		}
+	}
 	all := make([]experiment.Experiment, len(rows))
 	for i, r := range rows {
 		all[i] = r
@@ -79,25 +84,32 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 	}
 	var panels [2]plot.Panel
 	for i, r := range rows {
-		panels[r.Row.Panel].Title = experiment.PaperPanelTitles[r.Row.Panel]
+		panels[r.Row.Panel].Title = paperPanelShort[r.Row.Panel]
 		panels[r.Row.Panel].Results = append(panels[r.Row.Panel].Results, rs[i])
 	}
 	switch {
 	case o.json:
-		err = report.WriteJSONArray(a.stdout, rs, o.cdf)
+		err = o.meta().WriteJSONLines(a.stdout, rs, o.cdf)
 	case o.csv:
-		err = report.WriteCSV(a.stdout, rs)
+		err = o.meta().WriteCSV(a.stdout, rs)
 	default:
 		err = report.WritePaperText(a.stdout, s, o.seed, rs)
 	}
 	if err != nil {
 		return err
 	}
-	if err := writePlot(o, panels[:]); err != nil {
+	fig := figure(o, "Time without a leader after the leader crashes (Raft paper, Figure 16)", s.Describe(), panels[:])
+	if err := writePlot(a.stderr, o, fig); err != nil {
 		return err
 	}
 	if interrupted {
 		return errInterrupted
 	}
 	return nil
+}
+
+// paperPanelShort are the panel titles of the paper's figure.
+var paperPanelShort = [2]string{
+	"(a) varying the randomness of the election timeout",
+	"(b) scaling the minimum election timeout",
 }

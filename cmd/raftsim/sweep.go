@@ -85,6 +85,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 		if o.experiment == "bootstrap" && (s.Crash > 1 || s.CrashAfterHeartbeat) {
 			return flagError("over", "%s: crash and crashoffset apply to failover only", experiment.GridLabel(point))
 		}
+		if err := s.Measurable(aliveOf(s, o.experiment == "bootstrap")); err != nil {
+			return overError(experiment.GridLabel(point), err)
+		}
 		e, err := o.engineExperiment(cmd, s, o.experiment == "bootstrap")
 		if err != nil {
 			return err
@@ -109,12 +112,13 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	table := report.SummaryTable(rs, false)
 	table.Header[0] = "parameters"
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "sweep of %s: %s, seed %d\n", o.experiment, base.Describe(), o.seed)
+		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), o.seed)
 	}
 	if err := writeResults(a.stdout, &o.opts, rs, table); err != nil {
 		return err
 	}
-	if err := writePlot(&o.opts, []plot.Panel{{Title: "sweep of " + o.experiment, Results: rs}}); err != nil {
+	fig := figure(&o.opts, "Sweep of "+o.experiment+" over "+strings.Join(o.over, " and "), sweptDescribe(base, axes), []plot.Panel{{Results: rs}})
+	if err := writePlot(a.stderr, &o.opts, fig); err != nil {
 		return err
 	}
 	if interrupted {
@@ -153,4 +157,35 @@ func overError(label string, err error) error {
 		return flagError("over", "%s%s: %s", at, fe.ValueString(), fe.Reason)
 	}
 	return flagError("over", "%s%s=%s: %s", at, name, fe.ValueString(), fe.Reason)
+}
+
+// sweptDescribe returns base.Describe() with the swept parameters shown
+// as "(swept)" instead of their base values.
+func sweptDescribe(base experiment.Setup, axes []experiment.Axis) string {
+	d := base.Describe()
+	str := func(l sim.Latency) string {
+		if l == nil {
+			return "none"
+		}
+		return l.String()
+	}
+	for _, ax := range axes {
+		var old, repl string
+		switch ax.Name {
+		case "nodes":
+			old, repl = fmt.Sprintf("%d servers", base.Nodes), "servers (swept)"
+		case "latency":
+			old, repl = "latency "+str(base.Latency), "latency (swept)"
+		case "disk":
+			old, repl = "disk "+str(base.Disk), "disk (swept)"
+		case "lateness", "noise":
+			old, repl = "timer lateness "+str(base.TimerLateness), "timer lateness (swept)"
+		case "loss", "dup":
+			old, repl = fmt.Sprintf(", loss %g, dup %g", base.Loss, base.Duplicate), ", loss and dup (swept)"
+		}
+		if old != "" {
+			d = strings.Replace(d, old, repl, 1)
+		}
+	}
+	return d
 }

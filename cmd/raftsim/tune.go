@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -24,6 +25,7 @@ type tuneOpts struct {
 	stableFor    time.Duration
 	stableTrials int
 	countPV      bool
+	maxRounds    int
 }
 
 func joinDurations(ds []time.Duration) string {
@@ -62,8 +64,19 @@ shown beside them and count too with --count-prevotes; leader changes per
 hour are shown. The heartbeat is half of each min unless --heartbeat is
 given (with --model hashicorp, a tenth of it).
 
-It prints one line per candidate and a final line naming the feasible
-candidate with the best objective. Small minimums fail fast but, with a
+Both measurements come with 95% confidence intervals: the objective's
+from the order statistics of the failover times (distribution-free), the
+rate's exact Poisson (Garwood) interval for the elections counted over the
+node-hours simulated. A candidate meets the bound when the rate's whole
+interval is at or below it, exceeds it when the interval is above it, and
+is uncertain otherwise. While the decision is close (the runner-up's
+objective interval overlaps the best one's, or a candidate that could win
+is uncertain) tune doubles the trials of those candidates, up to
+--max-rounds times, continuing their random streams; if that does not
+settle it, it says what it cannot tell apart.
+
+It prints one line per candidate, the recommendation with its intervals,
+and the runner-up with its margin. Small minimums fail fast but, with a
 long-tailed latency (lognormal) or loss, followers miss heartbeats and
 start elections although the leader is alive.`,
 		Example: `  raftsim tune --latency lognormal:5ms,0.8
@@ -80,8 +93,9 @@ start elections although the leader is alive.`,
 	f.IntVar(&o.trials, "trials", 1000, "failover trials per candidate")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON (one object: every candidate and the best) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one object per candidate, then the verdict) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV (one row per candidate) instead of a table")
+	f.IntVar(&o.maxRounds, "max-rounds", experiment.DefaultTuneRounds, "refinement rounds at most: while the decision is close, double the trials of the candidates it hinges on (0: none)")
 	f.StringVar(&o.mins, "min", joinDurations(experiment.DefaultTuneMins), "candidate minimum election timeouts, comma-separated `durations`")
 	f.StringVar(&o.spreads, "spread", joinFloats(experiment.DefaultTuneSpreads), "candidate range widths as `fractions` of min (max = min*(1+spread)), comma-separated; 0 means no randomness (--model hashicorp: 1)")
 	f.StringVar(&o.objective, "objective", "p99", "failover statistic to minimize: "+strings.Join(experiment.Objectives, ", "))
@@ -98,6 +112,7 @@ var tuneFlags = map[string]string{
 	"Objective": "objective", "MaxElectionsPerNodeHour": "max-elections", "Spreads": "spread", "Mins": "min",
 	"StableFor": "stable-for", "StableTrials": "stable-trials", "FailoverTrials": "trials",
 	"TimeoutMin": "min", "TimeoutMax": "spread", "Heartbeat": "heartbeat",
+	"Nodes": "nodes", "Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 }
 
 func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
@@ -145,13 +160,44 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 	if err := cfg.Validate(); err != nil {
 		return configError(err, tuneFlags, "model")
 	}
-	update, finish := a.progress("tune")
+	cfg.MaxRounds = o.maxRounds
+	if o.maxRounds == 0 {
+		cfg.MaxRounds = -1
+	}
+	if a.shard.n > 0 && o.maxRounds != 0 {
+		return flagError("shard", "needs --max-rounds 0 with tune: refinement rounds depend on the results of every shard")
+	}
 	start := time.Now()
-	r, err := experiment.Tune(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers, Progress: update})
-	finish()
+	var update func(done, total int)
+	finish := func() {}
+	runner := func(ctx context.Context, round int, jobs []sim.Job, opts sim.RunOptions) sim.Accumulated {
+		switch {
+		case a.merged != nil:
+			return a.mergedJobs(jobs)
+		case a.shard.n > 0:
+			labels := make([]string, len(jobs))
+			for i := range labels {
+				labels[i] = "tune"
+			}
+			return sim.Accumulated{Err: a.runShardJobs(ctx, "tune", jobs, labels, opts, false)}
+		}
+		what := "tune"
+		if round > 0 {
+			what = fmt.Sprintf("tune: refinement round %d of at most %d", round, o.maxRounds)
+		}
+		update, finish = a.progressBar(what, false)
+		opts.Progress = update
+		accs := sim.Accumulate(ctx, jobs, opts)
+		finish()
+		return accs
+	}
+	r, err := experiment.TuneWith(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers}, runner)
 	interrupted := false
 	var te *sim.TrialError
+	var ue usageError
 	switch {
+	case errors.Is(err, errShardWritten), errors.As(err, &ue):
+		return err
 	case errors.As(err, &te):
 		return trialFailure{what: "tune", err: te}
 	case err != nil && cmd.Context().Err() != nil:
@@ -165,7 +211,7 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d candidates that finished (the others are marked partial)\n", done, len(r.Candidates))
 	case err != nil:
 		return err
-	case time.Since(start) > time.Second || a.forceProgress:
+	case a.merged == nil && (time.Since(start) > time.Second || a.forceProgress):
 		w := o.workers
 		if w <= 0 {
 			w = runtime.GOMAXPROCS(0)
@@ -174,9 +220,9 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 	}
 	switch {
 	case o.json:
-		err = report.WriteTuneJSON(a.stdout, r)
+		err = o.meta().WriteTuneJSON(a.stdout, r)
 	case o.csv:
-		err = report.WriteTuneCSV(a.stdout, r)
+		err = o.meta().WriteTuneCSV(a.stdout, r)
 	default:
 		hb := "half of min"
 		switch {
@@ -191,8 +237,8 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 			hb += ", crash T+[0, T/5) after the leader is known (harness, T = min)"
 		}
 		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", desc.Describe(), hb, o.seed)
-		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows\n",
-			o.objective, o.trials, o.maxElections, r.Rounds(), o.stableTrials, o.stableFor)
+		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows (95%% intervals)\n",
+			o.objective, o.trials, o.maxElections, r.RoundsCounted(), o.stableTrials, o.stableFor)
 		if err = report.TuneTable(r).Write(a.stdout); err == nil {
 			_, err = fmt.Fprintln(a.stdout, report.Recommendation(r))
 		}

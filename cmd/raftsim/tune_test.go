@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,32 +61,63 @@ func TestTuneTinyRun(t *testing.T) {
 	code, out, errOut := raftsim(t, tinyTune...)
 	require.Equal(t, 0, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Len(t, lines, 3+4+1, out) // two header lines, table header, 4 candidates, verdict
 	require.True(t, strings.HasPrefix(lines[0], "tune: 5 servers, latency lognormal:5ms,0.8"), lines[0])
 	require.Contains(t, lines[1], "objective: p99 of failover time over 40 trials")
 	require.Contains(t, lines[2], "elections/node-h")
+	require.Contains(t, lines[2], "p99 95% CI")
 	require.Contains(t, out, "<- best")
-	require.True(t, strings.HasPrefix(lines[len(lines)-1], "recommended: 150-"), lines[len(lines)-1])
+	require.Contains(t, out, "<- runner-up")
+	verdict := lines[3+4]
+	require.True(t, strings.HasPrefix(verdict, "recommended: 150-"), verdict)
+	require.Contains(t, verdict, "95% CI [")
+	require.True(t, strings.HasPrefix(lines[3+4+1], "runner-up: 150-"), out)
+	// 40 trials cannot bound a p99 from above: tune refines, then says
+	// that it cannot tell.
+	require.Contains(t, out, "cannot tell after 3 refinement round(s)")
 
 	// Same seed, same output; JSON agrees with the table's choice.
 	_, again, _ := raftsim(t, tinyTune...)
 	require.Equal(t, out, again)
 	code, js, _ := raftsim(t, append(tinyTune, "--json")...)
 	require.Equal(t, 0, code)
-	var m struct {
-		Best       map[string]any   `json:"best"`
-		Candidates []map[string]any `json:"candidates"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(js), &m))
-	require.Len(t, m.Candidates, 4)
-	require.Contains(t, lines[len(lines)-1], m.Best["label"].(string))
+	jl := strings.Split(strings.TrimSpace(js), "\n")
+	require.Len(t, jl, 5, "4 candidates and the verdict")
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(jl[4]), &v))
+	require.Equal(t, "tune-verdict", v["record"])
+	require.Contains(t, verdict, v["best"].(string))
+	require.Equal(t, 3.0, v["refinement_rounds"])
 	_, js2, _ := raftsim(t, append(tinyTune, "--json", "--workers", "1")...)
 	require.Equal(t, js, js2)
 
 	code, csvOut, _ := raftsim(t, append(tinyTune, "--csv")...)
 	require.Equal(t, 0, code)
-	require.True(t, strings.HasPrefix(csvOut, "label,timeout_min_ms"))
+	require.True(t, strings.HasPrefix(csvOut, "record,tool,version,command,seed,preset,label,timeout_min_ms"), csvOut)
 	require.Equal(t, 5, strings.Count(csvOut, "\n"))
+}
+
+// TestTuneShardMerge: a tune without refinement rounds, sharded and
+// merged, prints what it prints whole.
+func TestTuneShardMerge(t *testing.T) {
+	args := append(append([]string(nil), tinyTune...), "--max-rounds", "0")
+	code, whole, errOut := raftsim(t, args...)
+	require.Equal(t, 0, code, errOut)
+	dir := t.TempDir()
+	var files []string
+	for _, k := range []string{"0/2", "1/2"} {
+		code, out, errOut := raftsim(t, append(args, "--shard", k)...)
+		require.Equal(t, 0, code, errOut)
+		f := filepath.Join(dir, strings.ReplaceAll(k, "/", "-"))
+		require.NoError(t, os.WriteFile(f, []byte(out), 0o600))
+		files = append(files, f)
+	}
+	code, merged, errOut := raftsim(t, append([]string{"merge"}, files...)...)
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, whole, merged)
+
+	code, _, errOut = raftsim(t, append(append([]string(nil), tinyTune...), "--shard", "0/2")...)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--max-rounds 0")
 }
 
 func TestTuneInterrupt(t *testing.T) {

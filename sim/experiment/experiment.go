@@ -65,21 +65,35 @@ func JobOf(e Trialer, trials int) sim.Job {
 	}}
 }
 
-// Run runs trials[i] trials of exps[i] through sim.Run and returns their
-// Results, in order, with Seed set. On an interruption or a failed trial
-// it returns the Results of what finished and the error.
+// Run runs trials[i] trials of exps[i] through sim.Summaries and returns
+// their Results, in order, with Seed set; memory does not grow with the
+// number of trials (see sim.SampleCap). On an interruption or a failed
+// trial it returns the Results of what finished and the error.
 func Run(ctx context.Context, exps []Experiment, trials []int, opts sim.RunOptions) ([]Result, error) {
+	accs := Accumulate(ctx, exps, trials, opts)
+	return Results(exps, accs.Accs, opts.Seed), accs.Err
+}
+
+// Accumulate runs the trials of Run but returns the accumulators (to
+// merge shards, see sim.RunOptions.Shard) instead of the Results.
+func Accumulate(ctx context.Context, exps []Experiment, trials []int, opts sim.RunOptions) sim.Accumulated {
 	jobs := make([]sim.Job, len(exps))
 	for i, e := range exps {
 		jobs[i] = JobOf(e, trials[i])
 	}
-	outs, err := sim.Run(ctx, jobs, opts)
+	return sim.Accumulate(ctx, jobs, opts)
+}
+
+// Results returns the Results of exps from their accumulators (one each,
+// in order), with Seed set.
+func Results(exps []Experiment, accs []sim.Accumulator, seed uint64) []Result {
 	rs := make([]Result, len(exps))
 	for i, e := range exps {
-		rs[i] = e.Result(outs[i])
-		rs[i].Seed = opts.Seed
+		rs[i] = e.Result(nil)
+		rs[i].Summary = accs[i].Summary()
+		rs[i].Seed = seed
 	}
-	return rs, err
+	return rs
 }
 
 // summarize returns the Result of outs with the description d.

@@ -158,7 +158,7 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 		if err := c.Err(); err != nil {
 			return sim.Outcome{}, err
 		}
-		return sim.Outcome{Time: s.maxTime(), OK: false}, nil
+		return sim.Outcome{Time: s.maxTime(), NoLeader: true}, nil
 	}
 	if !c.RunFor(s.maxTime(), func() bool { return phase == 4 }) {
 		if err := c.Err(); err != nil {

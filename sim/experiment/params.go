@@ -16,7 +16,8 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
 	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until"}
 
-// Set sets one parameter of s from its command-line form: nodes=5,
+// Set sets one parameter of s from its command-line form: nodes=5
+// (with as many short logs as fit, see WithNodes),
 // timeout=150ms-300ms, heartbeat=75ms (0: half the minimum timeout),
 // latency=normal:5ms,2ms, disk=fixed:2ms (none: no disk), loss=0.01,
 // dup=0.01, lateness=uniform:0,1ms (none; "noise" is its old name),
@@ -59,7 +60,7 @@ func (s *Setup) Set(name, value string) error {
 			if n < 1 || n > sim.MaxNodes {
 				return bad("must be in [1, %d]", sim.MaxNodes)
 			}
-			s.Nodes = n
+			*s = s.WithNodes(n) // as many short logs as fit
 		default:
 			if n < 0 {
 				return bad("must not be negative")

@@ -198,27 +198,5 @@ func (s Stability) Summarize(outs []sim.Outcome) StabilitySummary {
 // summarizeStability aggregates the outcomes of Stability trials of a
 // cluster of nodes servers.
 func summarizeStability(nodes int, outs []sim.Outcome) StabilitySummary {
-	s := StabilitySummary{Trials: len(outs)}
-	for _, o := range outs {
-		s.Measured += o.Time
-		s.Elections += o.Elections
-		s.PreVotes += o.PreVotes
-		s.LeaderChanges += o.LeaderChanges
-		s.Leaderless += o.Leaderless
-		if !o.OK {
-			s.Unsettled++
-		}
-		if o.Elections > 0 {
-			s.TrialsWithElection++
-		}
-	}
-	hours := s.Measured.Hours()
-	s.NodeHours = hours * float64(max(nodes, 1))
-	if s.NodeHours > 0 {
-		s.ElectionsPerNodeHour = float64(s.Elections) / s.NodeHours
-		s.PreVotesPerNodeHour = float64(s.PreVotes) / s.NodeHours
-		s.LeaderChangesPerHour = float64(s.LeaderChanges) / hours
-		s.LeaderlessPerHour = time.Duration(float64(s.Leaderless) / hours)
-	}
-	return s
+	return stabilityOf(nodes, sim.Summarize(outs))
 }

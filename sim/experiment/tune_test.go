@@ -116,6 +116,7 @@ func smallTune() TuneConfig {
 		FailoverTrials:          60,
 		StableTrials:            2,
 		StableFor:               2 * time.Minute,
+		MaxRounds:               -1, // one round: TestTuneRefines refines
 	}
 }
 
@@ -136,7 +137,8 @@ func TestTuneChoosesBestFeasible(t *testing.T) {
 		require.Equal(t, cfg.StableTrials, c.Stability.Trials)
 		require.Equal(t, c.Failover.P90, c.Objective)
 		require.Equal(t, c.Stability.ElectionsPerNodeHour, c.Unnecessary)
-		want := c.Stability.Unsettled == 0 && c.Unnecessary <= cfg.MaxElectionsPerNodeHour
+		_, hi := PoissonInterval(c.Stability.Elections, c.Stability.NodeHours)
+		want := c.Stability.Unsettled == 0 && hi <= cfg.MaxElectionsPerNodeHour
 		require.Equal(t, want, c.Feasible, "candidate %d: %+v", i, c.Stability)
 		if c.Feasible {
 			feasible++
@@ -253,8 +255,55 @@ func TestTuneCountPreVotes(t *testing.T) {
 	require.Positive(t, a.Stability.PreVotes)
 	require.Equal(t, a.Stability.ElectionsPerNodeHour, a.Unnecessary)
 	require.InDelta(t, a.Stability.ElectionsPerNodeHour+a.Stability.PreVotesPerNodeHour, b.Unnecessary, 1e-9)
-	require.Equal(t, a.Unnecessary <= 5, a.Feasible)
+	require.Equal(t, a.RateHigh <= 5, a.Feasible, "feasible when the rate's 95%% interval lies under the bound")
 	require.False(t, b.Feasible, "pre-vote rounds %v per node-hour exceed the bound", b.Unnecessary)
-	require.Equal(t, "elections and pre-votes", both.Rounds())
-	require.Equal(t, "elections", only.Rounds())
+	require.Equal(t, "elections and pre-votes", both.RoundsCounted())
+	require.Equal(t, "elections", only.RoundsCounted())
+}
+
+// TestTuneRefines: a close decision gets more trials, in rounds that
+// continue the candidates' trial streams, until it is stable or the
+// rounds run out; the result does not depend on the workers, and the
+// runner-up is named.
+func TestTuneRefines(t *testing.T) {
+	seed := testseed.Seed(t)
+	cfg := smallTune()
+	cfg.Mins = []time.Duration{80 * ms, 200 * ms}
+	cfg.Spreads = []float64{0.5, 1}
+	cfg.MaxRounds = 2
+	var rounds []int
+	r, err := TuneWith(context.Background(), cfg, sim.RunOptions{Seed: seed}, func(ctx context.Context, round int, jobs []sim.Job, opts sim.RunOptions) sim.Accumulated {
+		rounds = append(rounds, round)
+		if round > 0 {
+			for _, j := range jobs {
+				require.Equal(t, j.First, j.Trials, "a round doubles a candidate's trials, continuing its streams")
+			}
+		}
+		return sim.Accumulate(ctx, jobs, opts)
+	})
+	require.NoError(t, err)
+	require.Equal(t, len(rounds)-1, r.Rounds)
+	require.LessOrEqual(t, r.Rounds, 2)
+	if r.Rounds < 2 {
+		require.True(t, r.Decided, "stopped early only when decided")
+	}
+	require.Equal(t, r.Decided, r.Undecided == "")
+	if r.Best >= 0 {
+		b := r.Candidates[r.Best]
+		require.LessOrEqual(t, b.ObjectiveLow, b.Objective)
+		if b.ObjectiveBounded {
+			require.GreaterOrEqual(t, b.ObjectiveHigh, b.Objective)
+		}
+		require.LessOrEqual(t, b.RateHigh, cfg.MaxElectionsPerNodeHour)
+		require.NotEqual(t, r.Best, r.RunnerUp)
+	}
+	r2, err := Tune(context.Background(), cfg, sim.RunOptions{Seed: seed, Workers: 1})
+	require.NoError(t, err)
+	require.Equal(t, r.Best, r2.Best)
+	require.Equal(t, r.RunnerUp, r2.RunnerUp)
+	require.Equal(t, r.Rounds, r2.Rounds)
+	for i := range r.Candidates {
+		require.Equal(t, r.Candidates[i].Failover.Trials, r2.Candidates[i].Failover.Trials)
+		require.Equal(t, r.Candidates[i].Objective, r2.Candidates[i].Objective)
+	}
 }

@@ -1,51 +1,148 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-// summaryJSON is the JSON form of a Result. Field names are part of the
-// command line's contract (see cmd/raftsim).
-type summaryJSON struct {
-	Experiment          string       `json:"experiment"`
-	Label               string       `json:"label,omitempty"`
-	Nodes               int          `json:"nodes"`
-	Alive               int          `json:"alive,omitempty"`
-	TimeoutMinMS        float64      `json:"timeout_min_ms"`
-	TimeoutMaxMS        float64      `json:"timeout_max_ms"`
-	HeartbeatMS         float64      `json:"heartbeat_ms,omitempty"`
-	Latency             string       `json:"latency,omitempty"`
-	Disk                string       `json:"disk,omitempty"`
-	Loss                float64      `json:"loss,omitempty"`
-	PreVote             bool         `json:"prevote,omitempty"`
-	CheckQuorum         bool         `json:"checkquorum,omitempty"`
-	Model               string       `json:"model,omitempty"`
-	LatencyFraction     float64      `json:"latency_fraction,omitempty"`
-	Trials              int          `json:"trials"`
-	TimedOut            int          `json:"timed_out"`
-	Seed                uint64       `json:"seed"`
-	MinMS               float64      `json:"min_ms"`
-	P10MS               float64      `json:"p10_ms"`
-	P50MS               float64      `json:"p50_ms"`
-	MeanMS              float64      `json:"mean_ms"`
-	P90MS               float64      `json:"p90_ms"`
-	P99MS               float64      `json:"p99_ms"`
-	MaxMS               float64      `json:"max_ms"`
-	SplitVoteRate       float64      `json:"split_vote_rate"`
-	MeanTerms           float64      `json:"mean_terms"`
-	MessagesPerElection float64      `json:"messages_per_election"`
-	Analytic            *float64     `json:"analytic_split_vote_rate,omitempty"`
-	Paper               []paperJSON  `json:"paper,omitempty"`
-	CDF                 [][2]float64 `json:"cdf,omitempty"`
+// Meta is what a program knows about a run that its Results do not say,
+// written into every JSON Lines record and CSV row so that each stands
+// on its own: the tool and its version, the subcommand and the model
+// preset the setup started from.
+type Meta struct {
+	Tool    string // e.g. "raftsim"
+	Version string // the tool's version
+	Command string // e.g. "paper", "failover", "sweep"
+	Preset  string // the model preset: "paper", "plain", "hashicorp"
+}
+
+// field is one named value of a record, in output order. omit drops it
+// from JSON (not from CSV, whose columns are fixed).
+type field struct {
+	name  string
+	value any
+	omit  bool
+}
+
+// record is the fields of one output object, in order.
+type record []field
+
+func (r *record) add(name string, value any) { *r = append(*r, field{name: name, value: value}) }
+
+// opt adds a field that JSON leaves out when it is the zero value.
+func (r *record) opt(name string, value any) {
+	zero := value == nil || reflect.ValueOf(value).IsZero()
+	*r = append(*r, field{name: name, value: value, omit: zero})
+}
+
+// writeJSON writes r as one JSON object on one line.
+func (r record) writeJSON(w io.Writer) error {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, f := range r {
+		if f.omit {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		if err := encode(&b, f.name); err != nil {
+			return err
+		}
+		b.WriteByte(':')
+		if err := encode(&b, f.value); err != nil {
+			return err
+		}
+	}
+	b.WriteString("}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// encode appends the compact JSON of v to b (no HTML escaping).
+func encode(b *bytes.Buffer, v any) error {
+	var tmp bytes.Buffer
+	enc := json.NewEncoder(&tmp)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Write(bytes.TrimRight(tmp.Bytes(), "\n"))
+	return nil
+}
+
+// csvHeader returns the column names of r: a parameter list becomes one
+// column per parameter, "params.NAME".
+func (r record) csvHeader() []string {
+	var h []string
+	for _, f := range r {
+		if ps, ok := f.value.(paramList); ok {
+			for _, p := range ps {
+				h = append(h, f.name+"."+p.Name)
+			}
+			continue
+		}
+		h = append(h, f.name)
+	}
+	return h
+}
+
+// csvRow returns the values of r as CSV cells: numbers as in JSON,
+// lists joined by spaces, objects as JSON, nil empty.
+func (r record) csvRow() []string {
+	var row []string
+	for _, f := range r {
+		if ps, ok := f.value.(paramList); ok {
+			for _, p := range ps {
+				row = append(row, csvCell(p.Value))
+			}
+			continue
+		}
+		row = append(row, csvCell(f.value))
+	}
+	return row
+}
+
+func csvCell(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int:
+		return strconv.Itoa(x)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case *float64:
+		if x == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*x, 'f', -1, 64)
+	case []string:
+		return strings.Join(x, " ")
+	}
+	var b bytes.Buffer
+	if err := encode(&b, v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return b.String()
 }
 
 type paperJSON struct {
@@ -68,82 +165,195 @@ func spec(l interface{ String() string }) string {
 	return l.String()
 }
 
-func toJSON(s experiment.Result, withCDF bool) summaryJSON {
-	j := summaryJSON{
-		Experiment: s.Experiment, Label: s.Label, Nodes: s.Setup.Nodes, Alive: s.Alive,
-		TimeoutMinMS: toMS(s.Setup.TimeoutMin), TimeoutMaxMS: toMS(s.Setup.TimeoutMax), HeartbeatMS: toMS(s.Setup.Heartbeat),
-		Latency: spec(s.Setup.Latency), Disk: spec(s.Setup.Disk), Loss: s.Setup.Loss, PreVote: s.Setup.PreVote, CheckQuorum: s.Setup.CheckQuorum,
-		Model: s.Model, LatencyFraction: s.LatencyFraction,
-		Trials: s.Trials, TimedOut: s.TimedOut, Seed: s.Seed,
-		MinMS: toMS(s.Min), P10MS: toMS(s.P10), P50MS: toMS(s.P50), MeanMS: toMS(s.Mean),
-		P90MS: toMS(s.P90), P99MS: toMS(s.P99), MaxMS: toMS(s.Max),
-		SplitVoteRate: round6(s.SplitVoteRate), MeanTerms: round6(s.MeanTerms),
-		MessagesPerElection: round6(s.MessagesPerElection),
+// head adds the fields that say what wrote a record.
+func (m Meta) head(r *record, kind string) {
+	r.add("record", kind)
+	r.opt("tool", m.Tool)
+	r.opt("version", m.Version)
+	r.opt("command", m.Command)
+}
+
+// paramList is the parameters of a setup: a JSON object with the
+// members in field order, and one CSV column each ("param.NAME").
+type paramList []experiment.Param
+
+// params returns the parameters of a setup.
+func params(s experiment.Setup) paramList { return paramList(s.Params()) }
+
+// splitVoteParams returns the parameters of a splitvote result, whose
+// Setup only restates them.
+func splitVoteParams(r experiment.Result) paramList {
+	lat := "none"
+	if r.Setup.Latency != nil {
+		lat = r.Setup.Latency.String()
 	}
+	return paramList{
+		{Name: "nodes", Value: r.Setup.Nodes}, {Name: "alive", Value: r.Alive}, {Name: "l", Value: r.LatencyFraction},
+		{Name: "range_ms", Value: float64(r.Setup.TimeoutMax-r.Setup.TimeoutMin) / 1e6}, {Name: "latency", Value: lat},
+		{Name: "sv_model", Value: r.Model},
+	}
+}
+
+// MarshalJSON writes the parameters as one object, in order.
+func (ps paramList) MarshalJSON() ([]byte, error) {
+	var r record
+	for _, p := range ps {
+		r.add(p.Name, p.Value)
+	}
+	var b bytes.Buffer
+	if err := r.writeJSON(&b); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// stats adds the order statistics and mean of s, in milliseconds.
+func (r *record) stats(s sim.Summary) {
+	for _, st := range statistics(s) {
+		r.add(st.name, toMS(st.v))
+	}
+}
+
+type statistic struct {
+	name string
+	v    time.Duration
+}
+
+// statistics lists the statistics of s under their field names.
+func statistics(s sim.Summary) []statistic {
+	return []statistic{{"min_ms", s.Min}, {"p10_ms", s.P10}, {"p50_ms", s.P50}, {"mean_ms", s.Mean}, {"p90_ms", s.P90}, {"p95_ms", s.P95},
+		{"p99_ms", s.P99}, {"p999_ms", s.P999}, {"max_ms", s.Max}}
+}
+
+// lowerBounds names the statistics of s that are lower bounds: those at
+// or above the time limit when some trials were cut there (a censored
+// trial's true time is larger than the limit it was counted at).
+func lowerBounds(s sim.Summary) []string {
+	if s.TimedOut == 0 {
+		return nil
+	}
+	var out []string
+	for _, st := range statistics(s) {
+		if st.v >= s.Max || st.name == "mean_ms" {
+			out = append(out, st.name)
+		}
+	}
+	return out
+}
+
+// resultRecord returns the fields of r's output object. The names up to
+// messages_per_election are those of earlier versions; the others were
+// added with the self-describing records.
+func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
+	var r record
+	m.head(&r, "result")
+	r.add("experiment", s.Experiment)
+	r.opt("label", s.Label)
+	r.add("nodes", s.Setup.Nodes)
+	r.opt("alive", s.Alive)
+	r.add("timeout_min_ms", toMS(s.Setup.TimeoutMin))
+	r.add("timeout_max_ms", toMS(s.Setup.TimeoutMax))
+	r.opt("heartbeat_ms", toMS(s.Setup.Heartbeat))
+	r.opt("latency", spec(s.Setup.Latency))
+	r.opt("disk", spec(s.Setup.Disk))
+	r.opt("loss", s.Setup.Loss)
+	r.opt("prevote", s.Setup.PreVote)
+	r.opt("checkquorum", s.Setup.CheckQuorum)
+	r.opt("model", s.Model)
+	r.opt("latency_fraction", s.LatencyFraction)
+	r.add("trials", s.Trials)
+	r.add("timed_out", s.TimedOut)
+	r.add("seed", s.Seed)
+	r.stats(s.Summary)
+	r.add("split_vote_rate", round6(s.SplitVoteRate))
+	r.add("mean_terms", round6(s.MeanTerms))
+	r.add("messages_per_election", round6(s.MessagesPerElection))
+	var an *float64
 	if !math.IsNaN(s.Analytic) {
 		a := round6(s.Analytic)
-		j.Analytic = &a
+		an = &a
 	}
+	r.opt("analytic_split_vote_rate", an)
+	var paper []paperJSON
 	for _, f := range s.Paper {
-		j.Paper = append(j.Paper, paperJSON{Stat: f.Stat, Relation: f.Relation, MS: toMS(f.Value), SimMS: toMS(f.Statistic(s.Summary))})
+		paper = append(paper, paperJSON{Stat: f.Stat, Relation: f.Relation, MS: toMS(f.Value), SimMS: toMS(f.Statistic(s.Summary))})
+	}
+	r.opt("paper", paper)
+	r.opt("preset", m.Preset)
+	r.add("censored", s.TimedOut)
+	r.add("lower_bounds", nonNil(lowerBounds(s.Summary)))
+	r.add("no_leader", s.NoLeader)
+	r.add("measured", s.Measured())
+	r.add("percentiles_exact", s.Exact())
+	rel := 0.0
+	if !s.Exact() {
+		rel = sim.SketchError
+	}
+	r.add("percentile_rel_error", rel)
+	if s.Experiment == "splitvote" {
+		r.add("params", splitVoteParams(s))
+	} else {
+		r.add("params", params(s.Setup))
 	}
 	if withCDF {
+		var cdf [][2]float64
 		for _, p := range s.CDF() {
-			j.CDF = append(j.CDF, [2]float64{toMS(p.Time), round6(p.Fraction)})
+			cdf = append(cdf, [2]float64{toMS(p.Time), round6(p.Fraction)})
+		}
+		r.opt("cdf", cdf)
+	}
+	return r
+}
+
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
+}
+
+// WriteJSON writes one JSON object for r, on one line, with no Meta.
+// With cdf it includes the CDF as [ms, fraction] pairs.
+func WriteJSON(w io.Writer, r experiment.Result, cdf bool) error {
+	return Meta{}.WriteJSON(w, r, cdf)
+}
+
+// WriteJSON writes one self-describing JSON object for r on one line
+// (JSON Lines): what wrote it (m), the experiment, seed, every model
+// parameter ("params"), the trial counts (trials, censored: cut at the
+// time limit, no_leader: never had the first leader, measured), the
+// statistics in milliseconds with "lower_bounds" naming those that are
+// only lower bounds because of censored trials, and whether the
+// percentiles are exact. With cdf it includes the CDF as [ms, fraction]
+// pairs.
+func (m Meta) WriteJSON(w io.Writer, r experiment.Result, cdf bool) error {
+	return m.resultRecord(r, cdf).writeJSON(w)
+}
+
+// WriteJSONLines writes one JSON object per result (see Meta.WriteJSON).
+func (m Meta) WriteJSONLines(w io.Writer, rs []experiment.Result, cdf bool) error {
+	for _, r := range rs {
+		if err := m.WriteJSON(w, r, cdf); err != nil {
+			return err
 		}
 	}
-	return j
+	return nil
 }
 
-// WriteJSON writes one JSON object for r, on one line. With cdf it
-// includes the CDF as [ms, fraction] pairs.
-func WriteJSON(w io.Writer, r experiment.Result, cdf bool) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(toJSON(r, cdf))
-}
+// WriteCSV writes a header and one row per result, with no Meta.
+func WriteCSV(w io.Writer, ss []experiment.Result) error { return Meta{}.WriteCSV(w, ss) }
 
-// WriteJSONArray writes the results as one indented JSON array.
-func WriteJSONArray(w io.Writer, rs []experiment.Result, cdf bool) error {
-	arr := make([]summaryJSON, len(rs))
-	for i, r := range rs {
-		arr[i] = toJSON(r, cdf)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(arr)
-}
-
-var csvHeader = []string{
-	"experiment", "label", "nodes", "alive", "timeout_min_ms", "timeout_max_ms", "heartbeat_ms",
-	"latency", "disk", "loss", "prevote", "checkquorum", "trials", "timed_out", "seed",
-	"min_ms", "p10_ms", "p50_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms",
-	"split_vote_rate", "mean_terms", "messages_per_election", "analytic_split_vote_rate",
-}
-
-// WriteCSV writes a header and one row per result.
-func WriteCSV(w io.Writer, ss []experiment.Result) error {
+// WriteCSV writes a header and one row per result, with the fields of
+// the JSON records (Meta.WriteJSON) as columns, lists space-separated and
+// params as a JSON object.
+func (m Meta) WriteCSV(w io.Writer, ss []experiment.Result) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	hdr := m.resultRecord(experiment.Result{}, false).csvHeader()
+	if err := cw.Write(hdr); err != nil {
 		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for _, s := range ss {
-		j := toJSON(s, false)
-		an := ""
-		if j.Analytic != nil {
-			an = f(*j.Analytic)
-		}
-		row := []string{
-			j.Experiment, j.Label, strconv.Itoa(j.Nodes), strconv.Itoa(j.Alive),
-			f(j.TimeoutMinMS), f(j.TimeoutMaxMS), f(j.HeartbeatMS),
-			j.Latency, j.Disk, f(j.Loss), strconv.FormatBool(j.PreVote), strconv.FormatBool(j.CheckQuorum),
-			strconv.Itoa(j.Trials), strconv.Itoa(j.TimedOut), strconv.FormatUint(j.Seed, 10),
-			f(j.MinMS), f(j.P10MS), f(j.P50MS), f(j.MeanMS), f(j.P90MS), f(j.P99MS), f(j.MaxMS),
-			f(j.SplitVoteRate), f(j.MeanTerms), f(j.MessagesPerElection), an,
-		}
-		if err := cw.Write(row); err != nil {
+		if err := cw.Write(m.resultRecord(s, false).csvRow()); err != nil {
 			return err
 		}
 	}
@@ -209,25 +419,41 @@ func (t Table) Write(w io.Writer) error {
 
 // SummaryTable returns the standard table of timing results; the first
 // column is the label. With paper it adds a column with the paper's quoted
-// figures.
+// figures. Statistics that are only lower bounds (trials cut at the time
+// limit) read ">=", trials that never had a first leader are counted in
+// the trials column and left out of the statistics ("-" when no trial
+// was measured).
 func SummaryTable(ss []experiment.Result, paper bool) Table {
-	t := Table{Header: []string{"timeout", "trials", "min", "p10", "p50", "mean", "p90", "p99", "max", "split", "terms", "msgs"}}
+	t := Table{Header: []string{"timeout", "trials", "min", "p10", "p50", "mean", "p90", "p95", "p99", "p99.9", "max", "split", "terms", "msgs"}}
 	if paper {
 		t.Header = append(t.Header, "paper says")
 	}
 	for _, s := range ss {
 		cap := func(d time.Duration) string {
-			if s.TimedOut > 0 && d >= s.Max {
+			switch {
+			case s.Measured() == 0:
+				return "-"
+			case s.TimedOut > 0 && d >= s.Max:
 				return ">=" + fmtMS(d)
 			}
 			return fmtMS(d)
 		}
 		trials := strconv.Itoa(s.Trials)
+		var notes []string
 		if s.TimedOut > 0 {
-			trials += fmt.Sprintf(" (%d cut)", s.TimedOut)
+			notes = append(notes, fmt.Sprintf("%d cut", s.TimedOut))
 		}
-		row := []string{s.Label, trials, cap(s.Min), cap(s.P10), cap(s.P50), cap(s.Mean), cap(s.P90), cap(s.P99), cap(s.Max),
+		if s.NoLeader > 0 {
+			notes = append(notes, fmt.Sprintf("%d no first leader", s.NoLeader))
+		}
+		if len(notes) > 0 {
+			trials += " (" + strings.Join(notes, ", ") + ")"
+		}
+		row := []string{s.Label, trials, cap(s.Min), cap(s.P10), cap(s.P50), cap(s.Mean), cap(s.P90), cap(s.P95), cap(s.P99), cap(s.P999), cap(s.Max),
 			fmt.Sprintf("%.1f%%", 100*s.SplitVoteRate), fmt.Sprintf("%.2f", s.MeanTerms), fmt.Sprintf("%.0f", s.MessagesPerElection)}
+		if s.Measured() == 0 {
+			row[11], row[12], row[13] = "-", "-", "-"
+		}
 		if paper {
 			var q []string
 			for _, f := range s.Paper {
@@ -272,7 +498,10 @@ func WriteComparison(w io.Writer, ss []experiment.Result) error {
 			name, rel := figureWords(f)
 			v := f.Statistic(s.Summary)
 			simulated := fmtMS(v)
-			if s.TimedOut > 0 && v >= s.Max {
+			switch {
+			case s.Measured() == 0:
+				simulated = "-"
+			case s.TimedOut > 0 && v >= s.Max:
 				simulated = ">=" + simulated
 			}
 			t.Rows = append(t.Rows, []string{s.Label, name + fmt.Sprintf(" of %d", s.Trials), rel + fmtMS(f.Value), simulated})
@@ -308,6 +537,11 @@ func PaperShape(ss []experiment.Result) string {
 		return "shape: not enough rows"
 	}
 	a, b, c, e := ss[0], ss[2], ss[4], ss[5]
+	for _, r := range []experiment.Result{a, b, c, e, ss[3]} {
+		if r.Measured() == 0 {
+			return "shape: not checked, " + r.Label + " has no measured trial"
+		}
+	}
 	ok := a.P50 > 10*b.P50 && b.P50 > e.P50 && b.P99 > c.P99
 	mark := "as in the paper"
 	if !ok {

@@ -47,16 +47,24 @@ func TestJSONFieldNames(t *testing.T) {
 	require.NotContains(t, m, "analytic_split_vote_rate")
 
 	b.Reset()
-	require.NoError(t, WriteJSONArray(&b, []experiment.Result{s, s}, true))
-	var arr []map[string]any
-	require.NoError(t, json.Unmarshal(b.Bytes(), &arr))
-	require.Len(t, arr, 2)
-	require.Contains(t, arr[0], "cdf")
+	meta := Meta{Tool: "raftsim", Version: "v1.2.3", Command: "paper", Preset: "paper"}
+	require.NoError(t, meta.WriteJSONLines(&b, []experiment.Result{s, s}, true))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	require.Len(t, lines, 2)
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
+	require.Contains(t, m, "cdf")
+	require.Equal(t, "v1.2.3", m["version"])
+	require.Equal(t, "paper", m["preset"])
+	require.Equal(t, "result", m["record"])
+	require.Equal(t, true, m["percentiles_exact"])
+	ps := m["params"].(map[string]any)
+	require.Equal(t, true, ps["candidates_wait"])
+	require.Equal(t, "uniform:0s,200µs", ps["timer_lateness"])
 
 	sv := experiment.SplitVote{Nodes: 5, Alive: 4, Fraction: 0.1}.Result([]sim.Outcome{{Terms: 1, OK: true}})
 	b.Reset()
 	require.NoError(t, WriteJSON(&b, sv, false))
-	require.Contains(t, b.String(), `"analytic_split_vote_rate":0.0523}`)
+	require.Contains(t, b.String(), `"analytic_split_vote_rate":0.0523,`)
 	require.Contains(t, b.String(), `"model":"race"`)
 	require.NotContains(t, b.String(), "heartbeat_ms")
 }
@@ -68,7 +76,10 @@ func TestCSVAndTable(t *testing.T) {
 	require.NoError(t, WriteCSV(&buf, []experiment.Result{a, b}))
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 3)
-	require.True(t, strings.HasPrefix(lines[0], "experiment,label,nodes,alive,timeout_min_ms"))
+	require.True(t, strings.HasPrefix(lines[0], "record,tool,version,command,experiment,label,nodes,alive,timeout_min_ms"), lines[0])
+	require.Contains(t, lines[0], ",p95_ms,")
+	require.Contains(t, lines[0], ",p999_ms,")
+	require.Contains(t, lines[0], ",params.candidates_wait,")
 	require.Contains(t, lines[1], "150-155ms")
 
 	buf.Reset()
@@ -118,6 +129,12 @@ func TestPaperText(t *testing.T) {
 		require.Contains(t, b.String(), want)
 	}
 	require.Equal(t, "shape: not enough rows", PaperShape(rs[:3]))
+	unmeasured := append([]experiment.Result(nil), rs...)
+	unmeasured[4] = experiment.PaperExperiments(s)[4].Result(nil)
+	require.Equal(t, "shape: not checked, 150-200ms has no measured trial", PaperShape(unmeasured))
+	b.Reset()
+	require.NoError(t, WriteComparison(&b, unmeasured))
+	require.Contains(t, b.String(), "~513ms          -")
 }
 
 func TestTuneOutputs(t *testing.T) {
@@ -129,14 +146,21 @@ func TestTuneOutputs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, r.Best)
 	var a bytes.Buffer
-	require.NoError(t, WriteTuneJSON(&a, r))
+	require.NoError(t, Meta{Tool: "raftsim", Version: "v9"}.WriteTuneJSON(&a, r))
+	lines := strings.Split(strings.TrimSuffix(a.String(), "\n"), "\n")
+	require.Len(t, lines, 3, "two candidates and the verdict")
 	var j map[string]any
-	require.NoError(t, json.Unmarshal(a.Bytes(), &j))
-	require.Equal(t, "tune", j["experiment"])
-	require.Equal(t, "lognormal:5ms,0.8", j["latency"])
-	require.Len(t, j["candidates"], 2)
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &j))
+	require.Equal(t, "tune-candidate", j["record"])
+	require.Equal(t, "v9", j["version"])
+	require.Equal(t, "lognormal:5ms,0.8", j["params"].(map[string]any)["latency"])
 	best := r.Candidates[r.Best]
-	require.InDelta(t, best.Objective.Seconds()*1000, j["best"].(map[string]any)["objective_ms"], 1e-3)
+	require.InDelta(t, best.Objective.Seconds()*1000, j["objective_ms"], 1e-3)
+	require.Contains(t, j, "objective_ci95_low_ms")
+	require.Contains(t, j, "unnecessary_ci95_high")
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &j))
+	require.Equal(t, "tune-verdict", j["record"])
+	require.Equal(t, "150-300ms", j["best"])
 
 	var csvOut, table bytes.Buffer
 	require.NoError(t, WriteTuneCSV(&csvOut, r))
@@ -144,10 +168,11 @@ func TestTuneOutputs(t *testing.T) {
 	require.NoError(t, TuneTable(r).Write(&table))
 	require.Equal(t, 1, strings.Count(table.String(), "<- best"))
 	require.Contains(t, Recommendation(r), "recommended: 150-300ms (p50 ")
+	require.Contains(t, Recommendation(r), "95% CI [")
 
 	r.Best = -1
 	require.Contains(t, Recommendation(r), "no candidate is feasible")
 	a.Reset()
 	require.NoError(t, WriteTuneJSON(&a, r))
-	require.Contains(t, a.String(), `"best": null`)
+	require.Contains(t, a.String(), `"best":null`)
 }

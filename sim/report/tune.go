@@ -2,163 +2,233 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/raftick/raftick/sim/experiment"
 )
 
+// interval formats a 95% confidence interval of durations: "[360ms,
+// 390ms]", or "[360ms, ?]" without an upper bound.
+func interval(lo, hi time.Duration, bounded bool) string {
+	if !bounded {
+		return "[" + fmtMS(lo) + ", ?]"
+	}
+	return "[" + fmtMS(lo) + ", " + fmtMS(hi) + "]"
+}
+
+// rateInterval formats a 95% confidence interval of rates.
+func rateInterval(lo, hi float64) string {
+	if math.IsInf(hi, 1) {
+		return fmt.Sprintf("[%.2f, ?]", lo)
+	}
+	return fmt.Sprintf("[%.2f, %.2f]", lo, hi)
+}
+
 // TuneTable returns the text table of r's candidates: minimum and maximum
-// timeout, spread, the
-// objective, failover trials, unnecessary elections and pre-vote rounds
-// per node-hour, leader changes per hour, and whether the candidate is
-// feasible; the recommendation is marked "best".
+// timeout, spread, the objective and its 95% interval, failover trials,
+// unnecessary elections per node-hour and their 95% interval (exact
+// Poisson), the stable windows' node-hours, pre-vote rounds per node-hour,
+// leader changes per hour, and what the trials say about the bound; the
+// recommendation is marked "best" and the runner-up "runner-up".
 func TuneTable(r experiment.TuneResult) Table {
-	t := Table{Header: []string{"min", "max", "spread", r.Config.Objective, "trials",
-		"elections/node-h", "prevotes/node-h", "leader chg/h", "feasible"}}
+	obj := r.Config.Objective
+	t := Table{Header: []string{"min", "max", "spread", obj, obj + " 95% CI", "trials",
+		r.Config.RateName() + "/node-h", "95% CI", "node-h", "prevotes/node-h", "leader chg/h", "bound"}}
 	for i, c := range r.Candidates {
-		obj := fmtMS(c.Objective)
+		o := fmtMS(c.Objective)
 		trials := fmt.Sprint(c.Failover.Trials)
 		if c.Failover.TimedOut > 0 {
 			trials += fmt.Sprintf(" (%d cut)", c.Failover.TimedOut)
 			if c.Objective >= c.Failover.Max {
-				obj = ">=" + obj
+				o = ">=" + o
 			}
 		}
-		feasible := "no"
-		switch {
-		case !c.Complete:
-			feasible = "partial"
-		case c.Stability.Unsettled > 0:
-			feasible = "no (unsettled)"
-		case c.Feasible:
-			feasible = "yes"
-		}
-		if i == r.Best {
-			feasible += "  <- best"
+		status := map[string]string{"feasible": "met", "infeasible": "exceeded", "uncertain": "uncertain",
+			"unsettled": "exceeded (unsettled)", "partial": "partial"}[c.Status]
+		switch i {
+		case r.Best:
+			status += "  <- best"
+		case r.RunnerUp:
+			status += "  <- runner-up"
 		}
 		t.Rows = append(t.Rows, []string{
-			fmtMS(c.TimeoutMin), fmtMS(c.TimeoutMax),
-			fmt.Sprintf("%g", c.Spread), obj, trials,
-			fmt.Sprintf("%.2f", c.Stability.ElectionsPerNodeHour), fmt.Sprintf("%.2f", c.Stability.PreVotesPerNodeHour),
-			fmt.Sprintf("%.2f", c.Stability.LeaderChangesPerHour), feasible,
+			fmtMS(c.TimeoutMin), fmtMS(c.TimeoutMax), fmt.Sprintf("%g", c.Spread), o,
+			interval(c.ObjectiveLow, c.ObjectiveHigh, c.ObjectiveBounded), trials,
+			fmt.Sprintf("%.2f", c.Unnecessary), rateInterval(c.RateLow, c.RateHigh), fmt.Sprintf("%.2f", c.Stability.NodeHours),
+			fmt.Sprintf("%.2f", c.Stability.PreVotesPerNodeHour), fmt.Sprintf("%.2f", c.Stability.LeaderChangesPerHour), status,
 		})
 	}
 	return t
 }
 
-// Recommendation returns the one-line verdict of r, e.g. "recommended:
-// 150-300ms (p99 372ms, 0.00 unnecessary elections per node-hour <= 1)".
+// Recommendation returns the verdict of r in one to three lines: the
+// recommendation with the 95% intervals of its objective and of its
+// unnecessary elections, the runner-up with its margin, and, when the
+// trials could not settle the decision, what they cannot tell apart.
 func Recommendation(r experiment.TuneResult) string {
 	bound := strconv.FormatFloat(r.Config.MaxElectionsPerNodeHour, 'g', -1, 64)
+	obj := r.Config.Objective
+	var b strings.Builder
 	if r.Best < 0 {
-		return fmt.Sprintf("no candidate is feasible: every one exceeds %s unnecessary %s per node-hour or is incomplete; try larger minimums or spreads", bound, r.Rounds())
+		fmt.Fprintf(&b, "no candidate is feasible: none is known to stay under %s unnecessary %s per node-hour (95%% interval) with all its trials; try larger minimums or spreads, or more --stable-trials",
+			bound, r.RoundsCounted())
+	} else {
+		c := r.Candidates[r.Best]
+		fmt.Fprintf(&b, "recommended: %s (%s %s, 95%% CI %s; %.2f unnecessary %s per node-hour, 95%% CI %s <= %s)",
+			experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax), obj, fmtMS(c.Objective), interval(c.ObjectiveLow, c.ObjectiveHigh, c.ObjectiveBounded),
+			c.Unnecessary, r.RoundsCounted(), rateInterval(c.RateLow, c.RateHigh), bound)
+		if r.RunnerUp >= 0 {
+			u := r.Candidates[r.RunnerUp]
+			overlap := "intervals apart"
+			if (!c.ObjectiveBounded || u.ObjectiveLow <= c.ObjectiveHigh) && (!u.ObjectiveBounded || c.ObjectiveLow <= u.ObjectiveHigh) {
+				overlap = "intervals overlap"
+			}
+			margin := fmtMS(u.Objective-c.Objective) + " slower"
+			if u.Objective < c.Objective {
+				margin = fmtMS(c.Objective-u.Objective) + " faster"
+			}
+			fmt.Fprintf(&b, "\nrunner-up: %s (%s %s, %s, %s; bound %s)", experiment.RangeLabel(u.TimeoutMin, u.TimeoutMax), obj,
+				fmtMS(u.Objective), margin, overlap, map[string]string{"feasible": "met", "uncertain": "uncertain"}[u.Status])
+		}
 	}
-	c := r.Candidates[r.Best]
-	return fmt.Sprintf("recommended: %s (%s %s, %.2f unnecessary %s per node-hour <= %s)",
-		experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax), r.Config.Objective, fmtMS(c.Objective), c.Unnecessary, r.Rounds(), bound)
+	rounds := ""
+	if r.Rounds > 0 {
+		rounds = fmt.Sprintf(" after %d refinement round(s)", r.Rounds)
+	}
+	if !r.Decided {
+		fmt.Fprintf(&b, "\ncannot tell%s: %s; run more --trials or --stable-trials to decide", rounds, r.Undecided)
+	} else if r.Rounds > 0 {
+		fmt.Fprintf(&b, "\ndecided%s", rounds)
+	}
+	return b.String()
 }
 
-type tuneCandidateJSON struct {
-	Label                string  `json:"label"`
-	TimeoutMinMS         float64 `json:"timeout_min_ms"`
-	TimeoutMaxMS         float64 `json:"timeout_max_ms"`
-	Spread               float64 `json:"spread"`
-	ObjectiveMS          float64 `json:"objective_ms"`
-	FailoverTrials       int     `json:"failover_trials"`
-	FailoverTimedOut     int     `json:"failover_timed_out"`
-	P50MS                float64 `json:"p50_ms"`
-	MeanMS               float64 `json:"mean_ms"`
-	P90MS                float64 `json:"p90_ms"`
-	P99MS                float64 `json:"p99_ms"`
-	MaxMS                float64 `json:"max_ms"`
-	StableTrials         int     `json:"stable_trials"`
-	Unsettled            int     `json:"unsettled"`
-	NodeHours            float64 `json:"node_hours"`
-	Elections            int     `json:"elections"`
-	PreVotes             int     `json:"prevotes"`
-	LeaderChanges        int     `json:"leader_changes"`
-	ElectionsPerNodeHour float64 `json:"elections_per_node_hour"`
-	PreVotesPerNodeHour  float64 `json:"prevotes_per_node_hour"`
-	LeaderChangesPerHour float64 `json:"leader_changes_per_hour"`
-	Unnecessary          float64 `json:"unnecessary_per_node_hour"`
-	Complete             bool    `json:"complete"`
-	Feasible             bool    `json:"feasible"`
-	Best                 bool    `json:"best"`
-}
-
-type tuneJSON struct {
-	Experiment              string              `json:"experiment"`
-	Nodes                   int                 `json:"nodes"`
-	Latency                 string              `json:"latency,omitempty"`
-	Disk                    string              `json:"disk,omitempty"`
-	Loss                    float64             `json:"loss,omitempty"`
-	Duplicate               float64             `json:"dup,omitempty"`
-	Objective               string              `json:"objective"`
-	MaxElectionsPerNodeHour float64             `json:"max_elections_per_node_hour"`
-	CountPreVotes           bool                `json:"count_prevotes"`
-	StableForS              float64             `json:"stable_for_s"`
-	Seed                    uint64              `json:"seed"`
-	Best                    *tuneCandidateJSON  `json:"best"`
-	Candidates              []tuneCandidateJSON `json:"candidates"`
-}
-
-func candidateJSON(r experiment.TuneResult, i int) tuneCandidateJSON {
+// tuneCandidateRecord returns the fields of candidate i's output object.
+func (m Meta) tuneCandidateRecord(r experiment.TuneResult, i int) record {
 	c := r.Candidates[i]
 	f, s := c.Failover, c.Stability
-	return tuneCandidateJSON{
-		Label: experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax), TimeoutMinMS: toMS(c.TimeoutMin), TimeoutMaxMS: toMS(c.TimeoutMax),
-		Spread: c.Spread, ObjectiveMS: toMS(c.Objective), FailoverTrials: f.Trials, FailoverTimedOut: f.TimedOut,
-		P50MS: toMS(f.P50), MeanMS: toMS(f.Mean), P90MS: toMS(f.P90), P99MS: toMS(f.P99), MaxMS: toMS(f.Max),
-		StableTrials: s.Trials, Unsettled: s.Unsettled, NodeHours: round6(s.NodeHours),
-		Elections: s.Elections, PreVotes: s.PreVotes, LeaderChanges: s.LeaderChanges,
-		ElectionsPerNodeHour: round6(s.ElectionsPerNodeHour), PreVotesPerNodeHour: round6(s.PreVotesPerNodeHour),
-		LeaderChangesPerHour: round6(s.LeaderChangesPerHour), Unnecessary: round6(c.Unnecessary),
-		Complete: c.Complete, Feasible: c.Feasible, Best: i == r.Best,
+	var rec record
+	m.head(&rec, "tune-candidate")
+	rec.add("seed", r.Seed)
+	rec.add("preset", m.Preset)
+	rec.add("label", experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax))
+	rec.add("timeout_min_ms", toMS(c.TimeoutMin))
+	rec.add("timeout_max_ms", toMS(c.TimeoutMax))
+	rec.add("spread", c.Spread)
+	rec.add("objective", r.Config.Objective)
+	rec.add("objective_ms", toMS(c.Objective))
+	rec.add("objective_ci95_low_ms", toMS(c.ObjectiveLow))
+	var hi *float64
+	if c.ObjectiveBounded {
+		v := toMS(c.ObjectiveHigh)
+		hi = &v
 	}
+	rec.add("objective_ci95_high_ms", hi)
+	rec.add("failover_trials", f.Trials)
+	rec.add("failover_censored", f.TimedOut)
+	rec.add("failover_no_leader", f.NoLeader)
+	rec.add("lower_bounds", nonNil(lowerBounds(f.Summary)))
+	rec.stats(f.Summary)
+	rec.add("stable_trials", s.Trials)
+	rec.add("unsettled", s.Unsettled)
+	rec.add("node_hours", round6(s.NodeHours))
+	rec.add("elections", s.Elections)
+	rec.add("prevotes", s.PreVotes)
+	rec.add("leader_changes", s.LeaderChanges)
+	rec.add("elections_per_node_hour", round6(s.ElectionsPerNodeHour))
+	rec.add("prevotes_per_node_hour", round6(s.PreVotesPerNodeHour))
+	rec.add("leader_changes_per_hour", round6(s.LeaderChangesPerHour))
+	rec.add("unnecessary_per_node_hour", round6(c.Unnecessary))
+	rec.add("unnecessary_ci95_low", round6(c.RateLow))
+	var rhi *float64
+	if !math.IsInf(c.RateHigh, 1) {
+		v := round6(c.RateHigh)
+		rhi = &v
+	}
+	rec.add("unnecessary_ci95_high", rhi)
+	rec.add("max_elections_per_node_hour", r.Config.MaxElectionsPerNodeHour)
+	rec.add("count_prevotes", r.Config.CountPreVotes)
+	rec.add("stable_for_s", r.Config.StableFor.Seconds())
+	rec.add("status", c.Status)
+	rec.add("complete", c.Complete)
+	rec.add("feasible", c.Feasible)
+	rec.add("best", i == r.Best)
+	rec.add("runner_up", i == r.RunnerUp)
+	rec.add("params", params(c.Failover.Setup))
+	return rec
 }
 
-// WriteTuneJSON writes r as one indented JSON object: the model, the
-// objective and bound, the best candidate (null if none) and every
-// candidate.
-func WriteTuneJSON(w io.Writer, r experiment.TuneResult) error {
-	b := r.Config.Base
-	j := tuneJSON{
-		Experiment: "tune", Nodes: b.Nodes, Loss: b.Loss, Duplicate: b.Duplicate,
-		Objective: r.Config.Objective, MaxElectionsPerNodeHour: r.Config.MaxElectionsPerNodeHour, CountPreVotes: r.Config.CountPreVotes,
-		StableForS: r.Config.StableFor.Seconds(), Seed: r.Seed, Candidates: []tuneCandidateJSON{},
+// tuneVerdictRecord returns the fields of the verdict object.
+func (m Meta) tuneVerdictRecord(r experiment.TuneResult) record {
+	var rec record
+	m.head(&rec, "tune-verdict")
+	rec.add("seed", r.Seed)
+	rec.add("preset", m.Preset)
+	rec.add("objective", r.Config.Objective)
+	rec.add("max_elections_per_node_hour", r.Config.MaxElectionsPerNodeHour)
+	label := func(i int) any {
+		if i < 0 {
+			return nil
+		}
+		c := r.Candidates[i]
+		return experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax)
 	}
-	j.Latency, j.Disk = spec(b.Latency), spec(b.Disk)
+	rec.add("best", label(r.Best))
+	rec.add("runner_up", label(r.RunnerUp))
+	var margin *float64
+	if r.Best >= 0 && r.RunnerUp >= 0 {
+		v := toMS(r.Candidates[r.RunnerUp].Objective - r.Candidates[r.Best].Objective)
+		margin = &v
+	}
+	rec.add("runner_up_margin_ms", margin)
+	rec.add("refinement_rounds", r.Rounds)
+	rec.add("decided", r.Decided)
+	rec.add("undecided", r.Undecided)
+	rec.add("candidates", len(r.Candidates))
+	rec.add("params", params(r.Config.Base))
+	return rec
+}
+
+// WriteTuneJSON writes r as JSON Lines, with no Meta (see
+// Meta.WriteTuneJSON).
+func WriteTuneJSON(w io.Writer, r experiment.TuneResult) error { return Meta{}.WriteTuneJSON(w, r) }
+
+// WriteTuneJSON writes r as JSON Lines: one self-describing
+// "tune-candidate" object per candidate (its setup, objective and
+// unnecessary elections with their 95% intervals, status), then one
+// "tune-verdict" object (best, runner-up and margin, refinement rounds,
+// whether the decision is stable).
+func (m Meta) WriteTuneJSON(w io.Writer, r experiment.TuneResult) error {
 	for i := range r.Candidates {
-		j.Candidates = append(j.Candidates, candidateJSON(r, i))
+		if err := m.tuneCandidateRecord(r, i).writeJSON(w); err != nil {
+			return err
+		}
 	}
-	if r.Best >= 0 {
-		best := j.Candidates[r.Best]
-		j.Best = &best
-	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(j)
+	return m.tuneVerdictRecord(r).writeJSON(w)
 }
 
-// WriteTuneCSV writes a header and one row per candidate.
-func WriteTuneCSV(w io.Writer, r experiment.TuneResult) error {
+// WriteTuneCSV writes r's candidates as CSV, with no Meta.
+func WriteTuneCSV(w io.Writer, r experiment.TuneResult) error { return Meta{}.WriteTuneCSV(w, r) }
+
+// WriteTuneCSV writes a header and one row per candidate, with the
+// fields of the "tune-candidate" JSON objects as columns.
+func (m Meta) WriteTuneCSV(w io.Writer, r experiment.TuneResult) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"label", "timeout_min_ms", "timeout_max_ms", "spread", "objective", "objective_ms",
-		"failover_trials", "failover_timed_out", "p50_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms",
-		"stable_trials", "unsettled", "node_hours", "elections", "prevotes", "leader_changes",
-		"elections_per_node_hour", "prevotes_per_node_hour", "leader_changes_per_hour", "unnecessary_per_node_hour", "complete", "feasible", "best", "seed"})
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	for i := range r.Candidates {
-		j := candidateJSON(r, i)
-		_ = cw.Write([]string{j.Label, f(j.TimeoutMinMS), f(j.TimeoutMaxMS), f(j.Spread), r.Config.Objective, f(j.ObjectiveMS),
-			strconv.Itoa(j.FailoverTrials), strconv.Itoa(j.FailoverTimedOut), f(j.P50MS), f(j.MeanMS), f(j.P90MS), f(j.P99MS), f(j.MaxMS),
-			strconv.Itoa(j.StableTrials), strconv.Itoa(j.Unsettled), f(j.NodeHours), strconv.Itoa(j.Elections), strconv.Itoa(j.PreVotes),
-			strconv.Itoa(j.LeaderChanges), f(j.ElectionsPerNodeHour), f(j.PreVotesPerNodeHour), f(j.LeaderChangesPerHour), f(j.Unnecessary),
-			strconv.FormatBool(j.Complete), strconv.FormatBool(j.Feasible), strconv.FormatBool(j.Best), strconv.FormatUint(r.Seed, 10)})
+		rec := m.tuneCandidateRecord(r, i)
+		if i == 0 {
+			if err := cw.Write(rec.csvHeader()); err != nil {
+				return err
+			}
+		}
+		if err := cw.Write(rec.csvRow()); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()

@@ -2,6 +2,7 @@ package hashicorp
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -59,5 +60,8 @@ func TestResult(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, report.WriteJSON(&b, r, false))
 	require.Contains(t, b.String(), `"latency":"fixed:1ms","prevote":true,"model":"hashicorp-engine"`)
-	require.NotContains(t, b.String(), "heartbeat_ms", "hashicorp's heartbeat is its own, not a setting")
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b.Bytes(), &m))
+	require.NotContains(t, m, "heartbeat_ms", "hashicorp's heartbeat is its own, not a setting")
+	require.Equal(t, 0.0, m["params"].(map[string]any)["heartbeat_ms"], "no heartbeat of the election package")
 }
