@@ -35,7 +35,7 @@ type opts struct {
 	trace       bool
 	traceTrial  int
 	v           variantOpts // variants.go
-	command     string // the subcommand, for the output records
+	command     string      // the subcommand, for the output records
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
