@@ -61,14 +61,14 @@ func (c *checker) observe(g multiraft.GroupID, e election.Event) {
 		}
 		c.term[k] = e.Term
 	}
-	leads := e.Type == election.EventLeaderElected || (e.Type == election.EventRoleChange && e.Role == election.Leader)
+	resumed := e.Type == election.EventRoleChange && e.Role == election.Leader && e.Reason == "resume"
 	switch {
-	case leads:
+	case e.Type == election.EventLeaderElected || resumed:
 		t := gterm{g, e.Term}
 		if l, ok := c.leaders[t]; ok && l != e.Node {
 			c.fail(g, e, "two leaders in term %d: %d and %d", e.Term, l, e.Node)
 		}
-		if e.Type == election.EventRoleChange && c.leaders[t] != e.Node && e.Term > 1 {
+		if resumed && c.leaders[t] != e.Node {
 			c.fail(g, e, "resumed as leader of term %d, which it did not win", e.Term)
 		}
 		c.leaders[t] = e.Node

@@ -31,19 +31,19 @@ type Host struct {
 	rng     *rand.Rand
 	groups  map[GroupID]*group
 	peers   map[election.ID]*peer
-	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
-	all     []*group      // every group, in the order added
-	awakeL  []*group      // the awake groups; group.awakeAt is the index
+	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
+	all     []*group             // every group, in the order added
+	awakeL  []*group             // the awake groups; group.awakeAt is the index
 	voters  map[string]*voterSet // interned voter sets
 	sweepT  wheel.Timer          // every heartbeat interval: hibernate idle groups
 	pingT   wheel.Timer          // every LivenessInterval: liveness messages
 	stats   Stats
 
-	outMu  sync.Mutex
+	outMu    sync.Mutex
 	out      map[election.ID]*outbox
 	outOrder []election.ID // keys of out, sorted
-	flushT wheel.Timer // every CoalesceWindow (Coalesce only)
-	ostats outStats
+	flushT   wheel.Timer   // every CoalesceWindow (Coalesce only)
+	ostats   outStats
 }
 
 // group is one group's replica. While it hibernates, node and a are nil

@@ -26,6 +26,7 @@ import (
 //	timers                pending timers on the wheel
 //	crash host=N / restart host=N / cut from=A to=B / heal
 //	touch group=G host=N  activity: wakes the group
+//	campaign group=G host=N
 //
 // Every command also checks election safety over all events so far.
 func TestScenarios(t *testing.T) {
@@ -126,6 +127,9 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
 		c.net.Cut(election.ID(arg("from")), election.ID(arg("to")))
 	case "heal":
 		c.net.Heal()
+	case "campaign":
+		require.NoError(t, c.hosts[election.ID(arg("host"))].Campaign(multiraft.GroupID(arg("group"))))
+		b.WriteString(c.flush())
 	case "touch":
 		require.NoError(t, c.hosts[election.ID(arg("host"))].Touch(multiraft.GroupID(arg("group"))))
 		b.WriteString(c.flush())
