@@ -106,6 +106,8 @@ type cluster struct {
 	check   *checker
 	trace   []string
 	tracing bool
+	// retired sums the Stats of crashed hosts.
+	retired multiraft.Stats
 }
 
 type groupDef struct {
@@ -190,6 +192,10 @@ func (c *cluster) start(id election.ID) {
 }
 
 func (c *cluster) crash(id election.ID) {
+	s := c.hosts[id].Stats()
+	c.retired.Hibernations += s.Hibernations
+	c.retired.Wakes += s.Wakes
+	c.retired.LivenessWakes += s.LivenessWakes
 	c.hosts[id].Stop()
 	c.net.Detach(id)
 	delete(c.hosts, id)
@@ -234,4 +240,25 @@ func (c *cluster) leaderOf(g multiraft.GroupID) (election.ID, uint64) {
 		}
 	}
 	return l, term
+}
+
+// totals sums the Stats of every host that ever ran.
+func (c *cluster) totals() multiraft.Stats {
+	s := c.retired
+	for _, h := range c.hosts {
+		hs := h.Stats()
+		s.Hibernations += hs.Hibernations
+		s.Wakes += hs.Wakes
+		s.LivenessWakes += hs.LivenessWakes
+	}
+	return s
+}
+
+type testWheel = wheel.Virtual
+
+func newTestWheel(t testing.TB) *testWheel {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { v.Stop() })
+	return v
 }
