@@ -122,7 +122,7 @@ Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
-	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd())
+	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.multiraftCmd())
 	root.CompletionOptions.DisableDefaultCmd = true
 	return root
 }
