@@ -24,9 +24,11 @@ type MemNetwork struct {
 	stats MemNetworkStats
 }
 
-// MemNetworkStats counts batches.
+// MemNetworkStats counts batches: sent; delivered; dropped when sent (a
+// cut link, a stopped wheel); and undelivered, dropped on arrival (the
+// host detached or the link cut meanwhile).
 type MemNetworkStats struct {
-	Sent, Delivered, Dropped uint64
+	Sent, Delivered, Dropped, Undelivered uint64
 }
 
 // NewMemNetwork returns a network on w delivering every batch after delay.
@@ -102,7 +104,7 @@ func (n *MemNetwork) deliver(b Batch) {
 	n.mu.Lock()
 	h := n.hosts[b.To]
 	if h == nil || n.cut[[2]election.ID{b.From, b.To}] {
-		n.stats.Dropped++
+		n.stats.Undelivered++
 		n.mu.Unlock()
 		return
 	}

@@ -21,7 +21,7 @@ import (
 func TestRandomSafety(t *testing.T) {
 	seed := testseed.Seed(t)
 	rounds := 6
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		rounds = 2
 	}
 	var total multiraft.Stats

@@ -13,12 +13,13 @@ import (
 func TestRunSmall(t *testing.T) {
 	for _, coalesce := range []bool{false, true} {
 		c := mrsim.DefaultConfig()
-		c.Groups, c.Active, c.Coalesce = 2000, 0.05, coalesce
+		c.Groups, c.Active, c.Coalesce = 1000, 0.05, coalesce
+		c.Warmup, c.Window, c.Settle = 2*time.Second, time.Second, 6*time.Second
 		r, err := mrsim.Run(context.Background(), c)
 		require.NoError(t, err)
 		t.Logf("%+v", r)
 		require.Zero(t, r.Safety)
-		require.Equal(t, 400, r.Affected, "node 1 leads a fifth of the groups")
+		require.Equal(t, c.Groups/5, r.Affected, "node 1 leads a fifth of the groups")
 		require.Equal(t, r.Affected, r.Recovered, "every affected group has a leader again")
 		require.Zero(t, r.UnaffectedNewLeaders, "no other group changes leader")
 		require.LessOrEqual(t, r.P99, 2*c.TimeoutMax)
@@ -38,5 +39,4 @@ func TestValidate(t *testing.T) {
 	var fe *mrsim.FieldError
 	require.ErrorAs(t, c.Validate(), &fe)
 	require.Equal(t, "Replicas", fe.Field)
-	_ = time.Second
 }
