@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -104,11 +103,7 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 		return flagError("settle", "must be positive, got %v", c.Settle)
 	}
 	if err := c.Validate(); err != nil {
-		var fe *mrsim.FieldError
-		if errors.As(err, &fe) {
-			return flagError(multiraftFlags[fe.Field], "%v: %s", fe.Value, fe.Reason)
-		}
-		return usageError{err}
+		return configError(err, multiraftFlags, "window")
 	}
 	r, err := mrsim.Run(cmd.Context(), c)
 	if err != nil {

@@ -24,26 +24,12 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// ErrInvalidConfig is wrapped by every error of Config.Validate.
+// ErrInvalidConfig is wrapped by every error of Config.Validate, a
+// *sim.FieldError naming the field.
 var ErrInvalidConfig = errors.New("mrsim: invalid config")
 
-// FieldError reports an invalid Config field; Reason names no Go
-// identifier.
-type FieldError struct {
-	Field  string
-	Value  any
-	Reason string
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%v: %s %v: %s", ErrInvalidConfig, e.Field, e.Value, e.Reason)
-}
-
-// Unwrap returns ErrInvalidConfig.
-func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
-
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
 }
 
 // Config describes one run.

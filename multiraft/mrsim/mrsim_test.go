@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/multiraft/mrsim"
+	"github.com/raftick/raftick/sim"
 )
 
 func TestRunSmall(t *testing.T) {
@@ -36,7 +37,7 @@ func TestValidate(t *testing.T) {
 	require.ErrorIs(t, c.Validate(), mrsim.ErrInvalidConfig)
 	c = mrsim.DefaultConfig()
 	c.Replicas = 9
-	var fe *mrsim.FieldError
+	var fe *sim.FieldError
 	require.ErrorAs(t, c.Validate(), &fe)
 	require.Equal(t, "Replicas", fe.Field)
 }
