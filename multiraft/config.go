@@ -60,8 +60,10 @@ type Config struct {
 	ID election.ID
 
 	// Election is the template of every group's election.Config. The Host
-	// sets ID, Voters, Rand and Observer of each group's copy; every other
-	// field applies to all groups as given.
+	// sets ID, Voters, Rand and Observer of each group's copy (Observer
+	// must be nil: see Config.Observer; a Rand is used as Config.Rand when
+	// that is nil); every other field applies to all groups as given. A
+	// hibernating group runs no timer, its snapshot timer included.
 	Election election.Config
 
 	// HibernateAfter is how long a group's leader must see no activity
@@ -125,6 +127,12 @@ func (c Config) Validate() error {
 func (c Config) normalized() (Config, election.Config, error) {
 	if c.ID == election.None {
 		return c, election.Config{}, fieldErr("ID", c.ID, "must not be 0")
+	}
+	if c.Election.Observer != nil {
+		return c, election.Config{}, fieldErr("Election", "Observer", "is set by the host for every group; use the host's own Observer")
+	}
+	if c.Rand == nil {
+		c.Rand = c.Election.Rand
 	}
 	tmpl := c.Election
 	tmpl.ID, tmpl.Voters = c.ID, []election.ID{c.ID}

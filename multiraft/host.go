@@ -220,11 +220,11 @@ func (h *Host) AddGroup(gc GroupConfig) error {
 				h.stats.Hibernating++
 				return nil
 			}
-			return h.startNode(g, boot)
+			return h.startAdded(g, boot)
 		}
 	}
 	h.addGroup(g)
-	return h.startNode(g, election.Dormant{})
+	return h.startAdded(g, election.Dormant{})
 }
 
 // addGroup registers g and its peers. h.mu is held.
@@ -235,6 +235,19 @@ func (h *Host) addGroup(g *group) {
 	h.groups[g.id] = g
 	h.all = append(h.all, g)
 	h.stats.Groups++
+}
+
+// startAdded starts the node of a group just added, and removes the
+// group again if that fails. h.mu is held.
+func (h *Host) startAdded(g *group, d election.Dormant) error {
+	err := h.startNode(g, d)
+	if err != nil { // startNode left it hibernating
+		delete(h.groups, g.id)
+		h.all = slices.DeleteFunc(h.all, func(x *group) bool { return x == g })
+		h.stats.Groups--
+		h.stats.Hibernating--
+	}
+	return err
 }
 
 // internVoters returns the shared voterSet of voters, checking them.
