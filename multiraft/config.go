@@ -88,7 +88,10 @@ type Config struct {
 	LivenessInterval time.Duration
 	// LivenessTimeout is how long a peer node may stay silent before the
 	// host takes it for dead and wakes the hibernating groups it led; 0
-	// means the election timeout; it must exceed LivenessInterval.
+	// means the election timeout. It must exceed LivenessInterval, and be
+	// at least the leader lease (ElectionTimeout*LeaseRatio) plus the
+	// coalescing window: a follower woken leaderless by liveness must not
+	// give up a leader that still counts it in its lease.
 	LivenessTimeout time.Duration
 
 	// Rand seeds every group's timers (through election.Config.Rand, one
@@ -164,6 +167,10 @@ func (c Config) normalized() (Config, election.Config, error) {
 	}
 	if c.LivenessTimeout <= c.LivenessInterval {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must exceed the liveness interval (%v)", c.LivenessInterval)
+	}
+	lease := time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio)
+	if c.Coalesce && c.LivenessTimeout < lease+c.CoalesceWindow || c.LivenessTimeout < lease {
+		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must be at least the leader lease (%v) plus the coalescing window", lease)
 	}
 	return c, eff, nil
 }

@@ -26,6 +26,7 @@ func TestConfigValidate(t *testing.T) {
 		{"CoalesceWindow", func(c *multiraft.Config) { c.CoalesceWindow = time.Second }},
 		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = -1 }},
 		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 10 * time.Millisecond }},
+		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 900 * time.Millisecond }},
 	} {
 		c := ok
 		tc.edit(&c)

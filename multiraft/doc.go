@@ -116,7 +116,10 @@
 //     so the leader lease (CheckQuorum, Status.Lease) stays conservative.
 //   - Liveness only wakes groups; a wrong verdict (a partition) costs at
 //     most an election, never safety: the woken followers' pre-votes are
-//     refused while the leader is alive for the others.
+//     refused while the leader is alive for the others. LivenessTimeout is
+//     at least the lease plus the coalescing window (Validate), so a
+//     follower woken leaderless heard nothing from the leader's node for
+//     longer than the leader counts its last answer in its lease.
 //   - A woken follower does not campaign before it could have heard from a
 //     live leader: it counts the wake as contact with its leader, waits a
 //     full fresh election timeout and asks the leader to wake; a woken
