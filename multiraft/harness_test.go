@@ -206,7 +206,9 @@ func (c *cluster) traceEvent(g multiraft.GroupID, e election.Event) {
 	switch {
 	case e.Type == election.EventLeaderElected:
 		s = "elected"
-	case e.Type == election.EventElectionStart && !e.PreVote:
+	case e.Type == election.EventElectionStart && e.PreVote:
+		s = "pre-votes (" + e.Reason + ")"
+	case e.Type == election.EventElectionStart:
 		s = "campaigns (" + e.Reason + ")"
 	case e.Type == election.EventStepDown:
 		s = "steps down (" + e.Reason + ")"
