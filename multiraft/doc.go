@@ -131,6 +131,20 @@
 // with hibernating groups, host crashes and restarts, cut links and
 // reordered batches.
 //
+// # In real time
+//
+// On a real-time wheel (wheel.Shared or wheel.New) a Host runs as in the
+// simulator. The Transport is the application's: Send hands the Batch (a
+// plain value; encode it as you like) to the connection or queue of peer
+// b.To and returns; the connection's reader calls Step on the receiving
+// host with every Batch it decodes. Call Touch whenever a group does work
+// (a proposal, a read) so that it stays awake; Stats reports how many
+// groups sleep and what was sent, and Config.Observer sees every election
+// event with its group (count EventElectionStart to find spurious
+// elections). A load generator drives it the same way: one Host per
+// simulated node, one wheel, a TransportFunc that queues batches to the
+// peer's Step, Touch on the active fraction of the groups.
+//
 // # Concurrency
 //
 // A Host serializes its groups with one mutex and calls their nodes with it
