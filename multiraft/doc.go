@@ -39,7 +39,8 @@
 // sends each follower a Hibernate control, in the same batch after any
 // queued heartbeat. A follower that follows that leader in that term
 // hibernates too and acknowledges; one that does not (it moved to another
-// term, or campaigns) refuses, and the refusal wakes the leader again.
+// term, or campaigns) or that was touched within HibernateAfter (local
+// activity) refuses, and the refusal wakes the leader again.
 //
 // A hibernating group has no Node and no timer: about 170 bytes of heap
 // with a MemoryStorage (TestHeapPerHibernatingGroup), against about 3 KiB

@@ -79,6 +79,8 @@ type awakeState struct {
 	term       uint64 // the node's term at the last sweep
 	acks       []ack  // per voter index: last granted heartbeat answer
 	at         int    // index in Host.awakeL
+	lastTouch  time.Duration
+	touched    bool // lastTouch is set
 }
 
 type ack struct {
@@ -458,7 +460,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 		ok := false
 		if g.node == nil {
 			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
-		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from {
+		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.busy(g) {
 			ok = h.hibernate(g)
 		}
 		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
@@ -474,6 +476,12 @@ func (h *Host) onControl(from election.ID, c Control) {
 	default:
 		h.stats.Ignored++
 	}
+}
+
+// busy reports whether the awake group was touched within HibernateAfter:
+// a follower with local activity refuses to hibernate. h.mu is held.
+func (h *Host) busy(g *group) bool {
+	return g.a.touched && h.w.Now()-g.a.lastTouch < h.cfg.HibernateAfter
 }
 
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
@@ -575,7 +583,8 @@ func (h *Host) Touch(gid GroupID) error {
 	if err != nil {
 		return err
 	}
-	g.a.lastActive = h.w.Now()
+	now := h.w.Now()
+	g.a.lastActive, g.a.lastTouch, g.a.touched = now, now, true
 	return nil
 }
 
