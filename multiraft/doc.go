@@ -83,7 +83,11 @@
 // on that node, as followers without a leader; they elect a new leader
 // within their normal election timeouts. Groups led by other nodes, and
 // awake groups (their own election timers watch their leader), are not
-// touched. A batch from the node marks it alive again.
+// touched. A batch from the node marks it alive again, and wakes the
+// groups this host leads that hibernated without that node's replica
+// (liveness had it for dead): their heartbeats bring it up to date, so a
+// replica cut off while its group moved on does not sleep on in an old
+// term (perhaps believing it leads it).
 //
 // # Safety
 //

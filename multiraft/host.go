@@ -56,7 +56,14 @@ type group struct {
 	node    *election.Node
 	a       *awakeState
 	dormant election.Dormant
+	// behind marks (by voter index, all from 63 on) the followers a
+	// hibernating leader left behind because liveness took their nodes
+	// for dead: when one comes back, the group wakes to update it.
+	behind uint64
 }
+
+// bit returns the behind bit of voter index i.
+func bit(i int) uint64 { return 1 << min(i, 63) }
 
 // setAwake adds g to the awake list. h.mu is held.
 func (h *Host) setAwake(g *group) {
@@ -321,7 +328,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if err != nil {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
-	g.node, g.dormant = n, election.Dormant{}
+	g.node, g.dormant, g.behind = n, election.Dormant{}, 0
 	g.a = &awakeState{lastActive: h.w.Now(), acks: make([]ack, len(g.voters.ids))}
 	h.setAwake(g)
 	if err := n.Resume(d); err != nil {
@@ -406,11 +413,22 @@ func (h *Host) Step(b Batch) {
 
 // heard records a batch from p: it is alive, and its timer restarts.
 func (h *Host) heard(p *peer) {
-	if !p.alive {
-		p.alive = true
-		h.stats.PeersUp++
-	}
 	p.timer.Reset(h.cfg.LivenessTimeout)
+	if p.alive {
+		return
+	}
+	p.alive = true
+	h.stats.PeersUp++
+	// The groups this host leads that hibernated without p's replica
+	// wake, so that their heartbeats bring it up to date (it may believe
+	// in an older term's leader, or lead one itself).
+	for _, g := range h.all {
+		if g.node == nil && g.behind != 0 && g.dormant.Leader == h.id {
+			if i := g.voters.index(p.id); i >= 0 && g.behind&bit(i) != 0 {
+				_ = h.wake(g, g.dormant, false)
+			}
+		}
+	}
 }
 
 // deliver steps one message into its group, waking the group if it
@@ -523,10 +541,12 @@ func (h *Host) onSweep() {
 			g.a.term, g.a.lastActive = st.Term, now
 			continue
 		}
-		if st.Role != election.Leader || now-g.a.lastActive < h.cfg.HibernateAfter || !h.followersCaughtUp(g, st.Term, now) {
+		if st.Role != election.Leader || now-g.a.lastActive < h.cfg.HibernateAfter {
 			continue
 		}
-		if h.hibernate(g) {
+		ok, behind := h.followersCaughtUp(g, st.Term, now)
+		if ok && h.hibernate(g) {
+			g.behind = behind
 			i-- // the last awake group moved to index i
 			for _, v := range g.voters.ids {
 				if v != h.id {
@@ -539,16 +559,21 @@ func (h *Host) onSweep() {
 
 // followersCaughtUp reports whether every follower answered a heartbeat
 // of term within the lease, or lives on a node liveness takes for dead.
-func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) bool {
+// It also returns the followers it skipped as dead.
+func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok bool, behind uint64) {
 	for i, v := range g.voters.ids {
-		if v == h.id || !h.leaderAlive(v) {
+		if v == h.id {
+			continue
+		}
+		if !h.leaderAlive(v) {
+			behind |= bit(i)
 			continue
 		}
 		if a := g.a.acks[i]; a.term != term || now-a.at > h.lease {
-			return false
+			return false, 0
 		}
 	}
-	return true
+	return true, behind
 }
 
 // lookup returns an awake group, waking it if it hibernates (a local

@@ -1,6 +1,7 @@
 package multiraft_test
 
 import (
+	"flag"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/raftick/raftick/internal/testseed"
 	"github.com/raftick/raftick/multiraft"
 )
+
+var safetyRounds = flag.Int("safety-rounds", 0, "rounds of TestRandomSafety (0: 6, or 2 with -short or -race); raise for a soak run")
 
 // TestRandomSafety runs hosts with hibernating groups through random
 // crashes and restarts, one-way link cuts, activity, campaigns and
@@ -23,6 +26,9 @@ func TestRandomSafety(t *testing.T) {
 	rounds := 6
 	if testing.Short() || raceEnabled {
 		rounds = 2
+	}
+	if *safetyRounds > 0 {
+		rounds = *safetyRounds
 	}
 	var total multiraft.Stats
 	for r := range rounds {
@@ -79,6 +85,12 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 	c.v.AdvanceBy(5 * time.Second)
 	require.NoError(t, c.check.err(), "seed %d", seed)
 	for _, d := range c.groups {
+		if testing.Verbose() {
+			for _, v := range d.voters {
+				st, _ := c.hosts[v].Status(d.id)
+				t.Logf("g%d n%d %+v", d.id, v, st)
+			}
+		}
 		l, term := c.leaderOf(d.id)
 		require.NotEqual(t, election.None, l, "seed %d: group %d has no leader", seed, d.id)
 		for _, v := range d.voters {
