@@ -49,6 +49,8 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 			cfg.Coalesce = coalesce
 			cfg.HibernateAfter = time.Duration(100+rng.IntN(300)) * time.Millisecond
 			cfg.Election.LeaderStickiness = rng.IntN(2) == 0
+			cfg.Election.PreVote = rng.IntN(4) != 0
+			cfg.Election.CheckQuorum = rng.IntN(4) != 0
 		}})
 	c.net.SetDelay(func(multiraft.Batch) time.Duration {
 		return time.Duration(500+rng.IntN(4000)) * time.Microsecond
