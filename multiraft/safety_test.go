@@ -44,13 +44,17 @@ func TestRandomSafety(t *testing.T) {
 
 func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	c := newCluster(t, clusterOpts{hosts: 5, groups: 40, replicas: 3, seed: seed, boot: rng.IntN(2) == 0,
+	replicas := 3 + 2*rng.IntN(2)
+	c := newCluster(t, clusterOpts{hosts: 5, groups: 40, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0,
 		config: func(cfg *multiraft.Config) {
 			cfg.Coalesce = coalesce
 			cfg.HibernateAfter = time.Duration(100+rng.IntN(300)) * time.Millisecond
 			cfg.Election.LeaderStickiness = rng.IntN(2) == 0
 			cfg.Election.PreVote = rng.IntN(4) != 0
 			cfg.Election.CheckQuorum = rng.IntN(4) != 0
+			if rng.IntN(4) == 0 {
+				cfg.Election.Detection = election.CheckLastContact
+			}
 		}})
 	c.net.SetDelay(func(multiraft.Batch) time.Duration {
 		return time.Duration(500+rng.IntN(4000)) * time.Microsecond
