@@ -59,15 +59,21 @@ func (c *dormantCluster) leader() election.ID {
 	return election.None
 }
 
-func TestHibernateResume(t *testing.T) {
-	c := newDormantCluster(t)
+// elect starts the three nodes and returns the leader they elect and its
+// term.
+func (c *dormantCluster) elect(t *testing.T) (election.ID, uint64) {
 	for id := election.ID(1); id <= 3; id++ {
 		require.NoError(t, c.node(t, id).Start())
 	}
 	c.v.AdvanceBy(time.Second)
 	l := c.leader()
 	require.NotEqual(t, election.None, l)
-	term := c.nodes[l].Status().Term
+	return l, c.nodes[l].Status().Term
+}
+
+func TestHibernateResume(t *testing.T) {
+	c := newDormantCluster(t)
+	l, term := c.elect(t)
 	require.True(t, c.nodes[l].QuorumContact())
 
 	// Everyone hibernates: no timer of theirs stays on the wheel.
@@ -110,12 +116,7 @@ func TestHibernateResume(t *testing.T) {
 
 func TestResumeWithoutLeaderElects(t *testing.T) {
 	c := newDormantCluster(t)
-	for id := election.ID(1); id <= 3; id++ {
-		require.NoError(t, c.node(t, id).Start())
-	}
-	c.v.AdvanceBy(time.Second)
-	l := c.leader()
-	term := c.nodes[l].Status().Term
+	l, term := c.elect(t)
 	var dormant []election.Dormant
 	for id := election.ID(1); id <= 3; id++ {
 		d, err := c.nodes[id].Hibernate()

@@ -19,8 +19,11 @@ var safetyRounds = flag.Int("safety-rounds", 0, "rounds of TestRandomSafety (0: 
 // crashes and restarts, one-way link cuts, activity, campaigns and
 // transfers, with random delays that reorder batches, and checks election
 // safety per group (one leader per term, one vote per node per term, terms
-// never go back). After the faults stop, every group must have exactly one
-// awake-or-hibernating leader in its highest term.
+// never go back). Rounds vary coalescing, the hibernation delay, 3 or 5
+// replicas, pre-vote, check-quorum, leader stickiness and the detection
+// mode. After the faults stop, every group must have one leader, awake or
+// hibernating, whose term and leader every replica knows.
+// -safety-rounds N runs a soak.
 func TestRandomSafety(t *testing.T) {
 	seed := testseed.Seed(t)
 	rounds := 6
