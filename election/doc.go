@@ -237,4 +237,11 @@
 // Config and Storage and call Start: it comes back as a follower in its
 // persisted term, remembering its vote. FileStorage survives process
 // restarts; MemoryStorage survives only Node restarts.
+//
+// A host of many groups can put an idle node to sleep without losing what
+// it knows: Hibernate stops it like Stop and returns a Dormant (its term
+// and leader), and a new Node on the same Storage resumes from it with
+// Resume instead of Start, as that term's leader again (without a lease
+// until a quorum answers) or as a follower that knows its leader. Package
+// multiraft does this for idle groups.
 package election

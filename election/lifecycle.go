@@ -11,7 +11,10 @@ import (
 // term and arms the election (and snapshot) timer. It returns ErrStopped
 // after Stop, ErrAlreadyStarted on a second call, wheel.ErrStopped
 // (wrapped) if the node's wheel was stopped, or the Storage's error.
-func (n *Node) Start() error {
+func (n *Node) Start() error { return n.start(nil) }
+
+// start is Start, resuming from d (see Resume) when d is not nil.
+func (n *Node) start(d *Dormant) error {
 	n.mu.Lock()
 	if n.stopped {
 		n.mu.Unlock()
@@ -39,12 +42,17 @@ func (n *Node) Start() error {
 	n.term, n.vote = hs.Term, hs.Vote
 	n.role = Follower
 	n.lastReset = n.w.Now()
-	n.electionT.Start()
+	resumed := d != nil && n.resume(*d) // arms its own timers
+	if !resumed {
+		n.electionT.Start()
+	}
 	if n.snapshotT != nil {
 		n.snapshotT.Start()
 	}
-	n.logger.Debug("started", "term", n.term, "vote", n.vote)
-	n.emit(EventRoleChange, None, reasonStart)
+	if !resumed {
+		n.logger.Debug("started", "term", n.term, "vote", n.vote)
+		n.emit(EventRoleChange, None, reasonStart)
+	}
 	n.unlockAndFlush()
 	return nil
 }
@@ -60,6 +68,11 @@ func (n *Node) Stop() {
 		n.mu.Unlock()
 		return
 	}
+	n.halt()
+}
+
+// halt is Stop with n.mu held and n not stopped yet; it unlocks n.mu.
+func (n *Node) halt() {
 	n.stopped = true
 	n.outbox, n.events = nil, nil
 	n.noteStop()

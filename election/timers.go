@@ -144,12 +144,7 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	alive := 1
-	for _, p := range n.peers {
-		if at, ok := n.acks[p]; ok && now-at <= lease {
-			alive++
-		}
-	}
+	alive := n.aliveWithin(now, lease)
 	if alive < n.quorum {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", reasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raftick/raftick/multiraft/mrsim"
+	"github.com/raftick/raftick/sim/experiment"
+)
+
+type multiraftOpts struct {
+	groups, nodes, replicas int
+	active                  float64
+	hibernateAfter          time.Duration
+	coalesce                string
+	timeout                 string
+	heartbeat               time.Duration
+	latency                 string
+	warmup, window, settle  time.Duration
+	seed                    uint64
+	json                    bool
+}
+
+// multiraftFlags names the flag of each mrsim.Config field.
+var multiraftFlags = map[string]string{
+	"Groups": "groups", "Nodes": "nodes", "Replicas": "replicas", "Active": "active",
+	"HibernateAfter": "hibernate-after", "TimeoutMin": "timeout", "Heartbeat": "heartbeat",
+	"Window": "window",
+}
+
+func (a *app) multiraftCmd() *cobra.Command {
+	o := &multiraftOpts{}
+	cmd := &cobra.Command{
+		Use:   "multiraft",
+		Short: "Crash one node of a multi-raft cluster with hibernating groups and time the recovery",
+		Long: `multiraft runs --groups Raft groups of --replicas replicas over --nodes hosts
+(multiraft.Host) on one virtual wheel. Group g lives on nodes g..g+R-1 (mod
+N) and starts with the first as leader, so every node leads the same number
+of groups. A --active fraction of the groups is busy (every replica touched
+every heartbeat interval); the others hibernate after --hibernate-after of
+idleness and cost no timer work. After --warmup, a first --window measures
+the message and timer rates; then node 1 crashes. The run reports the time
+from the crash until each group node 1 led has a new leader (p50, p99, max
+over those groups), the elections in groups it did not lead (should be 0),
+and a second window of rates, --settle after the crash.
+
+Messages are election and hibernation messages as the groups send them
+(before coalescing); batches are what the transport carries (after
+coalescing, with liveness messages). Timer events are wheel timers fired,
+network deliveries not counted.`,
+		Example: `  raftsim multiraft --groups 100000 --nodes 5 --active 0.01 --hibernate-after 1s
+  raftsim multiraft --groups 100000 --active 1 --hibernate-after 0 --coalesce off
+  raftsim multiraft --groups 20000 --timeout 150ms-300ms --latency uniform:1ms,5ms --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runMultiraft(cmd, o) },
+	}
+	d := mrsim.DefaultConfig()
+	f := cmd.Flags()
+	f.IntVar(&o.groups, "groups", d.Groups, "number of Raft groups")
+	f.IntVar(&o.nodes, "nodes", d.Nodes, "number of nodes (hosts)")
+	f.IntVar(&o.replicas, "replicas", d.Replicas, "replicas per group")
+	f.Float64Var(&o.active, "active", d.Active, "`FRACTION` of the groups that are busy, in [0, 1]")
+	f.DurationVar(&o.hibernateAfter, "hibernate-after", d.HibernateAfter, "idle time after which a group hibernates (0: never)")
+	f.StringVar(&o.coalesce, "coalesce", "on", "coalesce heartbeats per peer node: on or off")
+	f.StringVar(&o.timeout, "timeout", "1s-2s", "election timeout range `min-max`")
+	f.DurationVar(&o.heartbeat, "heartbeat", 0, "heartbeat interval (0: a tenth of the minimum timeout)")
+	f.StringVar(&o.latency, "latency", "fixed:1ms", "one-way batch latency `spec` (see raftsim failover --help), or none")
+	f.DurationVar(&o.warmup, "warmup", d.Warmup, "virtual time before the first measurement")
+	f.DurationVar(&o.window, "window", d.Window, "length of each measurement window")
+	f.DurationVar(&o.settle, "settle", d.Settle, "virtual time from the crash to the second measurement")
+	f.Uint64Var(&o.seed, "seed", d.Seed, "random seed: the same seed gives the same output")
+	f.BoolVar(&o.json, "json", false, "print one JSON object (JSON Lines) instead of a table")
+	return cmd
+}
+
+func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
+	c := mrsim.DefaultConfig()
+	c.Groups, c.Nodes, c.Replicas, c.Active = o.groups, o.nodes, o.replicas, o.active
+	c.HibernateAfter, c.Heartbeat, c.Seed = o.hibernateAfter, o.heartbeat, o.seed
+	c.Warmup, c.Window, c.Settle = o.warmup, o.window, o.settle
+	switch o.coalesce {
+	case "on":
+		c.Coalesce = true
+	case "off":
+		c.Coalesce = false
+	default:
+		return flagError("coalesce", "want on or off, got %q", o.coalesce)
+	}
+	var err error
+	if c.TimeoutMin, c.TimeoutMax, err = experiment.ParseRange(o.timeout); err != nil {
+		return configError(err, nil, "timeout")
+	}
+	if c.Latency, err = latencyFlag("latency", o.latency); err != nil {
+		return err
+	}
+	if c.Warmup < 0 {
+		return flagError("warmup", "must not be negative, got %v", c.Warmup)
+	}
+	if c.Settle <= 0 {
+		return flagError("settle", "must be positive, got %v", c.Settle)
+	}
+	if err := c.Validate(); err != nil {
+		return configError(err, multiraftFlags, "window")
+	}
+	r, err := mrsim.Run(cmd.Context(), c)
+	if err != nil {
+		if cmd.Context().Err() != nil {
+			return errInterrupted
+		}
+		return err
+	}
+	if r.Safety > 0 {
+		return fmt.Errorf("multiraft: safety violated: %d terms with two leaders (seed %d)", r.Safety, c.Seed)
+	}
+	if o.json {
+		return json.NewEncoder(a.stdout).Encode(multiraftJSON(r))
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d\n",
+		c.Groups, c.Replicas, c.Nodes, c.Active, c.HibernateAfter, o.coalesce, c.TimeoutMin, c.TimeoutMax, c.Latency, c.Seed)
+	fmt.Fprintf(w, "node %d crashed, leading %d groups; %d of them have a leader again (%d woken by liveness)\n",
+		r.Crashed, r.Affected, r.Recovered, r.LivenessWakes)
+	fmt.Fprintf(w, "recovery: p50 %v  p99 %v  max %v  (2x max election timeout: %v)\n",
+		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond), 2*c.TimeoutMax)
+	fmt.Fprintf(w, "groups it did not lead that elected a leader: %d\n", r.UnaffectedNewLeaders)
+	fmt.Fprintf(w, "%-14s %14s %14s %14s %14s\n", "per second", "messages", "batches", "timer events", "deliveries")
+	for _, row := range []struct {
+		name string
+		r    mrsim.Rates
+	}{{"before crash", r.Before}, {"after crash", r.After}} {
+		fmt.Fprintf(w, "%-14s %14.0f %14.0f %14.0f %14.0f\n", row.name, row.r.Messages, row.r.Batches, row.r.TimerEvents, row.r.Deliveries)
+	}
+	fmt.Fprintf(w, "awake replicas before the crash: %d of %d; %v of virtual time in %v\n",
+		r.AwakeBefore, c.Groups*c.Replicas, r.VirtualTotal, r.Elapsed.Round(time.Millisecond))
+	if r.Recovered < r.Affected {
+		return fmt.Errorf("multiraft: %d of %d groups had no new leader %v after the crash (raise --settle)", r.Affected-r.Recovered, r.Affected, c.Settle+c.Window)
+	}
+	return nil
+}
+
+// multiraftJSON is the --json form of a result: durations in ms.
+func multiraftJSON(r mrsim.Result) map[string]any {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	c := r.Config
+	rates := func(x mrsim.Rates) map[string]float64 {
+		return map[string]float64{"messages": x.Messages, "batches": x.Batches, "timer_events": x.TimerEvents, "deliveries": x.Deliveries}
+	}
+	return map[string]any{
+		"experiment": "multiraft", "groups": c.Groups, "nodes": c.Nodes, "replicas": c.Replicas, "active": c.Active,
+		"hibernate_after_ms": ms(c.HibernateAfter), "coalesce": c.Coalesce,
+		"timeout_min_ms": ms(c.TimeoutMin), "timeout_max_ms": ms(c.TimeoutMax), "seed": c.Seed,
+		"crashed": r.Crashed, "affected": r.Affected, "recovered": r.Recovered,
+		"p50_ms": ms(r.P50), "p99_ms": ms(r.P99), "max_ms": ms(r.Max),
+		"unaffected_new_leaders": r.UnaffectedNewLeaders, "liveness_wakes": r.LivenessWakes,
+		"before": rates(r.Before), "after": rates(r.After), "awake_before": r.AwakeBefore,
+		"virtual_ms": ms(r.VirtualTotal), "elapsed_ms": ms(r.Elapsed),
+	}
+}

@@ -1,0 +1,130 @@
+package election
+
+import (
+	"errors"
+	"time"
+)
+
+// Hooks for hosts that hibernate idle groups (package multiraft): a node
+// gives up its timers and in-memory state with Hibernate, keeping only a
+// Dormant of two words beside its Storage, and a new Node on the same
+// Storage resumes from it with Resume.
+
+// ErrCannotHibernate is returned by Hibernate for a node that is neither
+// the leader nor a follower that knows its leader.
+var ErrCannotHibernate = errors.New("election: node cannot hibernate: not the leader nor a follower that knows its leader")
+
+const reasonResume = "resume"
+
+// Dormant is what a hibernated node remembers besides its Storage: the term
+// it hibernated in and the leader it knew in that term (its own ID if it
+// was the leader; None if it knew none).
+type Dormant struct {
+	Term   uint64
+	Leader ID
+}
+
+// Hibernate stops the node as Stop does (its timers are destroyed, later
+// calls are ignored) and returns its Dormant. Only a leader, or a follower
+// that knows the leader of its term, hibernates; otherwise Hibernate
+// changes nothing and returns ErrCannotHibernate (or ErrNotStarted,
+// ErrStopped). The term and vote stay in Storage, where they already are.
+func (n *Node) Hibernate() (Dormant, error) {
+	n.mu.Lock()
+	if err := n.usable(); err != nil {
+		n.mu.Unlock()
+		return Dormant{}, err
+	}
+	if n.role != Leader && (n.role != Follower || n.leader == None) {
+		n.mu.Unlock()
+		return Dormant{}, ErrCannotHibernate
+	}
+	d := Dormant{Term: n.term, Leader: n.leader}
+	n.logger.Debug("hibernating", "term", d.Term, "leader", d.Leader)
+	n.halt()
+	return d, nil
+}
+
+// Resume starts a new node (instead of Start) from the Dormant of a node
+// that hibernated on the same Storage. If the stored term still is d.Term
+// (nothing changed it meanwhile), the node takes d over:
+//
+//   - d.Leader is the node itself, and its stored vote is for itself: it
+//     is the leader of d.Term again (a node that won a term's election is
+//     that term's only possible leader). It heartbeats every voter at once
+//     and arms its heartbeat and step-down timers, but it counts no
+//     voter's answer from before it hibernated: with CheckQuorum it steps
+//     down at its first step-down check unless a quorum answered since,
+//     so it re-establishes its lease before relying on it.
+//   - d.Leader is another voter: a follower that knows d.Leader and counts
+//     the resume as contact with it (it refuses pre-votes, and with
+//     LeaderStickiness votes, for an ElectionTimeout), with a fresh
+//     election timeout. It does not campaign before that timeout, by
+//     which time a live leader has heartbeaten.
+//
+// Otherwise (another term, or d.Leader None) Resume is Start: a follower
+// without a leader and with a fresh election timeout. Resume emits
+// EventRoleChange (reason "resume"), and EventLeaderKnown for a follower
+// that knows its leader; a resumed leader emits no EventLeaderElected, as
+// it won no new election. Errors are Start's.
+func (n *Node) Resume(d Dormant) error { return n.start(&d) }
+
+// resume takes d over after Start loaded the HardState (see Resume) and
+// reports whether it did; n.mu is held.
+func (n *Node) resume(d Dormant) bool {
+	if d.Term != n.term || d.Leader == None || !n.voter[d.Leader] {
+		return false
+	}
+	now := n.w.Now()
+	n.resetPriority()
+	n.voteJ.leaderKnown()
+	if d.Leader == n.id {
+		if n.vote != n.id {
+			return false
+		}
+		n.role, n.leader = Leader, n.id
+		n.lastContact, n.hasContact = now, true
+		n.acks = make(map[ID]time.Duration, len(n.peers)) // no answer yet: no lease
+		n.logger.Debug("resumed as leader", "term", n.term)
+		n.emit(EventRoleChange, None, reasonResume)
+		n.broadcastHeartbeat()
+		n.restartHeartbeats()
+		if n.cfg.CheckQuorum {
+			n.stepDownT.Restart()
+		}
+		return true
+	}
+	n.leader = d.Leader
+	n.lastContact, n.hasContact, n.lastReset = now, true, now
+	n.electionT.Start()
+	n.logger.Debug("resumed as follower", "term", n.term, "leader", d.Leader)
+	n.emit(EventRoleChange, None, reasonResume)
+	n.emit(EventLeaderKnown, d.Leader, reasonResume)
+	return true
+}
+
+// QuorumContact reports whether the node is the leader and a quorum of
+// voters (itself included) answered its heartbeats within the lease
+// (ElectionTimeout*LeaseRatio) before now; a newly elected leader counts
+// its election as an answer of every voter. A leader resumed from a Dormant
+// holds no lease until a quorum answered again.
+func (n *Node) QuorumContact() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.usable() != nil || n.role != Leader {
+		return false
+	}
+	return n.aliveWithin(n.w.Now(), n.cfg.lease()) >= n.quorum
+}
+
+// aliveWithin counts the leader and the peers that answered a heartbeat
+// within lease before now.
+func (n *Node) aliveWithin(now, lease time.Duration) int {
+	alive := 1
+	for _, p := range n.peers {
+		if at, ok := n.acks[p]; ok && now-at <= lease {
+			alive++
+		}
+	}
+	return alive
+}

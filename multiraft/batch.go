@@ -1,0 +1,105 @@
+package multiraft
+
+import (
+	"fmt"
+
+	"github.com/raftick/raftick/election"
+)
+
+// GroupID identifies a Raft group.
+type GroupID uint64
+
+// Batch is one transport message between two hosts: everything one host
+// sends another at one time. A Batch with nothing in it is a liveness
+// message.
+type Batch struct {
+	From, To election.ID // node IDs of the sending and receiving hosts
+	// Msgs are election messages of single groups, sent at once: votes,
+	// pre-votes, leadership transfers, and heartbeats and their answers
+	// when the sender does not coalesce. Their From and To must be the
+	// Batch's.
+	Msgs []GroupMessage
+	// Heartbeats are coalesced heartbeats: From, the leader of each
+	// group, heartbeats To's replica in the entry's term.
+	Heartbeats []Heartbeat
+	// Responses are coalesced answers to heartbeats.
+	Responses []HeartbeatResponse
+	// Controls are hibernation and wake messages.
+	Controls []Control
+}
+
+// GroupMessage is an election message of one group.
+type GroupMessage struct {
+	Group GroupID
+	Msg   election.Message
+}
+
+// Heartbeat is one group's heartbeat in a coalesced Batch.
+type Heartbeat struct {
+	Group GroupID
+	Term  uint64
+}
+
+// HeartbeatResponse is one group's answer to a heartbeat in a coalesced
+// Batch; Granted as in election.MsgHeartbeatResp.
+type HeartbeatResponse struct {
+	Group   GroupID
+	Term    uint64
+	Granted bool
+}
+
+// ControlKind is the kind of a Control message.
+type ControlKind uint8
+
+// Control message kinds.
+const (
+	// Hibernate: the leader of Term hibernated the group; the follower
+	// hibernates too if it follows that leader in Term.
+	Hibernate ControlKind = iota + 1
+	// HibernateAck answers Hibernate; OK false makes the leader wake the
+	// group again.
+	HibernateAck
+	// Wake asks the leader of a hibernating group to wake it (a follower
+	// woke up, by a local call or a message of another replica).
+	Wake
+)
+
+// String returns the kind's name.
+func (k ControlKind) String() string {
+	switch k {
+	case Hibernate:
+		return "Hibernate"
+	case HibernateAck:
+		return "HibernateAck"
+	case Wake:
+		return "Wake"
+	}
+	return fmt.Sprintf("ControlKind(%d)", uint8(k))
+}
+
+// Control is a hibernation message of one group.
+type Control struct {
+	Kind  ControlKind
+	Group GroupID
+	Term  uint64
+	OK    bool // HibernateAck only
+}
+
+// Len returns the number of group entries in b (0 for a liveness message).
+func (b Batch) Len() int {
+	return len(b.Msgs) + len(b.Heartbeats) + len(b.Responses) + len(b.Controls)
+}
+
+// Transport carries a host's batches to its peer hosts. Send must not
+// block for long and must not deliver to any Host synchronously (queue the
+// batch; a Host may call Send while holding its lock). It may drop,
+// delay, duplicate and reorder batches, as Raft tolerates.
+type Transport interface {
+	Send(b Batch)
+}
+
+// TransportFunc adapts a function to Transport.
+type TransportFunc func(b Batch)
+
+// Send calls f(b).
+func (f TransportFunc) Send(b Batch) { f(b) }

@@ -1,0 +1,176 @@
+package multiraft
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/raftick/raftick/election"
+)
+
+// ErrInvalidConfig is wrapped by every error Config.Validate, NewHost and
+// AddGroup report about their input.
+var ErrInvalidConfig = errors.New("multiraft: invalid config")
+
+// Errors of a Host's methods.
+var (
+	// ErrStopped is returned by the methods of a stopped Host.
+	ErrStopped = errors.New("multiraft: host stopped")
+	// ErrUnknownGroup is returned for a group the Host does not run.
+	ErrUnknownGroup = errors.New("multiraft: unknown group")
+	// ErrGroupExists is returned by AddGroup for a group already added.
+	ErrGroupExists = errors.New("multiraft: group already added")
+)
+
+// A FieldError reports one invalid field of a configuration: the field,
+// the value it had and why it is refused, in words that name no Go
+// identifier, so that a command line can print it under its own flag name.
+// It wraps ErrInvalidConfig.
+type FieldError struct {
+	Field  string // the Go name of the field, e.g. "HibernateAfter"
+	Value  any    // the refused value
+	Reason string // e.g. "must not be negative"
+}
+
+// Error returns e.g. `multiraft: invalid config: HibernateAfter -1s: must
+// not be negative`.
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrInvalidConfig.Error())
+	b.WriteString(": ")
+	b.WriteString(e.Field)
+	fmt.Fprintf(&b, " %v: ", e.Value)
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
+
+func fieldErr(field string, value any, format string, args ...any) error {
+	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Config configures a Host. Start from DefaultConfig and set ID.
+type Config struct {
+	// ID is this host's node ID; non-zero. It is also the election ID of
+	// this host's replica in every group: a group's voters are node IDs.
+	ID election.ID
+
+	// Election is the template of every group's election.Config. The Host
+	// sets ID, Voters, Rand and Observer of each group's copy (Observer
+	// must be nil: see Config.Observer; a Rand is used as Config.Rand when
+	// that is nil); every other field applies to all groups as given. A
+	// hibernating group runs no timer, its snapshot timer included.
+	Election election.Config
+
+	// HibernateAfter is how long a group's leader must see no activity
+	// (Touch, a new term, a wake) before it hibernates the group; >= 0,
+	// 0 means never. It is checked every heartbeat interval.
+	HibernateAfter time.Duration
+
+	// Coalesce sends the heartbeats of all groups, and their answers,
+	// as one Batch per peer node per CoalesceWindow instead of one message
+	// each. Votes and every other message are sent at once either way.
+	Coalesce bool
+	// CoalesceWindow is how long heartbeats and their answers wait to be
+	// coalesced; in [0, HeartbeatInterval/2], 0 means HeartbeatInterval/2
+	// (CockroachDB flushes twice per tick). The wait delays a follower's
+	// answer by at most one window, which stays well inside the lease
+	// margin (ElectionTimeout minus the lease).
+	CoalesceWindow time.Duration
+
+	// LivenessInterval is how often the host tells each peer node it is
+	// alive when it sent nothing else meanwhile; >= 0, 0 means the
+	// heartbeat interval.
+	LivenessInterval time.Duration
+	// LivenessTimeout is how long a peer node may stay silent before the
+	// host takes it for dead and wakes the hibernating groups it led; 0
+	// means the election timeout. It must exceed LivenessInterval, and be
+	// at least the leader lease (ElectionTimeout*LeaseRatio) plus the
+	// coalescing window: a follower woken leaderless by liveness must not
+	// give up a leader that still counts it in its lease.
+	LivenessTimeout time.Duration
+
+	// Rand seeds every group's timers (through election.Config.Rand, one
+	// draw per Node created). nil means a source seeded from the
+	// operating system; set it for reproducible runs on a virtual wheel.
+	Rand *rand.Rand
+
+	// Observer, if set, receives every event of every group's node with
+	// the group's ID, synchronously and without the node's lock, on the
+	// goroutine that caused it (a wheel callback or a Host method). It
+	// must not block and must not call the Host.
+	Observer func(GroupID, election.Event)
+}
+
+// DefaultConfig returns a Config with election.DefaultConfig as the
+// template (ElectionTimeout 1s, heartbeats every 100ms, PreVote and
+// CheckQuorum on), hibernation after one idle second, coalescing on, and
+// liveness messages every heartbeat interval with a timeout of one
+// election timeout. ID must still be set.
+func DefaultConfig() Config {
+	return Config{
+		Election:       election.DefaultConfig(),
+		HibernateAfter: time.Second,
+		Coalesce:       true,
+	}
+}
+
+// Validate reports the first invalid field of c, or nil.
+func (c Config) Validate() error {
+	_, _, err := c.normalized()
+	return err
+}
+
+// normalized returns c with defaults applied and the election template's
+// effective config (with ID and a one-voter group, for validation).
+func (c Config) normalized() (Config, election.Config, error) {
+	if c.ID == election.None {
+		return c, election.Config{}, fieldErr("ID", c.ID, "must not be 0")
+	}
+	if c.Election.Observer != nil {
+		return c, election.Config{}, fieldErr("Election", "Observer", "is set by the host for every group; use the host's own Observer")
+	}
+	if c.Rand == nil {
+		c.Rand = c.Election.Rand
+	}
+	tmpl := c.Election
+	tmpl.ID, tmpl.Voters = c.ID, []election.ID{c.ID}
+	eff, err := tmpl.Effective()
+	if err != nil {
+		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: strings.TrimPrefix(err.Error(), "election: ")}
+	}
+	if c.HibernateAfter < 0 {
+		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")
+	}
+	hb := eff.HeartbeatInterval
+	if c.CoalesceWindow < 0 || c.CoalesceWindow > hb/2 {
+		return c, eff, fieldErr("CoalesceWindow", c.CoalesceWindow, "must be in [0, %v] (half the heartbeat interval)", hb/2)
+	}
+	if c.CoalesceWindow == 0 {
+		c.CoalesceWindow = max(hb/2, 1)
+	}
+	if c.LivenessInterval < 0 {
+		return c, eff, fieldErr("LivenessInterval", c.LivenessInterval, "must not be negative")
+	}
+	if c.LivenessInterval == 0 {
+		c.LivenessInterval = hb
+	}
+	if c.LivenessTimeout < 0 {
+		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must not be negative")
+	}
+	if c.LivenessTimeout == 0 {
+		c.LivenessTimeout = eff.ElectionTimeout
+	}
+	if c.LivenessTimeout <= c.LivenessInterval {
+		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must exceed the liveness interval (%v)", c.LivenessInterval)
+	}
+	lease := time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio)
+	if c.Coalesce && c.LivenessTimeout < lease+c.CoalesceWindow || c.LivenessTimeout < lease {
+		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must be at least the leader lease (%v) plus the coalescing window", lease)
+	}
+	return c, eff, nil
+}

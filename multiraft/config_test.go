@@ -1,0 +1,87 @@
+package multiraft_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/multiraft"
+)
+
+func TestConfigValidate(t *testing.T) {
+	ok := multiraft.DefaultConfig()
+	ok.ID = 1
+	require.NoError(t, ok.Validate())
+	for _, tc := range []struct {
+		field string
+		edit  func(*multiraft.Config)
+	}{
+		{"ID", func(c *multiraft.Config) { c.ID = 0 }},
+		{"Election", func(c *multiraft.Config) { c.Election.ElectionTimeout = -1 }},
+		{"Election", func(c *multiraft.Config) { c.Election.Observer = func(election.Event) {} }},
+		{"HibernateAfter", func(c *multiraft.Config) { c.HibernateAfter = -time.Second }},
+		{"CoalesceWindow", func(c *multiraft.Config) { c.CoalesceWindow = time.Second }},
+		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = -1 }},
+		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 10 * time.Millisecond }},
+		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 900 * time.Millisecond }},
+	} {
+		c := ok
+		tc.edit(&c)
+		err := c.Validate()
+		require.ErrorIs(t, err, multiraft.ErrInvalidConfig, tc.field)
+		var fe *multiraft.FieldError
+		require.True(t, errors.As(err, &fe), tc.field)
+		require.Equal(t, tc.field, fe.Field)
+		_, err = multiraft.NewHost(c, nil, nil)
+		require.ErrorIs(t, err, multiraft.ErrInvalidConfig)
+	}
+}
+
+func TestAddGroupErrors(t *testing.T) {
+	h := newBareHost(t)
+	st := election.NewMemoryStorage()
+	good := multiraft.GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Storage: st}
+	require.NoError(t, h.AddGroup(good))
+	require.ErrorIs(t, h.AddGroup(good), multiraft.ErrGroupExists)
+	for _, gc := range []multiraft.GroupConfig{
+		{ID: 2, Voters: []election.ID{2, 3}, Storage: st},
+		{ID: 2, Voters: []election.ID{1, 1}, Storage: st},
+		{ID: 2, Voters: []election.ID{1, 2}},
+		{ID: 2, Voters: []election.ID{1, 2}, Storage: st, Leader: 5},
+	} {
+		require.ErrorIs(t, h.AddGroup(gc), multiraft.ErrInvalidConfig, "%+v", gc)
+	}
+	// A storage that fails: the group is not added.
+	bad := election.NewMemoryStorage()
+	require.NoError(t, bad.Save(election.HardState{Term: election.MaxTerm + 1}))
+	require.Error(t, h.AddGroup(multiraft.GroupConfig{ID: 3, Voters: []election.ID{1, 2}, Storage: bad}))
+	_, err := h.Status(3)
+	require.ErrorIs(t, err, multiraft.ErrUnknownGroup)
+	require.Equal(t, 1, h.Stats().Groups)
+	require.ErrorIs(t, h.Touch(9), multiraft.ErrUnknownGroup)
+	h.Stop()
+	require.ErrorIs(t, h.Touch(1), multiraft.ErrStopped)
+	require.ErrorIs(t, h.AddGroup(multiraft.GroupConfig{ID: 4, Voters: []election.ID{1}, Storage: st}), multiraft.ErrStopped)
+}
+
+// TestStepIgnoresStrangers checks that batches and entries from unknown
+// hosts, for unknown groups or from non-voters are counted, not acted on.
+func TestStepIgnoresStrangers(t *testing.T) {
+	h := newBareHost(t)
+	require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Storage: election.NewMemoryStorage(), Leader: 2}))
+	vote := election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 5}
+	h.Step(multiraft.Batch{From: 9, To: 1, Msgs: []multiraft.GroupMessage{{Group: 1, Msg: vote}}}) // unknown host
+	h.Step(multiraft.Batch{From: 2, To: 7, Msgs: []multiraft.GroupMessage{{Group: 1, Msg: vote}}}) // wrong host
+	h.Step(multiraft.Batch{From: 2, To: 1, Msgs: []multiraft.GroupMessage{{Group: 4, Msg: vote}}}) // unknown group
+	h.Step(multiraft.Batch{From: 3, To: 1, Msgs: []multiraft.GroupMessage{{Group: 1, Msg: vote}}}) // From mismatch
+	h.Step(multiraft.Batch{From: 2, To: 1, Controls: []multiraft.Control{{Kind: 99, Group: 1}}})   // unknown kind
+	s := h.Stats()
+	require.Equal(t, uint64(5), s.Ignored)
+	require.Equal(t, 1, s.Hibernating, "nothing woke the group")
+	st, err := h.Status(1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), st.Status.Term)
+}

@@ -1,0 +1,161 @@
+// Package multiraft runs the replicas of many Raft groups that live on one
+// node: a Host keeps every group's election.Node on one shared wheel, sends
+// everything to a peer node through one Transport, coalesces heartbeats per
+// peer node, hibernates idle groups so that they cost no timer work, and
+// watches peer nodes (not groups) to wake the hibernating groups whose
+// leader's node fell silent. It follows CockroachDB's range quiescence and
+// TiKV's hibernate regions.
+//
+//	cfg := multiraft.DefaultConfig()
+//	cfg.ID = 1 // this node; a group's voters are node IDs
+//	h, err := multiraft.NewHost(cfg, wheel.Shared(), transport)
+//	err = h.AddGroup(multiraft.GroupConfig{ID: 7, Voters: []election.ID{1, 2, 3}, Storage: st})
+//	// hand every Batch from a peer to h.Step; call h.Touch(7) on activity
+//
+// See Example for three hosts on a virtual wheel and MemNetwork.
+//
+// # Coalesced heartbeats
+//
+// A group's leader heartbeats its followers as election.Node always does;
+// with Config.Coalesce the Host does not send each heartbeat (and each
+// answer) as a message of its own but queues it in the peer node's outbox
+// as a (group, term) entry, and every CoalesceWindow (half a heartbeat
+// interval by default) sends each peer one Batch with all of them. The
+// receiving host steps every entry into its group's node as the
+// MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
+// sender as From: per-group semantics (terms, leases, CheckQuorum) are
+// those of election.Node. Votes, pre-votes and transfers leave at once.
+// Hundreds of thousands of heartbeats per interval become one batch per
+// peer node per window.
+//
+// # Hibernation
+//
+// A group's leader decides: at a sweep (every heartbeat interval) a leader
+// that saw no activity for Config.HibernateAfter (no Touch, no new term,
+// no wake) and whose every follower answered a heartbeat of the current
+// term within the lease (or lives on a node liveness takes for dead)
+// hibernates: election.Node.Hibernate stops its node, and the host keeps
+// only an election.Dormant (term, leader) beside the group's Storage. It
+// sends each follower a Hibernate control, in the same batch after any
+// queued heartbeat. A follower that follows that leader in that term
+// hibernates too and acknowledges; one that does not (it moved to another
+// term, or campaigns) or that was touched within HibernateAfter (local
+// activity) refuses, and the refusal wakes the leader again.
+//
+// A hibernating group has no Node and no timer: about 170 bytes of heap
+// with a MemoryStorage (TestHeapPerHibernatingGroup), against about 3 KiB
+// for an awake replica. Groups bootstrapped with GroupConfig.Leader start
+// hibernating, so adding a million of them creates no Node.
+//
+// A hibernating replica wakes, with a new Node resumed from its Dormant
+// (election.Node.Resume), on:
+//
+//   - any election request, or any message of a higher term. A replica
+//     that hibernated as the leader resumes as the leader of its term,
+//     heartbeats at once and holds no lease until a quorum answers again.
+//     A follower resumes knowing its leader, counting the wake as contact
+//     (it refuses pre-votes for an election timeout) with a fresh election
+//     timeout, and, if woken by anyone but its leader, sends the leader's
+//     host a Wake control, so a live leader heartbeats long before the
+//     follower's timeout. If the leader's node is dead as far as liveness
+//     knows, it resumes without a leader. A message of a higher term
+//     resumes a plain follower: the node adopts the term anyway.
+//   - a local call: Touch, Campaign, TransferLeadership. Status does not
+//     wake.
+//   - a Wake control (a follower woke; the leader resumes and heartbeats).
+//   - node liveness, see below.
+//
+// Two messages do not wake: a heartbeat of the leader the follower sleeps
+// under, in its term, is answered as an awake follower would answer it
+// (the answer is true: the replica follows that leader in that term), and
+// a late answer of the replica's term or an older one is dropped (a
+// hibernating replica has no request out). So a leader woken by activity
+// keeps its followers asleep, and a heartbeat that overtook the Hibernate
+// control does not wake the follower.
+//
+// # Node liveness
+//
+// Each host sends each peer node something every LivenessInterval (an
+// empty Batch if it had nothing else to send) and keeps one wheel timer
+// per peer node, pushed back by every batch from it. When a peer stays
+// silent for LivenessTimeout (an election timeout by default) the timer
+// fires once and wakes exactly the hibernating groups whose leader lived
+// on that node, as followers without a leader; they elect a new leader
+// within their normal election timeouts. Groups led by other nodes, and
+// awake groups (their own election timers watch their leader), are not
+// touched. A batch from the node marks it alive again, and wakes the
+// groups this host leads that hibernated without that node's replica
+// (liveness had it for dead): their heartbeats bring it up to date, so a
+// replica cut off while its group moved on does not sleep on in an old
+// term (perhaps believing it leads it).
+//
+// # Safety
+//
+// Hibernation and coalescing never allow two leaders in a term or a lost
+// vote:
+//
+//   - Terms and votes live in each group's Storage and are saved by
+//     election.Node before any reply, as always. Hibernate saves nothing
+//     and loses nothing persistent; Resume loads the HardState like Start.
+//     A hibernating replica sends nothing but heartbeat answers that its
+//     awake node would have sent (it follows that leader in that term),
+//     so it casts no vote and changes no term while asleep.
+//   - A replica resumes as leader only of the term it hibernated in, only
+//     if its Storage still holds that term and its own vote, and only if
+//     it was that term's leader when it hibernated. A node leads a term
+//     only by winning it, and at most one node wins a term (Raft's
+//     election safety, from one vote per voter per term), so the resumed
+//     leader is that term's only leader: resuming is the same as never
+//     having stopped its timers, and Raft's safety never depended on
+//     timing. A bootstrapped group's term 1 is a valid history (every
+//     voter voted for Leader) if all hosts use the same GroupConfig.
+//   - Everything else that resumes is a follower, which is how every Raft
+//     node restarts after a crash: always safe.
+//   - Coalescing changes only how messages travel: each entry is the
+//     message its group's node sent, delivered to the node it was
+//     addressed to, with the sender taken from the batch. Delay, loss,
+//     reordering and duplication of batches are what Raft tolerates of
+//     single messages. A coalesced answer waits at most CoalesceWindow
+//     (at most half a heartbeat interval), inside the lease margin
+//     (ElectionTimeout minus the lease, a heartbeat interval by default),
+//     so the leader lease (CheckQuorum, Status.Lease) stays conservative.
+//   - Liveness only wakes groups; a wrong verdict (a partition) costs at
+//     most an election, never safety: the woken followers' pre-votes are
+//     refused while the leader is alive for the others. LivenessTimeout is
+//     at least the lease plus the coalescing window (Validate), so a
+//     follower woken leaderless heard nothing from the leader's node for
+//     longer than the leader counts its last answer in its lease.
+//   - A woken follower does not campaign before it could have heard from a
+//     live leader: it counts the wake as contact with its leader, waits a
+//     full fresh election timeout and asks the leader to wake; a woken
+//     leader heartbeats at once and holds no lease until a quorum answered
+//     (Status.Lease), so it claims nothing that needs one before that.
+//
+// TestRandomSafety checks one leader per term and one vote per node per
+// term for every group, and that terms never decrease, over five hosts
+// with hibernating groups, host crashes and restarts, cut links and
+// reordered batches.
+//
+// # In real time
+//
+// On a real-time wheel (wheel.Shared or wheel.New) a Host runs as in the
+// simulator. The Transport is the application's: Send hands the Batch (a
+// plain value; encode it as you like) to the connection or queue of peer
+// b.To and returns; the connection's reader calls Step on the receiving
+// host with every Batch it decodes. Call Touch whenever a group does work
+// (a proposal, a read) so that it stays awake; Stats reports how many
+// groups sleep and what was sent, and Config.Observer sees every election
+// event with its group (count EventElectionStart to find spurious
+// elections). A load generator drives it the same way: one Host per
+// simulated node, one wheel, a TransportFunc that queues batches to the
+// peer's Step, Touch on the active fraction of the groups.
+//
+// # Concurrency
+//
+// A Host serializes its groups with one mutex and calls their nodes with it
+// held; nodes send through the host without it, so Transport.Send may be
+// called with the host's lock held and must not deliver to a Host
+// synchronously. On a virtual wheel with MemNetwork a whole cluster runs
+// on the goroutine advancing the wheel, reproducibly for a given
+// Config.Rand.
+package multiraft

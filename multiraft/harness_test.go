@@ -1,0 +1,266 @@
+package multiraft_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/wheel"
+)
+
+// checker verifies election safety per group from every replica's events,
+// across hibernation, wakes and host restarts: at most one leader per term
+// (a leader resumed after hibernating must be that term's elected leader),
+// at most one vote per node per term, terms never decrease per replica.
+type checker struct {
+	leaders    map[gterm]election.ID
+	votes      map[gnodeTerm]election.ID
+	term       map[gnode]uint64
+	violations []string
+}
+
+type gterm struct {
+	g    multiraft.GroupID
+	term uint64
+}
+
+type gnode struct {
+	g multiraft.GroupID
+	n election.ID
+}
+
+type gnodeTerm struct {
+	gnode
+	term uint64
+}
+
+func newChecker() *checker {
+	return &checker{leaders: map[gterm]election.ID{}, votes: map[gnodeTerm]election.ID{}, term: map[gnode]uint64{}}
+}
+
+func (c *checker) fail(g multiraft.GroupID, e election.Event, format string, args ...any) {
+	if len(c.violations) < 20 {
+		c.violations = append(c.violations, fmt.Sprintf("g%d %v: %s", g, e, fmt.Sprintf(format, args...)))
+	}
+}
+
+func (c *checker) observe(g multiraft.GroupID, e election.Event) {
+	k := gnode{g, e.Node}
+	if e.Type != election.EventVoteGranted && e.Type != election.EventVoteDenied && !e.PreVote && e.Type != election.EventIgnored {
+		if e.Term < c.term[k] {
+			c.fail(g, e, "term went back from %d", c.term[k])
+		}
+		c.term[k] = e.Term
+	}
+	resumed := e.Type == election.EventRoleChange && e.Role == election.Leader && e.Reason == "resume"
+	switch {
+	case e.Type == election.EventLeaderElected || resumed:
+		t := gterm{g, e.Term}
+		if l, ok := c.leaders[t]; ok && l != e.Node {
+			c.fail(g, e, "two leaders in term %d: %d and %d", e.Term, l, e.Node)
+		}
+		if resumed && c.leaders[t] != e.Node {
+			c.fail(g, e, "resumed as leader of term %d, which it did not win", e.Term)
+		}
+		c.leaders[t] = e.Node
+	case e.Type == election.EventVoteGranted && !e.PreVote:
+		vk := gnodeTerm{k, e.Term}
+		if v, ok := c.votes[vk]; ok && v != e.Peer {
+			c.fail(g, e, "second vote in term %d: %d then %d", e.Term, v, e.Peer)
+		}
+		c.votes[vk] = e.Peer
+	}
+}
+
+// bootLeader records the leader a group was bootstrapped with (term 1).
+func (c *checker) bootLeader(g multiraft.GroupID, l election.ID) { c.leaders[gterm{g, 1}] = l }
+
+func (c *checker) err() error {
+	if len(c.violations) == 0 {
+		return nil
+	}
+	return fmt.Errorf("safety violations:\n%s", strings.Join(c.violations, "\n"))
+}
+
+// cluster is N hosts running G groups on one virtual wheel and a
+// MemNetwork. Every group has every host as a voter unless replicas < N.
+type cluster struct {
+	t       testing.TB
+	v       *wheel.Virtual
+	net     *multiraft.MemNetwork
+	cfg     multiraft.Config
+	hosts   map[election.ID]*multiraft.Host
+	ids     []election.ID
+	groups  []groupDef
+	st      map[gnode]*election.MemoryStorage
+	rng     *rand.Rand
+	check   *checker
+	trace   []string
+	tracing bool
+	// retired sums the Stats of crashed hosts.
+	retired multiraft.Stats
+}
+
+type groupDef struct {
+	id     multiraft.GroupID
+	voters []election.ID
+	leader election.ID
+}
+
+type clusterOpts struct {
+	hosts, groups, replicas int
+	seed                    uint64
+	boot                    bool // bootstrap leaders, balanced
+	config                  func(*multiraft.Config)
+}
+
+func newCluster(t testing.TB, o clusterOpts) *cluster {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { v.Stop() })
+	if o.replicas == 0 {
+		o.replicas = o.hosts
+	}
+	cfg := multiraft.DefaultConfig()
+	cfg.Election.ElectionTimeout = 150 * time.Millisecond
+	cfg.Election.HeartbeatInterval = 15 * time.Millisecond
+	cfg.Election.ElectionJitter = repeated.Proportional(1)
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.HibernateAfter = 300 * time.Millisecond
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	c := &cluster{t: t, v: v, net: multiraft.NewMemNetwork(v.Wheel, time.Millisecond), cfg: cfg,
+		hosts: map[election.ID]*multiraft.Host{}, st: map[gnode]*election.MemoryStorage{},
+		rng: rand.New(rand.NewPCG(o.seed, 7)), check: newChecker()}
+	for i := 1; i <= o.hosts; i++ {
+		c.ids = append(c.ids, election.ID(i))
+	}
+	for g := 0; g < o.groups; g++ {
+		d := groupDef{id: multiraft.GroupID(g + 1)}
+		for r := 0; r < o.replicas; r++ {
+			d.voters = append(d.voters, c.ids[(g+r)%o.hosts])
+		}
+		slices.Sort(d.voters)
+		if o.boot {
+			d.leader = c.ids[g%o.hosts]
+			c.check.bootLeader(d.id, d.leader)
+		}
+		c.groups = append(c.groups, d)
+	}
+	for _, id := range c.ids {
+		c.start(id)
+	}
+	return c
+}
+
+// start creates host id (again, after a crash) on its storages and adds
+// its groups.
+func (c *cluster) start(id election.ID) {
+	cfg := c.cfg
+	cfg.ID = id
+	cfg.Rand = rand.New(rand.NewPCG(c.rng.Uint64(), uint64(id)))
+	cfg.Observer = func(g multiraft.GroupID, e election.Event) {
+		c.check.observe(g, e)
+		if c.tracing {
+			c.traceEvent(g, e)
+		}
+	}
+	h, err := multiraft.NewHost(cfg, c.v.Wheel, c.net.Transport())
+	require.NoError(c.t, err)
+	c.hosts[id] = h
+	c.net.Attach(h)
+	for _, d := range c.groups {
+		if !slices.Contains(d.voters, id) {
+			continue
+		}
+		k := gnode{d.id, id}
+		if c.st[k] == nil {
+			c.st[k] = election.NewMemoryStorage()
+		}
+		require.NoError(c.t, h.AddGroup(multiraft.GroupConfig{ID: d.id, Voters: d.voters, Storage: c.st[k], Leader: d.leader}))
+	}
+}
+
+func (c *cluster) crash(id election.ID) {
+	s := c.hosts[id].Stats()
+	c.retired.Hibernations += s.Hibernations
+	c.retired.Wakes += s.Wakes
+	c.retired.LivenessWakes += s.LivenessWakes
+	c.hosts[id].Stop()
+	c.net.Detach(id)
+	delete(c.hosts, id)
+}
+
+func (c *cluster) traceEvent(g multiraft.GroupID, e election.Event) {
+	var s string
+	switch {
+	case e.Type == election.EventLeaderElected:
+		s = "elected"
+	case e.Type == election.EventElectionStart && e.PreVote:
+		s = "pre-votes (" + e.Reason + ")"
+	case e.Type == election.EventElectionStart:
+		s = "campaigns (" + e.Reason + ")"
+	case e.Type == election.EventStepDown:
+		s = "steps down (" + e.Reason + ")"
+	case e.Type == election.EventRoleChange && e.Reason == "resume":
+		s = "wakes as " + e.Role.String()
+		if e.Role == election.Follower {
+			s += fmt.Sprintf(" (leader %d)", e.Leader)
+		}
+	default:
+		return
+	}
+	c.trace = append(c.trace, fmt.Sprintf("%10s g%d n%d t%d %s\n", e.At.Round(time.Microsecond), g, e.Node, e.Term, s))
+}
+
+// leaders returns, per group, the awake replica leading with the highest
+// term, or the hibernating one that believes it leads.
+func (c *cluster) leaderOf(g multiraft.GroupID) (election.ID, uint64) {
+	var l election.ID
+	var term uint64
+	for _, id := range c.ids {
+		h := c.hosts[id]
+		if h == nil {
+			continue
+		}
+		st, err := h.Status(g)
+		if err != nil {
+			continue
+		}
+		if st.Status.Role == election.Leader && st.Status.Term >= term {
+			l, term = id, st.Status.Term
+		}
+	}
+	return l, term
+}
+
+// totals sums the Stats of every host that ever ran.
+func (c *cluster) totals() multiraft.Stats {
+	s := c.retired
+	for _, h := range c.hosts {
+		hs := h.Stats()
+		s.Hibernations += hs.Hibernations
+		s.Wakes += hs.Wakes
+		s.LivenessWakes += hs.LivenessWakes
+	}
+	return s
+}
+
+type testWheel = wheel.Virtual
+
+func newTestWheel(t testing.TB) *testWheel {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { v.Stop() })
+	return v
+}

@@ -1,0 +1,696 @@
+package multiraft
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/randsrc"
+	"github.com/raftick/raftick/wheel"
+)
+
+// Host runs the replicas of many Raft groups that live on one node: their
+// election.Nodes share one wheel and one Transport, heartbeats are
+// coalesced per peer node, idle groups hibernate, and one liveness timer
+// per peer node wakes the hibernating groups whose leader it was. Create
+// it with NewHost, add groups with AddGroup and hand every inbound Batch
+// to Step. All methods are safe for concurrent use.
+type Host struct {
+	cfg   Config
+	ecfg  election.Config // effective election template
+	lease time.Duration
+	id    election.ID
+	w     *wheel.Wheel
+	tr    Transport
+
+	mu      sync.Mutex
+	stopped bool
+	rng     *rand.Rand
+	groups  map[GroupID]*group
+	peers   map[election.ID]*peer
+	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
+	all     []*group             // every group, in the order added
+	awakeL  []*group             // the awake groups; group.awakeAt is the index
+	voters  map[string]*voterSet // interned voter sets
+	sweepT  wheel.Timer          // every heartbeat interval: hibernate idle groups
+	pingT   wheel.Timer          // every LivenessInterval: liveness messages
+	stats   Stats
+
+	outMu    sync.Mutex
+	out      map[election.ID]*outbox
+	outOrder []election.ID // keys of out, sorted
+	flushT   wheel.Timer   // every CoalesceWindow (Coalesce only)
+	ostats   outStats
+}
+
+// group is one group's replica. While it hibernates, node and a are nil
+// and dormant holds what the node knew.
+type group struct {
+	id      GroupID
+	voters  *voterSet
+	st      election.Storage
+	log     election.LogView // nil: an empty log
+	node    *election.Node
+	a       *awakeState
+	dormant election.Dormant
+	// behind marks (by voter index, all from 63 on) the followers a
+	// hibernating leader left behind because liveness took their nodes
+	// for dead: when one comes back, the group wakes to update it.
+	behind uint64
+}
+
+// bit returns the behind bit of voter index i.
+func bit(i int) uint64 { return 1 << min(i, 63) }
+
+// setAwake adds g to the awake list. h.mu is held.
+func (h *Host) setAwake(g *group) {
+	g.a.at = len(h.awakeL)
+	h.awakeL = append(h.awakeL, g)
+}
+
+// setAsleep removes g (awake) from the awake list. h.mu is held.
+func (h *Host) setAsleep(g *group) {
+	i, last := g.a.at, len(h.awakeL)-1
+	h.awakeL[i] = h.awakeL[last]
+	h.awakeL[i].a.at = i
+	h.awakeL[last] = nil
+	h.awakeL = h.awakeL[:last]
+}
+
+// awakeState is what the host tracks of an awake group.
+type awakeState struct {
+	lastActive time.Duration
+	term       uint64 // the node's term at the last sweep
+	acks       []ack  // per voter index: last granted heartbeat answer
+	at         int    // index in Host.awakeL
+	lastTouch  time.Duration
+	touched    bool // lastTouch is set
+}
+
+type ack struct {
+	term uint64
+	at   time.Duration
+}
+
+// voterSet is a group's voters, shared by every group with the same ones.
+type voterSet struct{ ids []election.ID }
+
+func (v *voterSet) index(id election.ID) int { return slices.Index(v.ids, id) }
+
+// peer is a peer node: its liveness timer, reset by every batch from it.
+type peer struct {
+	id    election.ID
+	alive bool
+	timer wheel.Timer
+}
+
+// outbox holds what waits to be sent to one peer.
+type outbox struct {
+	b    Batch
+	sent bool // something was sent since the last liveness tick
+}
+
+// emptyLog is the LogView of groups added without one.
+var emptyLog = election.StaticLog{}
+
+// NewHost returns a Host for cfg whose groups' timers live on w and that
+// sends through tr. It returns the Config's validation error (wrapping
+// ErrInvalidConfig), or an error for a nil wheel or transport or a wheel
+// that refuses the host's timers.
+func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
+	c, eff, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	if w == nil || tr == nil {
+		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
+	}
+	h := &Host{
+		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
+		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
+		rng:    c.Rand,
+		groups: make(map[GroupID]*group),
+		peers:  make(map[election.ID]*peer),
+		voters: make(map[string]*voterSet),
+		out:    make(map[election.ID]*outbox),
+	}
+	if h.rng == nil {
+		h.rng = randsrc.New()
+	}
+	if err := h.sweepT.Init(w, h.onSweep); err != nil {
+		return nil, err
+	}
+	if err := h.pingT.Init(w, h.onPing); err != nil {
+		return nil, err
+	}
+	if err := h.flushT.Init(w, h.onFlush); err != nil {
+		return nil, err
+	}
+	if _, err := h.sweepT.TryReset(eff.HeartbeatInterval); err != nil {
+		return nil, err
+	}
+	h.pingT.Reset(c.LivenessInterval)
+	if c.Coalesce {
+		h.flushT.Reset(c.CoalesceWindow)
+	}
+	return h, nil
+}
+
+// ID returns the host's node ID.
+func (h *Host) ID() election.ID { return h.id }
+
+// Config returns the host's configuration with defaults applied.
+func (h *Host) Config() Config { return h.cfg }
+
+// GroupConfig describes one group's replica on a Host.
+type GroupConfig struct {
+	// ID is the group's ID.
+	ID GroupID
+	// Voters are the node IDs of the group's replicas, the Host's own
+	// included; the same on every host.
+	Voters []election.ID
+	// Storage persists this replica's term and vote; required.
+	Storage election.Storage
+	// Log is the replica's log view; nil means an empty log.
+	Log election.LogView
+	// Leader, if set, bootstraps a new group with this voter as the
+	// leader of term 1, as if it had won term 1's election with every
+	// vote: a replica whose Storage is empty saves term 1 with a vote for
+	// Leader and starts knowing it (hibernating if the Host hibernates,
+	// so that adding a million groups creates no Node). It must be the
+	// same on every host, like Voters; with a Storage that is not empty
+	// it is ignored. None starts the replica as a follower that elects a
+	// leader the normal way.
+	Leader election.ID
+}
+
+// AddGroup adds a group's replica and starts it. Errors: ErrStopped,
+// ErrGroupExists, ErrInvalidConfig (wrapped) for bad voters, and the
+// storage's or node's errors.
+func (h *Host) AddGroup(gc GroupConfig) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return ErrStopped
+	}
+	if _, ok := h.groups[gc.ID]; ok {
+		return fmt.Errorf("%w: %d", ErrGroupExists, gc.ID)
+	}
+	if gc.Storage == nil {
+		return fieldErr("Storage", nil, "must be set")
+	}
+	if !slices.Contains(gc.Voters, h.id) {
+		return fieldErr("Voters", gc.Voters, "must include this host (%d)", h.id)
+	}
+	if gc.Leader != election.None && !slices.Contains(gc.Voters, gc.Leader) {
+		return fieldErr("Leader", gc.Leader, "must be one of the voters")
+	}
+	vs, err := h.internVoters(gc.Voters)
+	if err != nil {
+		return err
+	}
+	g := &group{id: gc.ID, voters: vs, st: gc.Storage, log: gc.Log}
+	if gc.Leader != election.None {
+		hs, err := gc.Storage.Load()
+		if err != nil {
+			return fmt.Errorf("multiraft: group %d: load hard state: %w", gc.ID, err)
+		}
+		if hs.Term == 0 {
+			if err := gc.Storage.Save(election.HardState{Term: 1, Vote: gc.Leader}); err != nil {
+				return fmt.Errorf("multiraft: group %d: bootstrap: %w", gc.ID, err)
+			}
+			boot := election.Dormant{Term: 1, Leader: gc.Leader}
+			h.addGroup(g)
+			if h.cfg.HibernateAfter > 0 {
+				g.dormant = boot
+				h.stats.Hibernating++
+				return nil
+			}
+			return h.startAdded(g, boot)
+		}
+	}
+	h.addGroup(g)
+	return h.startAdded(g, election.Dormant{})
+}
+
+// addGroup registers g and its peers. h.mu is held.
+func (h *Host) addGroup(g *group) {
+	for _, id := range g.voters.ids {
+		h.peerFor(id)
+	}
+	h.groups[g.id] = g
+	h.all = append(h.all, g)
+	h.stats.Groups++
+}
+
+// startAdded starts the node of a group just added, and removes the
+// group again if that fails. h.mu is held.
+func (h *Host) startAdded(g *group, d election.Dormant) error {
+	err := h.startNode(g, d)
+	if err != nil { // startNode left it hibernating
+		delete(h.groups, g.id)
+		h.all = slices.DeleteFunc(h.all, func(x *group) bool { return x == g })
+		h.stats.Groups--
+		h.stats.Hibernating--
+	}
+	return err
+}
+
+// internVoters returns the shared voterSet of voters, checking them.
+func (h *Host) internVoters(voters []election.ID) (*voterSet, error) {
+	key := fmt.Sprint(voters)
+	if vs, ok := h.voters[key]; ok {
+		return vs, nil
+	}
+	seen := make(map[election.ID]bool, len(voters))
+	for _, v := range voters {
+		if v == election.None || seen[v] {
+			return nil, fieldErr("Voters", voters, "must be distinct and non-zero")
+		}
+		seen[v] = true
+	}
+	vs := &voterSet{ids: slices.Clone(voters)}
+	h.voters[key] = vs
+	return vs, nil
+}
+
+// peerFor returns the peer entry of id, creating it (and arming its
+// liveness timer) on first use; nil for the host itself.
+func (h *Host) peerFor(id election.ID) *peer {
+	if id == h.id {
+		return nil
+	}
+	if p, ok := h.peers[id]; ok {
+		return p
+	}
+	p := &peer{id: id, alive: true}
+	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
+	p.timer.Reset(h.cfg.LivenessTimeout)
+	h.peers[id] = p
+	ids := append(slices.Clone(h.peerIDs), id)
+	slices.Sort(ids)
+	h.peerIDs = ids
+	return p
+}
+
+// wake wakes a hibernating group: its node is created and resumes from d
+// (see election.Node.Resume); ping asks the leader in d to wake its
+// replica too. h.mu is held.
+func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
+	h.stats.Hibernating--
+	h.stats.Wakes++
+	if err := h.startNode(g, d); err != nil {
+		return err
+	}
+	if ping && d.Leader != election.None && d.Leader != h.id {
+		h.control(d.Leader, Control{Kind: Wake, Group: g.id, Term: d.Term})
+	}
+	return nil
+}
+
+// startNode creates the group's node and starts it, resuming from d.
+// h.mu is held.
+func (h *Host) startNode(g *group, d election.Dormant) error {
+	cfg := h.ecfg
+	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
+	if obs := h.cfg.Observer; obs != nil {
+		id := g.id
+		cfg.Observer = func(e election.Event) { obs(id, e) }
+	}
+	var lv election.LogView = emptyLog
+	if g.log != nil {
+		lv = g.log
+	}
+	n, err := election.NewNode(cfg, h.w, groupTransport{h, g.id}, g.st, lv)
+	if err != nil {
+		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
+	}
+	g.node, g.dormant, g.behind = n, election.Dormant{}, 0
+	g.a = &awakeState{lastActive: h.w.Now(), acks: make([]ack, len(g.voters.ids))}
+	h.setAwake(g)
+	if err := n.Resume(d); err != nil {
+		h.setAsleep(g)
+		g.node, g.a, g.dormant = nil, nil, d
+		h.stats.Hibernating++
+		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
+	}
+	return nil
+}
+
+// hibernate puts an awake group to sleep; it reports whether the node
+// agreed. h.mu is held.
+func (h *Host) hibernate(g *group) bool {
+	d, err := g.node.Hibernate()
+	if err != nil {
+		return false
+	}
+	h.setAsleep(g)
+	g.node, g.a, g.dormant = nil, nil, d
+	h.stats.Hibernating++
+	h.stats.Hibernations++
+	return true
+}
+
+// wakeFor wakes a hibernating group for message m from peer from, in the
+// safe state for it. h.mu is held.
+func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
+	d := g.dormant
+	switch {
+	case m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted):
+		// The group moved on: what the replica knew of d.Term is moot.
+		return h.wake(g, election.Dormant{}, false)
+	case d.Leader == h.id:
+		return h.wake(g, d, false)
+	case !h.leaderAlive(d.Leader):
+		return h.wake(g, election.Dormant{Term: d.Term}, false)
+	}
+	return h.wake(g, d, from != d.Leader)
+}
+
+// leaderAlive reports whether node id is alive as far as liveness knows.
+func (h *Host) leaderAlive(id election.ID) bool {
+	p := h.peers[id]
+	return p == nil || p.alive
+}
+
+// Step delivers an inbound batch. Entries for unknown groups, from
+// non-voters, or addressed to another host are ignored and counted in
+// Stats; Step never panics on them. A batch from a peer node resets that
+// node's liveness timer.
+func (h *Host) Step(b Batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	h.stats.BatchesReceived++
+	p := h.peers[b.From]
+	if b.To != h.id || p == nil {
+		h.stats.Ignored += uint64(max(b.Len(), 1))
+		return
+	}
+	h.heard(p)
+	for _, hb := range b.Heartbeats {
+		h.deliver(hb.Group, election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id, Term: hb.Term})
+	}
+	for _, r := range b.Responses {
+		h.deliver(r.Group, election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id, Term: r.Term, Granted: r.Granted})
+	}
+	for _, gm := range b.Msgs {
+		if gm.Msg.From != b.From || gm.Msg.To != h.id {
+			h.stats.Ignored++
+			continue
+		}
+		h.deliver(gm.Group, gm.Msg)
+	}
+	for _, c := range b.Controls {
+		h.onControl(b.From, c)
+	}
+}
+
+// heard records a batch from p: it is alive, and its timer restarts.
+func (h *Host) heard(p *peer) {
+	p.timer.Reset(h.cfg.LivenessTimeout)
+	if p.alive {
+		return
+	}
+	p.alive = true
+	h.stats.PeersUp++
+	// The groups this host leads that hibernated without p's replica
+	// wake, so that their heartbeats bring it up to date (it may believe
+	// in an older term's leader, or lead one itself).
+	for _, g := range h.all {
+		if g.node == nil && g.behind != 0 && g.dormant.Leader == h.id {
+			if i := g.voters.index(p.id); i >= 0 && g.behind&bit(i) != 0 {
+				_ = h.wake(g, g.dormant, false)
+			}
+		}
+	}
+}
+
+// deliver steps one message into its group, waking the group if it
+// hibernates and the message calls for it. h.mu is held.
+func (h *Host) deliver(gid GroupID, m election.Message) {
+	g := h.groups[gid]
+	if g == nil || g.voters.index(m.From) < 0 {
+		h.stats.Ignored++
+		return
+	}
+	h.stats.Delivered++
+	if g.node == nil {
+		d := g.dormant
+		switch {
+		case m.Type == election.MsgHeartbeat && m.Term == d.Term && m.From == d.Leader:
+			// The leader it sleeps under: answer as an awake follower
+			// would, without waking (its timers would only be pushed back).
+			h.stats.AnsweredAsleep++
+			h.send(gid, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
+			return
+		case m.Type.IsResponse() && m.Term <= d.Term:
+			// A late answer: a hibernating replica has no request out.
+			h.stats.IgnoredAsleep++
+			return
+		}
+		if h.wakeFor(g, m.From, m) != nil {
+			return
+		}
+	}
+	if m.Type == election.MsgHeartbeatResp && m.Granted {
+		if i := g.voters.index(m.From); i >= 0 {
+			g.a.acks[i] = ack{term: m.Term, at: h.w.Now()}
+		}
+	}
+	g.node.Step(m)
+}
+
+// onControl handles a hibernation message. h.mu is held.
+func (h *Host) onControl(from election.ID, c Control) {
+	g := h.groups[c.Group]
+	if g == nil || g.voters.index(from) < 0 {
+		h.stats.Ignored++
+		return
+	}
+	switch c.Kind {
+	case Hibernate:
+		ok := false
+		if g.node == nil {
+			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
+		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.busy(g) {
+			ok = h.hibernate(g)
+		}
+		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
+	case HibernateAck:
+		if !c.OK && g.node == nil && g.dormant.Term == c.Term && g.dormant.Leader == h.id {
+			h.stats.HibernateRefused++
+			_ = h.wake(g, g.dormant, false)
+		}
+	case Wake:
+		if g.node == nil && c.Term >= g.dormant.Term {
+			_ = h.wakeFor(g, from, election.Message{Term: c.Term})
+		}
+	default:
+		h.stats.Ignored++
+	}
+}
+
+// busy reports whether the awake group was touched within HibernateAfter:
+// a follower with local activity refuses to hibernate. h.mu is held.
+func (h *Host) busy(g *group) bool {
+	return g.a.touched && h.w.Now()-g.a.lastTouch < h.cfg.HibernateAfter
+}
+
+// onPeerSilent is p's liveness timer: p fell silent. Every hibernating
+// group whose leader p was wakes without a leader, to elect another.
+func (h *Host) onPeerSilent(p *peer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped || !p.alive {
+		return
+	}
+	p.alive = false
+	h.stats.PeersDown++
+	for _, g := range h.all {
+		if g.node == nil && g.dormant.Leader == p.id {
+			if h.wake(g, election.Dormant{Term: g.dormant.Term}, false) == nil {
+				h.stats.LivenessWakes++
+			}
+		}
+	}
+}
+
+// onSweep runs every heartbeat interval: it hibernates the groups whose
+// leader is this host and that have been idle for HibernateAfter.
+func (h *Host) onSweep() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
+	if h.cfg.HibernateAfter == 0 {
+		return
+	}
+	now := h.w.Now()
+	for i := 0; i < len(h.awakeL); i++ {
+		g := h.awakeL[i]
+		st := g.node.Status()
+		if st.Term != g.a.term {
+			g.a.term, g.a.lastActive = st.Term, now
+			continue
+		}
+		if st.Role != election.Leader || now-g.a.lastActive < h.cfg.HibernateAfter {
+			continue
+		}
+		ok, behind := h.followersCaughtUp(g, st.Term, now)
+		if ok && h.hibernate(g) {
+			g.behind = behind
+			i-- // the last awake group moved to index i
+			for _, v := range g.voters.ids {
+				if v != h.id {
+					h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+				}
+			}
+		}
+	}
+}
+
+// followersCaughtUp reports whether every follower answered a heartbeat
+// of term within the lease, or lives on a node liveness takes for dead.
+// It also returns the followers it skipped as dead.
+func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok bool, behind uint64) {
+	for i, v := range g.voters.ids {
+		if v == h.id {
+			continue
+		}
+		if !h.leaderAlive(v) {
+			behind |= bit(i)
+			continue
+		}
+		if a := g.a.acks[i]; a.term != term || now-a.at > h.lease {
+			return false, 0
+		}
+	}
+	return true, behind
+}
+
+// lookup returns an awake group, waking it if it hibernates (a local
+// call); ping asks its leader to wake too. h.mu is held.
+func (h *Host) lookup(gid GroupID) (*group, error) {
+	if h.stopped {
+		return nil, ErrStopped
+	}
+	g := h.groups[gid]
+	if g == nil {
+		return nil, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
+	}
+	if g.node == nil {
+		d := g.dormant
+		if d.Leader != h.id && !h.leaderAlive(d.Leader) {
+			d.Leader = election.None
+		}
+		if err := h.wake(g, d, true); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// Touch records activity of a group (a proposal, a read): it wakes the
+// group if it hibernates, asking its leader to wake too, and postpones
+// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup.
+func (h *Host) Touch(gid GroupID) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g, err := h.lookup(gid)
+	if err != nil {
+		return err
+	}
+	now := h.w.Now()
+	g.a.lastActive, g.a.lastTouch, g.a.touched = now, now, true
+	return nil
+}
+
+// Campaign wakes the group and calls election.Node.Campaign.
+func (h *Host) Campaign(gid GroupID) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g, err := h.lookup(gid)
+	if err != nil {
+		return err
+	}
+	return g.node.Campaign()
+}
+
+// TransferLeadership wakes the group and calls
+// election.Node.TransferLeadership.
+func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g, err := h.lookup(gid)
+	if err != nil {
+		return err
+	}
+	return g.node.TransferLeadership(to)
+}
+
+// GroupStatus describes one group's replica on a host.
+type GroupStatus struct {
+	Group GroupID
+	// Hibernating is true while the replica sleeps; Status then holds
+	// only its term and the leader it knew (Role Leader if itself).
+	Hibernating bool
+	Status      election.Status
+	// Lease reports that the replica leads with a quorum's answers within
+	// the lease (election.Node.QuorumContact); never while hibernating.
+	Lease bool
+}
+
+// Status returns the replica's state without waking it.
+func (h *Host) Status(gid GroupID) (GroupStatus, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	g := h.groups[gid]
+	if g == nil {
+		return GroupStatus{}, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
+	}
+	if g.node == nil {
+		st := election.Status{ID: h.id, Role: election.Follower, Term: g.dormant.Term, Leader: g.dormant.Leader}
+		if g.dormant.Leader == h.id {
+			st.Role = election.Leader
+		}
+		return GroupStatus{Group: gid, Hibernating: true, Status: st}, nil
+	}
+	return GroupStatus{Group: gid, Status: g.node.Status(), Lease: g.node.QuorumContact()}, nil
+}
+
+// Stop stops every group's node and the host's timers; a crash. The
+// groups' HardState stays in their Storages. Stop is idempotent.
+func (h *Host) Stop() {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	h.stopped = true
+	for _, g := range h.awakeL {
+		g.node.Stop()
+	}
+	for _, p := range h.peers {
+		p.timer.Stop()
+	}
+	h.sweepT.Stop()
+	h.pingT.Stop()
+	h.mu.Unlock()
+	h.flushT.Stop()
+}
+
+// groupTransport is a group node's Transport: the host's send.
+type groupTransport struct {
+	h *Host
+	g GroupID
+}
+
+func (t groupTransport) Send(m election.Message) { t.h.send(t.g, m) }

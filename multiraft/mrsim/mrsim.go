@@ -1,0 +1,329 @@
+// Package mrsim is the multi-raft crash experiment of "raftsim multiraft":
+// G groups over N hosts (multiraft.Host) on one virtual wheel, leaders
+// balanced, a fraction of the groups active, then one host crashes. It
+// measures how long every group the crashed host led takes to have a
+// leader again, whether any other group changed leader, and the message
+// and timer rates before and after coalescing.
+package mrsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/wheel"
+)
+
+// ErrInvalidConfig is wrapped by every error of Config.Validate, a
+// *sim.FieldError naming the field.
+var ErrInvalidConfig = errors.New("mrsim: invalid config")
+
+func fieldErr(field string, value any, format string, args ...any) error {
+	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+}
+
+// Config describes one run.
+type Config struct {
+	Groups, Nodes, Replicas int
+	// Active is the fraction of groups with activity (a Touch on every
+	// replica every heartbeat interval); in [0, 1].
+	Active float64
+	// HibernateAfter is multiraft.Config.HibernateAfter; 0 never.
+	HibernateAfter time.Duration
+	Coalesce       bool
+	// TimeoutMin and TimeoutMax bound the election timeout, drawn
+	// uniformly in [min, max); Heartbeat is the heartbeat interval (0:
+	// TimeoutMin/10).
+	TimeoutMin, TimeoutMax, Heartbeat time.Duration
+	// Latency is the one-way delay of every batch; nil means none.
+	Latency sim.Latency
+	// Warmup runs before the first measurement window; Window is the
+	// length of each measurement window; Settle is how long the run goes
+	// on after the crash before the second window.
+	Warmup, Window, Settle time.Duration
+	Seed                   uint64
+}
+
+// DefaultConfig returns the experiment: 100,000 groups of three
+// replicas over five nodes, 1% active, hibernation after 1s, coalescing
+// on, election timeouts in [1s, 2s), heartbeats every 100ms, 1ms latency.
+func DefaultConfig() Config {
+	return Config{
+		Groups: 100_000, Nodes: 5, Replicas: 3, Active: 0.01,
+		HibernateAfter: time.Second, Coalesce: true,
+		TimeoutMin: time.Second, TimeoutMax: 2 * time.Second,
+		Latency: sim.Fixed(time.Millisecond),
+		Warmup:  3 * time.Second, Window: 2 * time.Second, Settle: 10 * time.Second,
+		Seed: 1,
+	}
+}
+
+// Validate reports the first invalid field, or nil.
+func (c Config) Validate() error {
+	switch {
+	case c.Groups < 1 || c.Groups > 10_000_000:
+		return fieldErr("Groups", c.Groups, "must be in [1, 10000000]")
+	case c.Nodes < 2 || c.Nodes > 1000:
+		return fieldErr("Nodes", c.Nodes, "must be in [2, 1000]")
+	case c.Replicas < 2 || c.Replicas > c.Nodes:
+		return fieldErr("Replicas", c.Replicas, "must be in [2, nodes (%d)]", c.Nodes)
+	case math.IsNaN(c.Active) || c.Active < 0 || c.Active > 1:
+		return fieldErr("Active", c.Active, "must be in [0, 1]")
+	case c.HibernateAfter < 0:
+		return fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")
+	case c.TimeoutMin <= 0 || c.TimeoutMax < c.TimeoutMin:
+		return fieldErr("TimeoutMin", fmt.Sprintf("%v-%v", c.TimeoutMin, c.TimeoutMax), "must be positive with min <= max")
+	case c.Heartbeat < 0 || c.Heartbeat >= c.TimeoutMin:
+		return fieldErr("Heartbeat", c.Heartbeat, "must be in [0, the minimum election timeout)")
+	case c.Warmup < 0 || c.Window <= 0 || c.Settle <= 0:
+		return fieldErr("Window", c.Window, "warm-up must not be negative, window and settle must be positive")
+	}
+	return nil
+}
+
+// Rates are per second of virtual time over a measurement window.
+type Rates struct {
+	// Messages counts election and control messages as the groups sent
+	// them (before coalescing); Batches the transport messages that
+	// carried them (after coalescing, liveness messages included).
+	Messages, Batches float64
+	// TimerEvents counts wheel timers fired for the hosts and their
+	// groups; the virtual network's delivery timers (one per batch that
+	// arrives, at a live host or not) are counted apart in Deliveries.
+	TimerEvents, Deliveries float64
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Config Config
+	// Crashed is the crashed host; Affected the groups it led.
+	Crashed  election.ID
+	Affected int
+	// Recovered counts the affected groups that elected a leader before
+	// the run ended; Recovery holds their times from the crash to their
+	// first new leader (p50, p99, max).
+	Recovered             int
+	P50, P99, Max         time.Duration
+	UnaffectedNewLeaders  int // elections in groups the crashed host did not lead
+	Safety                int // two leaders in one term of a group (must be 0)
+	Before, After         Rates
+	AwakeBefore           int // awake replicas on the surviving hosts before the crash
+	LivenessWakes         uint64
+	Elapsed, VirtualTotal time.Duration
+}
+
+// Run runs the experiment; ctx cancels it between steps.
+func Run(ctx context.Context, c Config) (Result, error) {
+	if err := c.Validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	r := Result{Config: c}
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		return r, err
+	}
+	defer v.Stop()
+	rng := rand.New(rand.NewPCG(c.Seed, 0x6d72))
+	net := multiraft.NewMemNetwork(v.Wheel, 0)
+	if c.Latency != nil {
+		lat := c.Latency
+		net.SetDelay(func(multiraft.Batch) time.Duration { return lat.Sample(rng) })
+	}
+
+	crashed := election.ID(1)
+	r.Crashed = crashed
+	var crashAt time.Duration
+	crashedYet := false
+	// Per group: the leader before the crash and the first election after.
+	firstNew := make([]time.Duration, c.Groups)
+	newLeaders := make([]int32, c.Groups)
+	termLeader := map[uint64]election.ID{} // (group<<20 | term) -> leader, after the crash
+	observer := func(g multiraft.GroupID, e election.Event) {
+		if e.Type != election.EventLeaderElected || !crashedYet {
+			return
+		}
+		if firstNew[g] == 0 {
+			firstNew[g] = e.At - crashAt
+		}
+		newLeaders[g]++
+		k := uint64(g)<<20 | e.Term
+		if l, ok := termLeader[k]; ok && l != e.Node {
+			r.Safety++
+		}
+		termLeader[k] = e.Node
+	}
+
+	cfg := multiraft.DefaultConfig()
+	cfg.Election.ElectionTimeout = c.TimeoutMin
+	cfg.Election.ElectionJitter = repeated.UniformExtra(c.TimeoutMax - c.TimeoutMin)
+	cfg.Election.HeartbeatInterval = c.Heartbeat
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.HibernateAfter, cfg.Coalesce = c.HibernateAfter, c.Coalesce
+	cfg.Observer = observer
+	hosts := make([]*multiraft.Host, c.Nodes+1)
+	for id := 1; id <= c.Nodes; id++ {
+		hc := cfg
+		hc.ID = election.ID(id)
+		hc.Rand = rand.New(rand.NewPCG(rng.Uint64(), uint64(id)))
+		h, err := multiraft.NewHost(hc, v.Wheel, net.Transport())
+		if err != nil {
+			return r, err
+		}
+		defer h.Stop()
+		hosts[id] = h
+		net.Attach(h)
+	}
+	hb := c.Heartbeat
+	if hb == 0 {
+		hb = c.TimeoutMin / 10
+	}
+	// Group g lives on nodes g, g+1, ... (mod N) and is led by the first:
+	// every node leads Groups/N groups.
+	voters := make([][]election.ID, c.Groups)
+	leader := make([]election.ID, c.Groups)
+	for g := range c.Groups {
+		for i := range c.Replicas {
+			voters[g] = append(voters[g], election.ID((g+i)%c.Nodes+1))
+		}
+		leader[g] = voters[g][0]
+		slices.Sort(voters[g])
+	}
+	for g := range c.Groups {
+		for _, id := range voters[g] {
+			if err := hosts[id].AddGroup(multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters[g],
+				Storage: election.NewMemoryStorage(), Leader: leader[g]}); err != nil {
+				return r, err
+			}
+		}
+		if g%10000 == 0 && ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+	}
+	var active []int
+	if n := int(math.Round(c.Active * float64(c.Groups))); n > 0 {
+		active = rng.Perm(c.Groups)[:n]
+		slices.Sort(active)
+	}
+	touch := func() {
+		for _, g := range active {
+			for _, id := range voters[g] {
+				if h := hosts[id]; h != nil && !(crashedYet && id == crashed) {
+					_ = h.Touch(multiraft.GroupID(g))
+				}
+			}
+		}
+	}
+	// run advances virtual time by d, touching the active groups every
+	// heartbeat interval.
+	run := func(d time.Duration) error {
+		end := v.Now() + d
+		for v.Now() < end {
+			touch()
+			v.AdvanceTo(min(v.Now()+hb, end))
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	measure := func() (Rates, error) {
+		m0, b0 := counters(hosts, crashed, crashedYet)
+		ws0, ns0 := v.Stats().Fired, arrivals(net)
+		if err := run(c.Window); err != nil {
+			return Rates{}, err
+		}
+		m1, b1 := counters(hosts, crashed, crashedYet)
+		secs := c.Window.Seconds()
+		deliveries := float64(arrivals(net) - ns0)
+		return Rates{Messages: float64(m1-m0) / secs, Batches: float64(b1-b0) / secs,
+			Deliveries: deliveries / secs, TimerEvents: (float64(v.Stats().Fired-ws0) - deliveries) / secs}, nil
+	}
+
+	if err := run(c.Warmup); err != nil {
+		return r, err
+	}
+	if r.Before, err = measure(); err != nil {
+		return r, err
+	}
+	for id := 1; id <= c.Nodes; id++ {
+		if election.ID(id) != crashed {
+			s := hosts[id].Stats()
+			r.AwakeBefore += s.Groups - s.Hibernating
+		}
+	}
+	// The groups the crashed host leads, awake or asleep.
+	affected := make([]bool, c.Groups)
+	for g := range c.Groups {
+		st, err := hosts[crashed].Status(multiraft.GroupID(g))
+		if err == nil && st.Status.Role == election.Leader {
+			affected[g] = true
+			r.Affected++
+		}
+	}
+	crashAt, crashedYet = v.Now(), true
+	hosts[crashed].Stop()
+	net.Detach(crashed)
+	if err := run(c.Settle); err != nil {
+		return r, err
+	}
+	if r.After, err = measure(); err != nil {
+		return r, err
+	}
+	var times []time.Duration
+	for g := range c.Groups {
+		switch {
+		case affected[g] && firstNew[g] > 0:
+			times = append(times, firstNew[g])
+		case !affected[g] && newLeaders[g] > 0:
+			r.UnaffectedNewLeaders++
+		}
+	}
+	r.Recovered = len(times)
+	slices.Sort(times)
+	if len(times) > 0 {
+		r.P50, r.P99, r.Max = quantile(times, 0.5), quantile(times, 0.99), times[len(times)-1]
+	}
+	for id := 1; id <= c.Nodes; id++ {
+		r.LivenessWakes += hosts[id].Stats().LivenessWakes
+	}
+	r.VirtualTotal = v.Now()
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+// arrivals counts the network's delivery timers that fired.
+func arrivals(net *multiraft.MemNetwork) uint64 {
+	s := net.Stats()
+	return s.Delivered + s.Undelivered
+}
+
+// counters sums the hosts' messages and batches, skipping the crashed
+// host once it is down.
+func counters(hosts []*multiraft.Host, crashed election.ID, down bool) (msgs, batches uint64) {
+	for id, h := range hosts {
+		if h == nil || (down && election.ID(id) == crashed) {
+			continue
+		}
+		s := h.Stats()
+		msgs += s.Messages
+		batches += s.Batches
+	}
+	return msgs, batches
+}
+
+// quantile returns the q-quantile of sorted ds (nearest rank).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(q*float64(len(ds)))) - 1
+	return ds[max(i, 0)]
+}

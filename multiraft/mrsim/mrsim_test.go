@@ -1,0 +1,43 @@
+package mrsim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/multiraft/mrsim"
+	"github.com/raftick/raftick/sim"
+)
+
+func TestRunSmall(t *testing.T) {
+	for _, coalesce := range []bool{false, true} {
+		c := mrsim.DefaultConfig()
+		c.Groups, c.Active, c.Coalesce = 1000, 0.05, coalesce
+		c.Warmup, c.Window, c.Settle = 2*time.Second, time.Second, 6*time.Second
+		r, err := mrsim.Run(context.Background(), c)
+		require.NoError(t, err)
+		t.Logf("%+v", r)
+		require.Zero(t, r.Safety)
+		require.Equal(t, c.Groups/5, r.Affected, "node 1 leads a fifth of the groups")
+		require.Equal(t, r.Affected, r.Recovered, "every affected group has a leader again")
+		require.Zero(t, r.UnaffectedNewLeaders, "no other group changes leader")
+		require.LessOrEqual(t, r.P99, 2*c.TimeoutMax)
+		require.Greater(t, r.Before.Messages, 0.0)
+		if coalesce {
+			require.Less(t, r.Before.Batches, r.Before.Messages/5)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	c := mrsim.DefaultConfig()
+	c.Active = 2
+	require.ErrorIs(t, c.Validate(), mrsim.ErrInvalidConfig)
+	c = mrsim.DefaultConfig()
+	c.Replicas = 9
+	var fe *sim.FieldError
+	require.ErrorAs(t, c.Validate(), &fe)
+	require.Equal(t, "Replicas", fe.Field)
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package multiraft_test
+
+const raceEnabled = false

@@ -1,0 +1,38 @@
+package multiraft
+
+// Stats counts what a Host did.
+type Stats struct {
+	// Groups is the number of groups; Hibernating how many of them sleep.
+	Groups, Hibernating int
+	// Hibernations and Wakes count transitions to and from sleep;
+	// LivenessWakes counts the wakes of groups whose leader's node fell
+	// silent, HibernateRefused the groups woken again because a follower
+	// refused to hibernate.
+	Hibernations, Wakes, LivenessWakes, HibernateRefused uint64
+	// AnsweredAsleep counts heartbeats answered by hibernating followers
+	// without waking; IgnoredAsleep late answers dropped by hibernating
+	// replicas.
+	AnsweredAsleep, IgnoredAsleep uint64
+	// PeersDown and PeersUp count liveness verdicts.
+	PeersDown, PeersUp uint64
+	// BatchesReceived counts inbound batches; Delivered the election
+	// messages stepped into groups; Ignored the entries dropped (unknown
+	// group or sender, wrong recipient, malformed).
+	BatchesReceived, Delivered, Ignored uint64
+	// Messages counts outbound election and control messages before
+	// coalescing; Batches the batches handed to the Transport (after);
+	// Coalesced the heartbeats and answers that waited in an outbox;
+	// Liveness the empty liveness batches.
+	Messages, Batches, Coalesced, Liveness uint64
+}
+
+// Stats returns the host's counters.
+func (h *Host) Stats() Stats {
+	h.mu.Lock()
+	s := h.stats
+	h.mu.Unlock()
+	h.outMu.Lock()
+	s.Messages, s.Batches, s.Coalesced, s.Liveness = h.ostats.messages, h.ostats.batches, h.ostats.heartbeats, h.ostats.liveness
+	h.outMu.Unlock()
+	return s
+}
