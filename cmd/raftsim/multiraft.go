@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/multiraft/mrsim"
+	"github.com/raftick/raftick/sim/multiraftsim"
 	"github.com/raftick/raftick/sim/experiment"
 )
 
@@ -24,7 +24,7 @@ type multiraftOpts struct {
 	json                    bool
 }
 
-// multiraftFlags names the flag of each mrsim.Config field.
+// multiraftFlags names the flag of each multiraftsim.Config field.
 var multiraftFlags = map[string]string{
 	"Groups": "groups", "Nodes": "nodes", "Replicas": "replicas", "Active": "active",
 	"HibernateAfter": "hibernate-after", "TimeoutMin": "timeout", "Heartbeat": "heartbeat",
@@ -57,7 +57,7 @@ network deliveries not counted.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runMultiraft(cmd, o) },
 	}
-	d := mrsim.DefaultConfig()
+	d := multiraftsim.DefaultConfig()
 	f := cmd.Flags()
 	f.IntVar(&o.groups, "groups", d.Groups, "number of Raft groups")
 	f.IntVar(&o.nodes, "nodes", d.Nodes, "number of nodes (hosts)")
@@ -77,7 +77,7 @@ network deliveries not counted.`,
 }
 
 func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
-	c := mrsim.DefaultConfig()
+	c := multiraftsim.DefaultConfig()
 	c.Groups, c.Nodes, c.Replicas, c.Active = o.groups, o.nodes, o.replicas, o.active
 	c.HibernateAfter, c.Heartbeat, c.Seed = o.hibernateAfter, o.heartbeat, o.seed
 	c.Warmup, c.Window, c.Settle = o.warmup, o.window, o.settle
@@ -105,7 +105,7 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	if err := c.Validate(); err != nil {
 		return configError(err, multiraftFlags, "window")
 	}
-	r, err := mrsim.Run(cmd.Context(), c)
+	r, err := multiraftsim.Run(cmd.Context(), c)
 	if err != nil {
 		if cmd.Context().Err() != nil {
 			return errInterrupted
@@ -129,7 +129,7 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	fmt.Fprintf(w, "%-14s %14s %14s %14s %14s\n", "per second", "messages", "batches", "timer events", "deliveries")
 	for _, row := range []struct {
 		name string
-		r    mrsim.Rates
+		r    multiraftsim.Rates
 	}{{"before crash", r.Before}, {"after crash", r.After}} {
 		fmt.Fprintf(w, "%-14s %14.0f %14.0f %14.0f %14.0f\n", row.name, row.r.Messages, row.r.Batches, row.r.TimerEvents, row.r.Deliveries)
 	}
@@ -142,10 +142,10 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 }
 
 // multiraftJSON is the --json form of a result: durations in ms.
-func multiraftJSON(r mrsim.Result) map[string]any {
+func multiraftJSON(r multiraftsim.Result) map[string]any {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	c := r.Config
-	rates := func(x mrsim.Rates) map[string]float64 {
+	rates := func(x multiraftsim.Rates) map[string]float64 {
 		return map[string]float64{"messages": x.Messages, "batches": x.Batches, "timer_events": x.TimerEvents, "deliveries": x.Deliveries}
 	}
 	return map[string]any{

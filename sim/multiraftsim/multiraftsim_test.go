@@ -1,4 +1,4 @@
-package mrsim_test
+package multiraftsim_test
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/multiraft/mrsim"
+	"github.com/raftick/raftick/sim/multiraftsim"
 	"github.com/raftick/raftick/sim"
 )
 
 func TestRunSmall(t *testing.T) {
 	for _, coalesce := range []bool{false, true} {
-		c := mrsim.DefaultConfig()
+		c := multiraftsim.DefaultConfig()
 		c.Groups, c.Active, c.Coalesce = 1000, 0.05, coalesce
 		c.Warmup, c.Window, c.Settle = 2*time.Second, time.Second, 6*time.Second
-		r, err := mrsim.Run(context.Background(), c)
+		r, err := multiraftsim.Run(context.Background(), c)
 		require.NoError(t, err)
 		t.Logf("%+v", r)
 		require.Zero(t, r.Safety)
@@ -32,10 +32,10 @@ func TestRunSmall(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	c := mrsim.DefaultConfig()
+	c := multiraftsim.DefaultConfig()
 	c.Active = 2
-	require.ErrorIs(t, c.Validate(), mrsim.ErrInvalidConfig)
-	c = mrsim.DefaultConfig()
+	require.ErrorIs(t, c.Validate(), multiraftsim.ErrInvalidConfig)
+	c = multiraftsim.DefaultConfig()
 	c.Replicas = 9
 	var fe *sim.FieldError
 	require.ErrorAs(t, c.Validate(), &fe)

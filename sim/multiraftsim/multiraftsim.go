@@ -1,10 +1,10 @@
-// Package mrsim is the multi-raft crash experiment of "raftsim multiraft":
+// Package multiraftsim is the multi-raft crash experiment of "raftsim multiraft":
 // G groups over N hosts (multiraft.Host) on one virtual wheel, leaders
 // balanced, a fraction of the groups active, then one host crashes. It
 // measures how long every group the crashed host led takes to have a
 // leader again, whether any other group changed leader, and the message
 // and timer rates before and after coalescing.
-package mrsim
+package multiraftsim
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 
 // ErrInvalidConfig is wrapped by every error of Config.Validate, a
 // *sim.FieldError naming the field.
-var ErrInvalidConfig = errors.New("mrsim: invalid config")
+var ErrInvalidConfig = errors.New("multiraftsim: invalid config")
 
 func fieldErr(field string, value any, format string, args ...any) error {
 	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
