@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/raftick/raftick/sim/multiraftsim"
 	"github.com/raftick/raftick/sim/experiment"
+	"github.com/raftick/raftick/sim/multiraftsim"
 )
 
 type multiraftOpts struct {

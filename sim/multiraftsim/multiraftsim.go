@@ -1,4 +1,5 @@
-// Package multiraftsim is the multi-raft crash experiment of "raftsim multiraft":
+// Package multiraftsim is the multi-raft crash experiment of "raftsim
+// multiraft":
 // G groups over N hosts (multiraft.Host) on one virtual wheel, leaders
 // balanced, a fraction of the groups active, then one host crashes. It
 // measures how long every group the crashed host led takes to have a

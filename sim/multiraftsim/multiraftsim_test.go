@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/raftick/raftick/sim/multiraftsim"
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/multiraftsim"
 )
 
 func TestRunSmall(t *testing.T) {
