@@ -56,7 +56,7 @@ func (n *Node) termExhausted(reason string) bool {
 	}
 	n.refuseRound(reason)
 	if n.role == PreCandidate || n.role == Candidate {
-		n.stepDown(n.term, reasonTermExhausted, None)
+		n.stepDown(n.term, ReasonTermExhausted, None)
 	}
 	return true
 }
@@ -65,5 +65,5 @@ func (n *Node) termExhausted(reason string) bool {
 func (n *Node) refuseRound(reason string) {
 	n.stats.TermExhausted++
 	n.logger.Error("cannot campaign: term bound reached", "term", n.term, "max-term", MaxTerm, "trigger", reason)
-	n.emit(EventIgnored, None, fmt.Sprintf("%s: %s", reasonTermExhausted, reason))
+	n.emit(EventIgnored, None, fmt.Sprintf("%s: %s", ReasonTermExhausted, reason))
 }

@@ -17,11 +17,11 @@ func (n *Node) Campaign() error {
 		return ErrIsLeader
 	}
 	if n.term >= MaxTerm {
-		n.refuseRound(reasonCampaign) // a candidate keeps its round
+		n.refuseRound(ReasonCampaign) // a candidate keeps its round
 		n.unlockAndFlush()
 		return fmt.Errorf("election: Campaign in term %d: %w", n.term, ErrTermExhausted)
 	}
-	n.startElection(reasonCampaign)
+	n.startElection(ReasonCampaign)
 	n.unlockAndFlush()
 	return nil
 }
@@ -107,7 +107,7 @@ func (n *Node) becomePreCandidate(reason string) {
 		n.send(Message{Type: MsgPreVote, To: p, Term: n.term + 1, LastLogIndex: idx, LastLogTerm: lt, Priority: n.cfg.Priority})
 	}
 	if n.quorum <= 1 {
-		n.becomeCandidate(reasonPreVoteWon, false)
+		n.becomeCandidate(ReasonPreVoteWon, false)
 	}
 }
 
@@ -120,7 +120,7 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 		// Could not vote for ourselves: stay (or become) a follower and
 		// retry at the next election timeout.
 		if n.role != Follower {
-			n.stepDown(n.term, reasonStorage, None)
+			n.stepDown(n.term, ReasonStorage, None)
 		}
 		return
 	}
@@ -133,7 +133,7 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	n.voteT.Restart()
 	n.stats.Elections++
 	n.emit(EventElectionStart, None, reason)
-	n.emit(EventVoteGranted, n.id, "self")
+	n.emit(EventVoteGranted, n.id, ReasonSelf)
 	idx, lt := n.lv.Last()
 	for _, p := range n.peers {
 		n.send(Message{Type: MsgVote, To: p, Term: term, LastLogIndex: idx, LastLogTerm: lt, Transfer: transfer, Priority: n.cfg.Priority})
@@ -167,20 +167,20 @@ func (n *Node) handlePreVote(m Message) {
 	switch {
 	case m.Term < n.term:
 		n.stats.IgnoredStale++
-		n.deny(m, MsgPreVoteResp, reasonStale, true)
+		n.deny(m, MsgPreVoteResp, ReasonStale, true)
 		return
 	case n.loyal(m.From):
 		n.stats.LeaseRejections++
-		n.deny(m, MsgPreVoteResp, n.loyalReason(reasonLeaderAlive), true)
+		n.deny(m, MsgPreVoteResp, n.loyalReason(ReasonLeaderAlive), true)
 		return
 	}
 	canVote := m.Term > n.term || n.vote == m.From || (n.vote == None && n.leader == None)
 	if !canVote {
-		n.deny(m, MsgPreVoteResp, reasonAlreadyVoted, true)
+		n.deny(m, MsgPreVoteResp, ReasonAlreadyVoted, true)
 		return
 	}
 	if !n.logOK(m) {
-		n.deny(m, MsgPreVoteResp, reasonLogBehind, true)
+		n.deny(m, MsgPreVoteResp, ReasonLogBehind, true)
 		return
 	}
 	n.emitEvent(Event{Type: EventVoteGranted, Term: m.Term, Peer: m.From, PreVote: true, Msg: m.Type})
@@ -189,20 +189,20 @@ func (n *Node) handlePreVote(m Message) {
 
 func (n *Node) handlePreVoteResp(m Message) {
 	if m.Term > n.term && !m.Granted {
-		n.stepDown(m.Term, reasonHigherTerm, m.From)
+		n.stepDown(m.Term, ReasonHigherTerm, m.From)
 		return
 	}
 	switch {
 	case m.Term < n.term:
 		// A late answer of an earlier round, grant or rejection.
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		return
 	case n.role != PreCandidate:
-		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
+		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 		return
 	case m.Granted && m.Term != n.term+1:
 		// A grant for another round's term.
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		return
 	}
 	// Pre-vote rounds of one term cannot be told apart: a late answer of an
@@ -212,21 +212,21 @@ func (n *Node) handlePreVoteResp(m Message) {
 	switch {
 	case !fresh:
 	case granted >= n.quorum:
-		n.becomeCandidate(reasonPreVoteWon, false)
+		n.becomeCandidate(ReasonPreVoteWon, false)
 	case n.cannotWin(rejected):
-		n.stepDown(n.term, reasonLostPreVote, None)
+		n.stepDown(n.term, ReasonLostPreVote, None)
 	}
 }
 
 func (n *Node) handleVote(m Message) {
 	if m.Term < n.term {
 		n.stats.IgnoredStale++
-		n.deny(m, MsgVoteResp, reasonStale, false)
+		n.deny(m, MsgVoteResp, ReasonStale, false)
 		return
 	}
 	if n.cfg.LeaderStickiness && !m.Transfer && n.loyal(m.From) {
 		n.stats.LeaseRejections++
-		n.deny(m, MsgVoteResp, n.loyalReason(reasonLease), false)
+		n.deny(m, MsgVoteResp, n.loyalReason(ReasonLease), false)
 		return
 	}
 	if m.Term > n.term {
@@ -237,11 +237,11 @@ func (n *Node) handleVote(m Message) {
 		if grant {
 			vote = m.From
 		}
-		if !n.stepDownVoting(m.Term, vote, reasonHigherTerm, m.From) {
+		if !n.stepDownVoting(m.Term, vote, ReasonHigherTerm, m.From) {
 			return
 		}
 		if !grant {
-			n.deny(m, MsgVoteResp, reasonLogBehind, false)
+			n.deny(m, MsgVoteResp, ReasonLogBehind, false)
 			return
 		}
 		n.delayRearmForTermWrite() // Config.Host: re-arm once the term is durable
@@ -251,13 +251,13 @@ func (n *Node) handleVote(m Message) {
 	}
 	switch {
 	case n.vote != m.From && n.vote != None:
-		n.deny(m, MsgVoteResp, fmt.Sprintf("%s for %d", reasonAlreadyVoted, n.vote), false)
+		n.deny(m, MsgVoteResp, fmt.Sprintf("%s for %d", ReasonAlreadyVoted, n.vote), false)
 		return
 	case n.vote == None && n.leader != None:
-		n.deny(m, MsgVoteResp, reasonLeaderKnown, false)
+		n.deny(m, MsgVoteResp, ReasonLeaderKnown, false)
 		return
 	case !n.logOK(m):
-		n.deny(m, MsgVoteResp, reasonLogBehind, false)
+		n.deny(m, MsgVoteResp, ReasonLogBehind, false)
 		return
 	}
 	if n.vote != m.From {
@@ -279,13 +279,13 @@ func (n *Node) grantVote(m Message) {
 func (n *Node) handleVoteResp(m Message) {
 	switch {
 	case m.Term > n.term:
-		n.stepDown(m.Term, reasonHigherTerm, m.From)
+		n.stepDown(m.Term, ReasonHigherTerm, m.From)
 		return
 	case m.Term < n.term:
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		return
 	case n.role != Candidate:
-		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
+		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 		return
 	}
 	granted, rejected, fresh := n.recordAnswer(m)
@@ -294,7 +294,7 @@ func (n *Node) handleVoteResp(m Message) {
 	case granted >= n.quorum:
 		n.becomeLeader()
 	case n.cannotWin(rejected) && !n.cfg.WaitForVoteTimeout:
-		n.stepDown(n.term, reasonLostElection, None)
+		n.stepDown(n.term, ReasonLostElection, None)
 	}
 }
 
@@ -319,15 +319,15 @@ func (n *Node) cannotWin(rejected int) bool {
 func (n *Node) handleTimeoutNow(m Message) {
 	switch {
 	case m.Term < n.term:
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		return
 	case n.role == Leader && m.Term == n.term:
-		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
+		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 		return
 	}
-	if m.Term > n.term && !n.stepDown(m.Term, reasonHigherTerm, m.From) {
+	if m.Term > n.term && !n.stepDown(m.Term, ReasonHigherTerm, m.From) {
 		return
 	}
 	n.logger.Debug("leadership transfer requested", "by", m.From, "term", n.term)
-	n.becomeCandidate(reasonTransfer, true)
+	n.becomeCandidate(ReasonTransfer, true)
 }

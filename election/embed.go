@@ -34,7 +34,7 @@ func (n *Node) ObserveTerm(term uint64, from ID) error {
 		return fmt.Errorf("%w: ObserveTerm(%d) exceeds the largest term %d", ErrTermOutOfRange, term, uint64(MaxTerm))
 	}
 	var err error
-	if term > n.term && !n.stepDown(term, reasonHigherTerm, from) {
+	if term > n.term && !n.stepDown(term, ReasonHigherTerm, from) {
 		err = fmt.Errorf("election: ObserveTerm(%d): cannot persist the term; the node stays in term %d", term, n.term)
 	}
 	n.unlockAndFlush()

@@ -100,7 +100,16 @@ type Event struct {
 
 // String formats the event on one line.
 func (e Event) String() string {
-	s := fmt.Sprintf("%v n%d %s t%d %s", e.At, e.Node, e.Type, e.Term, e.Role)
+	return fmt.Sprintf("%v n%d ", e.At, e.Node) + e.text(true)
+}
+
+// Text formats the event without its time, node and message type, e.g.
+// "LeaderElected t1 Leader leader=1", for traces that print time and node
+// in their own columns.
+func (e Event) Text() string { return e.text(false) }
+
+func (e Event) text(withMsg bool) string {
+	s := fmt.Sprintf("%s t%d %s", e.Type, e.Term, e.Role)
 	if e.Leader != None {
 		s += fmt.Sprintf(" leader=%d", e.Leader)
 	}
@@ -110,7 +119,7 @@ func (e Event) String() string {
 	if e.PreVote {
 		s += " prevote"
 	}
-	if e.Msg != 0 {
+	if withMsg && e.Msg != 0 {
 		s += " " + e.Msg.String()
 	}
 	if e.Reason != "" {

@@ -14,8 +14,6 @@ import (
 // the leader nor a follower that knows its leader.
 var ErrCannotHibernate = errors.New("election: node cannot hibernate: not the leader nor a follower that knows its leader")
 
-const reasonResume = "resume"
-
 // Dormant is what a hibernated node remembers besides its Storage: the term
 // it hibernated in and the leader it knew in that term (its own ID if it
 // was the leader; None if it knew none).
@@ -86,7 +84,7 @@ func (n *Node) resume(d Dormant) bool {
 		n.lastContact, n.hasContact = now, true
 		n.acks = make(map[ID]time.Duration, len(n.peers)) // no answer yet: no lease
 		n.logger.Debug("resumed as leader", "term", n.term)
-		n.emit(EventRoleChange, None, reasonResume)
+		n.emit(EventRoleChange, None, ReasonResume)
 		n.broadcastHeartbeat()
 		n.restartHeartbeats()
 		if n.cfg.CheckQuorum {
@@ -98,8 +96,8 @@ func (n *Node) resume(d Dormant) bool {
 	n.lastContact, n.hasContact, n.lastReset = now, true, now
 	n.electionT.Start()
 	n.logger.Debug("resumed as follower", "term", n.term, "leader", d.Leader)
-	n.emit(EventRoleChange, None, reasonResume)
-	n.emit(EventLeaderKnown, d.Leader, reasonResume)
+	n.emit(EventRoleChange, None, ReasonResume)
+	n.emit(EventLeaderKnown, d.Leader, ReasonResume)
 	return true
 }
 

@@ -46,7 +46,7 @@ func (n *Node) restartHeartbeats() {
 func (n *Node) becomeLeader() {
 	now := n.w.Now()
 	n.leader = n.id
-	n.setRole(Leader, "won election")
+	n.setRole(Leader, ReasonWon)
 	n.votes = nil
 	n.voteT.Stop()
 	n.stopElectionTimer()
@@ -76,11 +76,11 @@ func (n *Node) broadcastHeartbeat() {
 func (n *Node) handleHeartbeatResp(m Message) {
 	switch {
 	case m.Term > n.term:
-		n.stepDown(m.Term, reasonHigherTerm, m.From)
+		n.stepDown(m.Term, ReasonHigherTerm, m.From)
 	case m.Term < n.term:
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 	case n.role != Leader:
-		n.ignore(m, &n.stats.IgnoredOther, reasonUnexpected)
+		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 	default:
 		n.acks[m.From] = n.w.Now()
 	}

@@ -51,7 +51,7 @@ func (n *Node) start(d *Dormant) error {
 	}
 	if !resumed {
 		n.logger.Debug("started", "term", n.term, "vote", n.vote)
-		n.emit(EventRoleChange, None, reasonStart)
+		n.emit(EventRoleChange, None, ReasonStart)
 	}
 	n.unlockAndFlush()
 	return nil

@@ -69,8 +69,8 @@ func (m *nodeMetrics) reasonLabel(reason string, from Role, withFrom bool) []met
 		return l
 	}
 	r, _, _ := strings.Cut(reason, ":")
-	if strings.HasPrefix(r, reasonAlreadyVoted) {
-		r = reasonAlreadyVoted
+	if strings.HasPrefix(r, ReasonAlreadyVoted) {
+		r = ReasonAlreadyVoted
 	}
 	l := []metrics.Label{{Name: "reason", Value: strings.ReplaceAll(strings.TrimSpace(r), " ", "_")}}
 	if withFrom {
@@ -102,7 +102,7 @@ func (m *nodeMetrics) event(e *Event) {
 			m.incr(keyStateLeader, nil)
 		}
 	case EventElectionStart:
-		if e.Reason == reasonTimeout {
+		if e.Reason == ReasonTimeout {
 			m.incr(keyHeartbeatTimeout, nil)
 		}
 		if e.PreVote {
@@ -111,7 +111,7 @@ func (m *nodeMetrics) event(e *Event) {
 		}
 		m.incr(keyElectionStarted, nil)
 		switch {
-		case e.Reason == reasonPreVoteWon:
+		case e.Reason == ReasonPreVoteWon:
 			m.incr(keyPreVoteWon, nil)
 		case prev == Candidate:
 			// A new round after the vote timer fired: the last one is lost.
@@ -126,7 +126,7 @@ func (m *nodeMetrics) event(e *Event) {
 		case PreCandidate:
 			m.incr(keyPreVoteLost, nil)
 		case Leader:
-			if strings.HasPrefix(e.Reason, reasonCheckQuorum) {
+			if strings.HasPrefix(e.Reason, ReasonCheckQuorum) {
 				m.incr(keyLeaseTimeout, nil)
 			}
 		}

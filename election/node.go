@@ -13,35 +13,6 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// Reasons used in events. They are part of the observable behaviour (the
-// scenario tests print them) but not of the API: match on EventType.
-const (
-	reasonStart          = "start"
-	reasonTimeout        = "election timeout"
-	reasonVoteTimeout    = "vote timeout"
-	reasonCampaign       = "campaign"
-	reasonTransfer       = "transfer"
-	reasonPreVoteWon     = "pre-vote won"
-	reasonHigherTerm     = "higher term"
-	reasonLeaderHB       = "leader heartbeat"
-	reasonCheckQuorum    = "check quorum"
-	reasonVoteTimedOut   = "vote timed out"
-	reasonLostElection   = "lost election"
-	reasonLostPreVote    = "lost pre-vote"
-	reasonStorage        = "storage error"
-	reasonStale          = "stale term"
-	reasonLease          = "leader lease"
-	reasonLeaderAlive    = "leader alive"
-	reasonLogBehind      = "log not up to date"
-	reasonAlreadyVoted   = "already voted"
-	reasonLeaderKnown    = "leader known"
-	reasonUnknownSender  = "unknown sender"
-	reasonWrongTo        = "wrong recipient"
-	reasonUnexpected     = "unexpected"
-	reasonAnomalyLeaders = "two leaders in one term"
-	reasonTermExhausted  = "term bound reached"
-)
-
 // Node is one voting member of a Raft group doing leader election. It is a
 // state machine driven by Step (inbound messages) and by its timers on a
 // shared wheel; all of them are serialized by the node's mutex, so a Node

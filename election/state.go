@@ -81,7 +81,7 @@ func (n *Node) persist(hs HardState, peer ID) bool {
 	if err := n.st.Save(hs); err != nil {
 		n.stats.StorageErrors++
 		n.logger.Error("cannot save hard state", "term", hs.Term, "vote", hs.Vote, "error", err)
-		n.emit(EventIgnored, peer, reasonStorage+": "+err.Error())
+		n.emit(EventIgnored, peer, ReasonStorage+": "+err.Error())
 		return false
 	}
 	return true
@@ -168,7 +168,7 @@ func (n *Node) loyal(candidate ID) bool {
 // "leader known" with StickyUntilTimeout.
 func (n *Node) loyalReason(reason string) string {
 	if n.cfg.Stickiness == StickyUntilTimeout && n.role != Leader {
-		return reasonLeaderKnown
+		return ReasonLeaderKnown
 	}
 	return reason
 }

@@ -24,9 +24,9 @@ func (n *Node) Step(m Message) {
 	}
 	switch {
 	case m.To != n.id:
-		n.ignore(m, &n.stats.IgnoredWrongTo, reasonWrongTo)
+		n.ignore(m, &n.stats.IgnoredWrongTo, ReasonWrongTo)
 	case m.From == n.id || !n.voter[m.From]:
-		n.ignore(m, &n.stats.IgnoredUnknown, reasonUnknownSender)
+		n.ignore(m, &n.stats.IgnoredUnknown, ReasonUnknownSender)
 	default:
 		if err := m.Validate(); err != nil {
 			n.ignore(m, &n.stats.IgnoredMalformed, strings.TrimPrefix(err.Error(), "election: "))
@@ -59,18 +59,18 @@ func (n *Node) step(m Message) {
 func (n *Node) handleHeartbeat(m Message) {
 	if m.Term < n.term {
 		// Tell the stale leader about our term so that it steps down.
-		n.ignore(m, &n.stats.IgnoredStale, reasonStale)
+		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term})
 		return
 	}
 	if m.Term == n.term && n.role == Leader {
-		n.anomaly(m, reasonAnomalyLeaders)
+		n.anomaly(m, ReasonAnomalyLeaders)
 		return
 	}
 	if m.Term > n.term || n.role != Follower {
-		reason := reasonLeaderHB
+		reason := ReasonLeaderHB
 		if m.Term > n.term {
-			reason = reasonHigherTerm
+			reason = ReasonHigherTerm
 		}
 		if !n.stepDown(m.Term, reason, m.From) {
 			return
@@ -78,7 +78,7 @@ func (n *Node) handleHeartbeat(m Message) {
 	}
 	if n.leader != m.From {
 		if n.leader != None {
-			n.anomaly(m, reasonAnomalyLeaders)
+			n.anomaly(m, ReasonAnomalyLeaders)
 			return
 		}
 		n.leader = m.From

@@ -102,7 +102,7 @@ func (n *Node) electionTimerDue() {
 			n.logger.Debug("skipping election: priority below target", "priority", n.cfg.Priority, "target", n.targetPriority)
 			break
 		}
-		n.startElection(reasonTimeout)
+		n.startElection(ReasonTimeout)
 	}
 }
 
@@ -121,15 +121,15 @@ func (n *Node) onVoteTimer() {
 // voteTimerDue ends a candidate's round, with the node locked.
 func (n *Node) voteTimerDue() {
 	if n.cfg.StepDownWhenVoteTimedOut {
-		if n.stepDown(n.term, reasonVoteTimedOut, None) {
+		if n.stepDown(n.term, ReasonVoteTimedOut, None) {
 			if n.cfg.PreVote {
-				n.becomePreCandidate(reasonVoteTimeout)
+				n.becomePreCandidate(ReasonVoteTimeout)
 			} else {
-				n.becomeCandidate(reasonVoteTimeout, false)
+				n.becomeCandidate(ReasonVoteTimeout, false)
 			}
 		}
 	} else {
-		n.becomeCandidate(reasonVoteTimeout, false)
+		n.becomeCandidate(ReasonVoteTimeout, false)
 	}
 }
 
@@ -147,7 +147,7 @@ func (n *Node) onStepDownTimer() {
 	alive := n.aliveWithin(now, lease)
 	if alive < n.quorum {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
-		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", reasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
+		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
 	n.unlockAndFlush()
 }

@@ -363,23 +363,8 @@ func (c *Cluster) deliver(m *pb.Message) {
 }
 
 // EventText formats an event without its time and node, e.g.
-// "ElectionStart t3 Candidate (election timeout)".
-func EventText(e election.Event) string {
-	s := fmt.Sprintf("%s t%d %s", e.Type, e.Term, e.Role)
-	if e.Leader != election.None {
-		s += fmt.Sprintf(" leader=%d", e.Leader)
-	}
-	if e.Peer != election.None {
-		s += fmt.Sprintf(" peer=%d", e.Peer)
-	}
-	if e.PreVote {
-		s += " prevote"
-	}
-	if e.Reason != "" {
-		s += " (" + e.Reason + ")"
-	}
-	return s
-}
+// "ElectionStart t3 Candidate (election timeout)"; it is e.Text().
+func EventText(e election.Event) string { return e.Text() }
 
 // sortedOthers returns ids without skip, in order.
 func sortedOthers(ids []uint64, skip uint64) []uint64 {

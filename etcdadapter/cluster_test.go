@@ -185,7 +185,7 @@ func TestCheckQuorumStepsDownIsolatedLeader(t *testing.T) {
 			continue
 		}
 		require.NotEmpty(t, steppedDown, "seed %d: isolated leader did not step down", seed)
-		require.Equal(t, reasonCheckQuorum, steppedDown[0].Reason)
+		require.Equal(t, election.ReasonCheckQuorum, steppedDown[0].Reason)
 		// The quorum check runs every ElectionTick ticks; the first one
 		// that sees no answers at all comes within two periods.
 		et := time.Duration(cfg.ElectionTick) * cfg.TickInterval

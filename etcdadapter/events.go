@@ -7,24 +7,6 @@ import (
 	"github.com/raftick/raftick/election"
 )
 
-// Reasons in events, the election package's words where they mean the
-// same.
-const (
-	reasonStart        = "start"
-	reasonTimeout      = "election timeout"
-	reasonVoteTimeout  = "vote timeout"
-	reasonCampaign     = "campaign"
-	reasonTransfer     = "transfer"
-	reasonPreVoteWon   = "pre-vote won"
-	reasonHigherTerm   = "higher term"
-	reasonLeaderHB     = "leader heartbeat"
-	reasonCheckQuorum  = "check quorum"
-	reasonLostElection = "lost election"
-	reasonLostPreVote  = "lost pre-vote"
-	reasonSelf         = "self"
-	reasonWon          = "won election"
-)
-
 // roleOf maps etcd's StateType to the election package's Role.
 func roleOf(s raft.StateType) election.Role {
 	switch s {
@@ -53,12 +35,12 @@ func (n *Node) refresh(reason string, hup bool) {
 	next := view{role: roleOf(bs.RaftState), term: bs.GetTerm(), vote: bs.GetVote(), leader: bs.Lead}
 	prev := n.cur
 	n.cur = next
-	if reason == reasonStart || (next == prev && !hup) || n.obs == nil {
+	if reason == election.ReasonStart || (next == prev && !hup) || n.obs == nil {
 		return
 	}
 	termUp := next.term > prev.term
 	if termUp {
-		r := reasonHigherTerm
+		r := election.ReasonHigherTerm
 		if next.role == election.Candidate {
 			r = campaignReason(prev.role, reason)
 		}
@@ -70,17 +52,17 @@ func (n *Node) refresh(reason string, hup bool) {
 			n.emit(election.EventStepDown, 0, r)
 			n.emit(election.EventRoleChange, 0, r)
 		} else if next.role == election.Leader {
-			n.emit(election.EventRoleChange, 0, reasonWon)
+			n.emit(election.EventRoleChange, 0, election.ReasonWon)
 		} else {
 			n.emit(election.EventRoleChange, 0, campaignReason(prev.role, reason))
 		}
 	}
 	switch {
 	case next.role == election.PreCandidate && (prev.role != election.PreCandidate || hup):
-		n.emitEvent(election.Event{Type: election.EventElectionStart, Term: next.term + 1, PreVote: true, Reason: orDefault(reason, reasonCampaign)})
+		n.emitEvent(election.Event{Type: election.EventElectionStart, Term: next.term + 1, PreVote: true, Reason: orDefault(reason, election.ReasonCampaign)})
 	case next.role == election.Candidate && (prev.role != election.Candidate || termUp):
 		n.emit(election.EventElectionStart, 0, campaignReason(prev.role, reason))
-		n.emit(election.EventVoteGranted, n.cfg.ID, reasonSelf)
+		n.emit(election.EventVoteGranted, n.cfg.ID, election.ReasonSelf)
 	case next.role == election.Leader && (prev.role != election.Leader || termUp):
 		n.emit(election.EventLeaderElected, 0, "")
 	case next.role == election.Follower && next.leader != 0 &&
@@ -92,24 +74,24 @@ func (n *Node) refresh(reason string, hup bool) {
 // campaignReason says why a node became (pre-)candidate.
 func campaignReason(prev election.Role, reason string) string {
 	if prev == election.PreCandidate {
-		return reasonPreVoteWon
+		return election.ReasonPreVoteWon
 	}
-	return orDefault(reason, reasonCampaign)
+	return orDefault(reason, election.ReasonCampaign)
 }
 
 // stepDownReason says why a node became follower.
 func stepDownReason(prev election.Role, next view, termUp bool) string {
 	switch {
 	case termUp:
-		return reasonHigherTerm
+		return election.ReasonHigherTerm
 	case prev == election.Leader:
-		return reasonCheckQuorum
+		return election.ReasonCheckQuorum
 	case next.leader != 0:
-		return reasonLeaderHB
+		return election.ReasonLeaderHB
 	case prev == election.PreCandidate:
-		return reasonLostPreVote
+		return election.ReasonLostPreVote
 	}
-	return reasonLostElection
+	return election.ReasonLostElection
 }
 
 func orDefault(s, def string) string {

@@ -457,8 +457,8 @@ func (n *Node) process(w work) {
 	hup := false
 	switch w.kind {
 	case workStart:
-		n.refresh(reasonStart, false)
-		n.emit(election.EventRoleChange, 0, reasonStart)
+		n.refresh(election.ReasonStart, false)
+		n.emit(election.EventRoleChange, 0, election.ReasonStart)
 	case workTick:
 		n.stats.Ticks++
 		before := n.cur.role
@@ -467,9 +467,9 @@ func (n *Node) process(w work) {
 		// election timeout fired (MsgHup); a pre-candidate that times out
 		// starts a new pre-vote round without any other visible change.
 		hup = before != election.Leader && n.hook != nil && n.hook.elapsedTicks() == 0
-		reason = reasonTimeout
+		reason = election.ReasonTimeout
 		if before == election.Candidate {
-			reason = reasonVoteTimeout
+			reason = election.ReasonVoteTimeout
 		}
 	case workStep:
 		n.stats.Received++
@@ -482,11 +482,11 @@ func (n *Node) process(w work) {
 			n.emitEvent(election.Event{Type: election.EventIgnored, Term: n.cur.term, Peer: election.ID(w.msg.GetFrom()), Reason: err.Error()})
 		}
 		if w.msg.GetType() == pb.MsgTimeoutNow {
-			reason = reasonTransfer
+			reason = election.ReasonTransfer
 		}
 	case workCampaign:
 		_ = rn.Campaign() // MsgHup: etcd logs and ignores what it cannot do
-		reason, hup = reasonCampaign, true
+		reason, hup = election.ReasonCampaign, true
 	case workPropose:
 		if err := rn.Propose(w.data); err != nil {
 			n.stats.ProposalsDropped++

@@ -48,7 +48,7 @@ func TestNodeLifecycle(t *testing.T) {
 	require.ErrorIs(t, n.Start(0), ErrRunning)
 	require.Len(t, events, 1)
 	require.Equal(t, election.EventRoleChange, events[0].Type)
-	require.Equal(t, reasonStart, events[0].Reason)
+	require.Equal(t, election.ReasonStart, events[0].Reason)
 
 	// A message for another node, and a local message type from the
 	// network, are refused and reported.

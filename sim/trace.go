@@ -18,20 +18,5 @@ func FormatEvent(at time.Duration, node election.ID, what string) string {
 }
 
 // EventText formats an election.Event without its time and node, e.g.
-// "LeaderElected t1 Leader leader=1".
-func EventText(e election.Event) string {
-	s := fmt.Sprintf("%s t%d %s", e.Type, e.Term, e.Role)
-	if e.Leader != election.None {
-		s += fmt.Sprintf(" leader=%d", e.Leader)
-	}
-	if e.Peer != election.None {
-		s += fmt.Sprintf(" peer=%d", e.Peer)
-	}
-	if e.PreVote {
-		s += " prevote"
-	}
-	if e.Reason != "" {
-		s += " (" + e.Reason + ")"
-	}
-	return s
-}
+// "LeaderElected t1 Leader leader=1"; it is e.Text().
+func EventText(e election.Event) string { return e.Text() }
