@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/vnet"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -104,21 +105,7 @@ type Cluster struct {
 	ids   []uint64
 	nodes []*Node
 	stats NetStats
-	free  *envelope
-}
-
-// envelope is a message in flight: a reusable wheel timer delivers it.
-type envelope struct {
-	t    wheel.Timer
-	c    *Cluster
-	m    *pb.Message
-	next *envelope
-}
-
-func (e *envelope) fire() {
-	c, m := e.c, e.m
-	e.m, e.next, c.free = nil, c.free, e
-	c.deliver(m)
+	mail  *vnet.Courier[*pb.Message]
 }
 
 // NewCluster builds a cluster of cfg.Nodes nodes, none started.
@@ -131,6 +118,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
 	for i := range cfg.Nodes {
 		c.ids = append(c.ids, uint64(i+1))
 	}
@@ -289,14 +277,7 @@ func (c *Cluster) MaxTerm() uint64 {
 // processed, so Now() is then the instant of the last change) or the next
 // deadline lies beyond limit. It returns done().
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
-	for !done() {
-		next, ok := c.w.NextDeadline()
-		if !ok || next > limit {
-			return done()
-		}
-		c.w.AdvanceTo(next)
-	}
-	return true
+	return vnet.Run(c.w, limit, done, nil, 0)
 }
 
 // Close closes every node and stops the wheel; the cluster must not be
@@ -336,20 +317,8 @@ func (c *Cluster) transmit(m *pb.Message) {
 	if c.cfg.Latency != nil {
 		d = max(c.cfg.Latency(m.GetFrom(), m.GetTo(), c.rng), 0)
 	}
-	e := c.free
-	if e != nil {
-		c.free = e.next
-		e.next = nil
-	} else {
-		e = &envelope{c: c}
-		if err := e.t.Init(c.w.Wheel, e.fire); err != nil {
-			c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
-			return
-		}
-	}
-	e.m = m
-	if _, err := e.t.TryReset(d); err != nil {
-		c.stats.DroppedDown++
+	if c.mail.Send(m, d) != nil {
+		c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
 	}
 }
 

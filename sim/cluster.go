@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/vnet"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -81,7 +82,7 @@ type Cluster struct {
 	members []*member
 	cut     [][]bool // cut[from][to]: link from->to is down
 	stats   NetStats
-	free    *envelope
+	mail    *vnet.Courier[election.Message]
 	voters  []election.ID
 	err     error // why Run stopped early: the context's error
 }
@@ -185,20 +186,6 @@ func (h hostLock) TermDurableIn() time.Duration {
 	return max(m.termEnd-c.w.Now(), 0)
 }
 
-// envelope is a message in flight: a reusable wheel timer that delivers it.
-type envelope struct {
-	t    wheel.Timer
-	c    *Cluster
-	m    election.Message
-	next *envelope
-}
-
-func (e *envelope) fire() {
-	c, m := e.c, e.m
-	e.next, c.free = c.free, e
-	c.deliver(m)
-}
-
 // NewCluster builds a cluster of cfg.Nodes servers, none started.
 func NewCluster(cfg Config) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
@@ -210,6 +197,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	}
 	cfg.Logger = w.Logger(cfg.Logger)
 	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
 	c.voters = make([]election.ID, cfg.Nodes)
 	c.cut = make([][]bool, cfg.Nodes+1)
 	for i := range c.cut {
@@ -505,20 +493,17 @@ func (c *Cluster) Heal() {
 // also stops, returning false, when Config.Context is cancelled (Err
 // then reports why).
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
-	for n := 0; !done(); n++ {
-		if n%CheckEvery == CheckEvery-1 && c.cfg.Context != nil {
-			if err := c.cfg.Context.Err(); err != nil {
+	var stop func() bool
+	if ctx := c.cfg.Context; ctx != nil {
+		stop = func() bool {
+			if err := ctx.Err(); err != nil {
 				c.err = err
-				return false
+				return true
 			}
+			return false
 		}
-		next, ok := c.w.NextDeadline()
-		if !ok || next > limit {
-			return done()
-		}
-		c.w.AdvanceTo(next)
 	}
-	return true
+	return vnet.Run(c.w.Virtual, limit, done, stop, CheckEvery)
 }
 
 // RunFor is Run with the limit d after the current virtual time
@@ -605,20 +590,8 @@ func (c *Cluster) transmit(from *member, msg election.Message) {
 }
 
 func (c *Cluster) schedule(msg election.Message, d time.Duration) {
-	e := c.free
-	if e != nil {
-		c.free = e.next
-		e.next = nil
-	} else {
-		e = &envelope{c: c}
-		if err := e.t.Init(c.w.Wheel, e.fire); err != nil {
-			c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
-			return
-		}
-	}
-	e.m = msg
-	if _, err := e.t.TryReset(d); err != nil {
-		c.stats.DroppedDown++
+	if c.mail.Send(msg, d) != nil {
+		c.stats.DroppedDown++ // the wheel is stopped: nothing is delivered any more
 	}
 }
 
