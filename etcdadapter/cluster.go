@@ -70,17 +70,28 @@ type ClusterConfig struct {
 
 // Validate reports the first invalid field of c, or nil.
 func (c ClusterConfig) Validate() error {
-	switch {
-	case c.Nodes < 1 || c.Nodes > 1000:
-		return fmt.Errorf("%w: ClusterConfig.Nodes (%d) must be in [1, 1000]", ErrBadCluster, c.Nodes)
-	case c.Rand == nil:
+	if c.Nodes >= 1 && c.Nodes <= 1000 && c.Rand == nil {
 		return fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
-	case math.IsNaN(c.Loss) || c.Loss < 0 || c.Loss >= 1:
-		return fmt.Errorf("%w: ClusterConfig.Loss (%v) must be in [0, 1)", ErrBadCluster, c.Loss)
-	case math.IsNaN(c.Duplicate) || c.Duplicate < 0 || c.Duplicate > 1:
-		return fmt.Errorf("%w: ClusterConfig.Duplicate (%v) must be in [0, 1]", ErrBadCluster, c.Duplicate)
+	}
+	if err := validateNet(ErrBadCluster, "ClusterConfig", c.Nodes, c.Loss, c.Duplicate); err != nil {
+		return err
 	}
 	return c.Node.validateTiming()
+}
+
+// validateNet checks the fields that ClusterConfig and Setup share: the
+// node count and the loss and duplication probabilities. Errors wrap
+// sentinel and name the field as owner.Field.
+func validateNet(sentinel error, owner string, nodes int, loss, dup float64) error {
+	switch {
+	case nodes < 1 || nodes > 1000:
+		return fmt.Errorf("%w: %s.Nodes (%d) must be in [1, 1000]", sentinel, owner, nodes)
+	case math.IsNaN(loss) || loss < 0 || loss >= 1:
+		return fmt.Errorf("%w: %s.Loss (%v) must be in [0, 1)", sentinel, owner, loss)
+	case math.IsNaN(dup) || dup < 0 || dup > 1:
+		return fmt.Errorf("%w: %s.Duplicate (%v) must be in [0, 1]", sentinel, owner, dup)
+	}
+	return nil
 }
 
 // NetStats counts the cluster network's messages.

@@ -2,13 +2,13 @@ package etcdadapter
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/trial"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -69,23 +69,15 @@ func DefaultSetup() Setup {
 	return Setup{Nodes: 5, Node: DefaultConfig(), ShortLogs: 2}
 }
 
-func (s Setup) maxTime() time.Duration {
-	if s.MaxTime > 0 {
-		return s.MaxTime
-	}
-	return 60 * time.Second
-}
+func (s Setup) maxTime() time.Duration { return trial.MaxTime(s.MaxTime) }
 
 // Validate reports the first invalid field of s, or nil.
 func (s Setup) Validate() error {
+	if err := validateNet(ErrBadSetup, "Setup", s.Nodes, s.Loss, s.Duplicate); err != nil {
+		return err
+	}
 	switch {
-	case s.Nodes < 1 || s.Nodes > 1000:
-		return fmt.Errorf("%w: Setup.Nodes (%d) must be in [1, 1000]", ErrBadSetup, s.Nodes)
-	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
-		return fmt.Errorf("%w: Setup.Loss (%v) must be in [0, 1)", ErrBadSetup, s.Loss)
-	case math.IsNaN(s.Duplicate) || s.Duplicate < 0 || s.Duplicate > 1:
-		return fmt.Errorf("%w: Setup.Duplicate (%v) must be in [0, 1]", ErrBadSetup, s.Duplicate)
-	case s.ShortLogs < 0 || (s.ShortLogs > 0 && s.ShortLogs > s.Nodes-2):
+	case !trial.ShortLogsFit(s.ShortLogs, s.Nodes):
 		return fmt.Errorf("%w: Setup.ShortLogs (%d) must be in [0, Nodes-2] (a leader and one more survivor need full logs)", ErrBadSetup, s.ShortLogs)
 	case s.MaxTime < 0:
 		return fmt.Errorf("%w: Setup.MaxTime (%v) must not be negative (0 means 60s)", ErrBadSetup, s.MaxTime)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/trial"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
 )
@@ -171,12 +172,7 @@ func (s Setup) heartbeat() time.Duration {
 	return s.TimeoutMin / 2
 }
 
-func (s Setup) maxTime() time.Duration {
-	if s.MaxTime > 0 {
-		return s.MaxTime
-	}
-	return 60 * time.Second
-}
+func (s Setup) maxTime() time.Duration { return trial.MaxTime(s.MaxTime) }
 
 // Validate reports the first invalid field of s, or nil: a
 // *sim.FieldError wrapping ErrInvalidConfig, whose Field is the Go name
@@ -197,7 +193,7 @@ func (s Setup) Validate() error {
 		return fieldErr("Heartbeat", s.heartbeat(), "must be below the minimum election timeout %v", s.TimeoutMin)
 	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
 		return fieldErr("Loss", s.Loss, "must be a probability in [0, 1)")
-	case s.ShortLogs < 0 || (s.ShortLogs > 0 && s.ShortLogs > s.Nodes-2):
+	case !trial.ShortLogsFit(s.ShortLogs, s.Nodes):
 		return fieldErr("ShortLogs", s.ShortLogs, "must be in [0, servers-2] (a leader and one more survivor need full logs)")
 	case s.Granularity < 0:
 		return fieldErr("Granularity", s.Granularity, "must not be negative (0 means continuous)")
