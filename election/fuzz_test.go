@@ -72,7 +72,7 @@ func FuzzStep(f *testing.F) {
 		for _, id := range c.ids {
 			c.crash(id)
 		}
-		if err := c.check.err(); err != nil {
+		if err := c.check.Err(); err != nil {
 			t.Fatalf("input %x: %v", data, err)
 		}
 	})

@@ -1,16 +1,15 @@
 package election_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -18,101 +17,6 @@ import (
 type mutableLog struct{ index, term uint64 }
 
 func (l *mutableLog) Last() (uint64, uint64) { return l.index, l.term }
-
-// checker verifies Raft's election safety properties from the events of
-// every node, across restarts:
-//   - at most one leader per term;
-//   - a node grants at most one vote per term;
-//   - a node's term never decreases;
-//   - a leader was elected with votes from a majority of the voters;
-//   - no term exceeds election.MaxTerm;
-//
-// and, unless forgedLeaders is set (messages forged in the name of other
-// nodes are injected), that a follower follows the leader of its term.
-type checker struct {
-	quorum     int
-	leaders    map[uint64]election.ID
-	voteOf     map[voteKey]election.ID
-	grants     map[uint64]map[election.ID]map[election.ID]bool // term -> candidate -> voters
-	term       map[election.ID]uint64
-	violations []string
-	elected    int
-	// forgedLeaders turns off the follower check: an injected heartbeat
-	// can make a follower believe any voter leads.
-	forgedLeaders bool
-}
-
-type voteKey struct {
-	node election.ID
-	term uint64
-}
-
-func newChecker(voters int) *checker {
-	return &checker{
-		quorum:  voters/2 + 1,
-		leaders: make(map[uint64]election.ID),
-		voteOf:  make(map[voteKey]election.ID),
-		grants:  make(map[uint64]map[election.ID]map[election.ID]bool),
-		term:    make(map[election.ID]uint64),
-	}
-}
-
-func (c *checker) fail(e election.Event, format string, args ...any) {
-	c.violations = append(c.violations, fmt.Sprintf("%v: %s", e, fmt.Sprintf(format, args...)))
-}
-
-func (c *checker) observe(e election.Event) {
-	// Vote events carry the request's term and pre-vote events a future
-	// term; all others carry the node's current term.
-	if e.Type != election.EventVoteGranted && e.Type != election.EventVoteDenied && !e.PreVote &&
-		e.Type != election.EventIgnored {
-		if e.Term < c.term[e.Node] {
-			c.fail(e, "term went back from %d", c.term[e.Node])
-		}
-		c.term[e.Node] = e.Term
-	}
-	if e.Term > election.MaxTerm {
-		c.fail(e, "term above MaxTerm")
-	}
-	switch e.Type {
-	case election.EventVoteGranted:
-		if e.PreVote {
-			return
-		}
-		k := voteKey{e.Node, e.Term}
-		if prev, ok := c.voteOf[k]; ok && prev != e.Peer {
-			c.fail(e, "second vote in term %d: first for %d, now for %d", e.Term, prev, e.Peer)
-		}
-		c.voteOf[k] = e.Peer
-		if c.grants[e.Term] == nil {
-			c.grants[e.Term] = make(map[election.ID]map[election.ID]bool)
-		}
-		if c.grants[e.Term][e.Peer] == nil {
-			c.grants[e.Term][e.Peer] = make(map[election.ID]bool)
-		}
-		c.grants[e.Term][e.Peer][e.Node] = true
-	case election.EventLeaderElected:
-		c.elected++
-		if l, ok := c.leaders[e.Term]; ok && l != e.Node {
-			c.fail(e, "two leaders in term %d: %d and %d", e.Term, l, e.Node)
-		}
-		c.leaders[e.Term] = e.Node
-		if got := len(c.grants[e.Term][e.Node]); got < c.quorum {
-			c.fail(e, "leader with %d votes, quorum is %d", got, c.quorum)
-		}
-	case election.EventLeaderKnown:
-		if l, ok := c.leaders[e.Term]; ok && l != e.Leader && !c.forgedLeaders {
-			c.fail(e, "follows %d but %d leads term %d", e.Leader, l, e.Term)
-		}
-	}
-}
-
-func (c *checker) err() error {
-	if len(c.violations) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d safety violations:\n%s", len(c.violations), strings.Join(c.violations, "\n"))
-}
 
 // cluster is a group of nodes on one virtual wheel and a MemNetwork.
 type cluster struct {
@@ -123,7 +27,7 @@ type cluster struct {
 	nodes   map[election.ID]*election.Node
 	stores  map[election.ID]*election.MemoryStorage
 	logs    map[election.ID]*mutableLog
-	check   *checker
+	check   *electiontest.Checker
 	trace   []election.Event
 	tracing bool
 }
@@ -146,7 +50,7 @@ func newCluster(tb testing.TB, o clusterOpts) *cluster {
 		nodes:  make(map[election.ID]*election.Node),
 		stores: make(map[election.ID]*election.MemoryStorage),
 		logs:   make(map[election.ID]*mutableLog),
-		check:  newChecker(o.n),
+		check:  electiontest.NewChecker(o.n),
 	}
 	rng := rand.New(rand.NewPCG(o.seed, o.seed^0x5eed))
 	for i := 1; i <= o.n; i++ {
@@ -169,7 +73,7 @@ func newCluster(tb testing.TB, o clusterOpts) *cluster {
 }
 
 func (c *cluster) observe(e election.Event) {
-	c.check.observe(e)
+	c.check.Observe(e)
 	if c.tracing {
 		c.trace = append(c.trace, e)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -20,7 +21,7 @@ type dormantCluster struct {
 	st    map[election.ID]*election.MemoryStorage
 	nodes map[election.ID]*election.Node
 	rng   *rand.Rand
-	check *checker
+	check *electiontest.Checker
 }
 
 func newDormantCluster(t *testing.T) *dormantCluster {
@@ -29,7 +30,7 @@ func newDormantCluster(t *testing.T) *dormantCluster {
 	t.Cleanup(func() { v.Stop() })
 	c := &dormantCluster{v: v, net: election.NewMemNetwork(v.Wheel, time.Millisecond),
 		st: map[election.ID]*election.MemoryStorage{}, nodes: map[election.ID]*election.Node{},
-		rng: rand.New(rand.NewPCG(1, 2)), check: newChecker(3)}
+		rng: rand.New(rand.NewPCG(1, 2)), check: electiontest.NewChecker(3)}
 	for id := election.ID(1); id <= 3; id++ {
 		c.st[id] = election.NewMemoryStorage()
 	}
@@ -42,7 +43,7 @@ func (c *dormantCluster) node(t *testing.T, id election.ID) *election.Node {
 	cfg.ElectionTimeout = 150 * time.Millisecond
 	cfg.Rand = c.rng
 	cfg.Metrics = &metrics.BlackholeSink{}
-	cfg.Observer = c.check.observe
+	cfg.Observer = c.check.Observe
 	n, err := election.NewNode(cfg, c.v.Wheel, c.net, c.st[id], election.StaticLog{})
 	require.NoError(t, err)
 	c.nodes[id] = n
@@ -111,7 +112,7 @@ func TestHibernateResume(t *testing.T) {
 	for _, n := range c.nodes {
 		require.Equal(t, term, n.Status().Term, "no election after resuming")
 	}
-	require.NoError(t, c.check.err())
+	require.NoError(t, c.check.Err())
 }
 
 func TestResumeWithoutLeaderElects(t *testing.T) {
@@ -139,7 +140,7 @@ func TestResumeWithoutLeaderElects(t *testing.T) {
 	require.NotEqual(t, election.None, nl)
 	require.Greater(t, c.nodes[nl].Status().Term, term)
 	require.Less(t, c.v.Now()-start, 2*time.Second)
-	require.NoError(t, c.check.err())
+	require.NoError(t, c.check.Err())
 }
 
 func TestHibernateRefusals(t *testing.T) {

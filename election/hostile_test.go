@@ -111,7 +111,7 @@ func (c *cluster) hostileMessage(ch chooser) (m election.Message, target electio
 	if ch.IntN(8) == 0 {
 		m.To = senders[ch.IntN(len(senders))]
 	}
-	if m.Type == election.MsgVoteResp && m.Granted && c.check.voteOf[voteKey{m.From, m.Term}] != target {
+	if v, _ := c.check.VoteOf(m.From, m.Term); m.Type == election.MsgVoteResp && m.Granted && v != target {
 		m.Granted = false
 	}
 	return m, target, true
@@ -123,7 +123,7 @@ func (c *cluster) inject(ch chooser) string {
 	if !ok {
 		return "inject into a crashed node: nothing"
 	}
-	c.check.forgedLeaders = true
+	c.check.ForgedLeaders = true
 	c.nodes[target].Step(m)
 	return fmt.Sprintf("inject into n%d: %v", target, m)
 }

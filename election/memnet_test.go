@@ -101,7 +101,7 @@ func TestMemNetworkClusterDeterministic(t *testing.T) {
 		for _, e := range c.trace {
 			out = append(out, e.String())
 		}
-		require.NoError(t, c.check.err())
+		require.NoError(t, c.check.Err())
 		return out
 	}
 	a, b := run(42), run(42)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -80,13 +81,13 @@ func TestRandomMessagesNeverPanic(t *testing.T) {
 			p.v.AdvanceBy(time.Duration(rng.Int64N(int64(et))))
 		}
 	}
-	c := newChecker(3)
+	c := electiontest.NewChecker(3)
 	for _, e := range p.events {
 		if e.Type != election.EventLeaderElected { // the fuzzer forges votes
-			c.observe(e)
+			c.Observe(e)
 		}
 	}
-	require.NoError(t, c.err())
+	require.NoError(t, c.Err())
 	s := p.n.Stats()
 	require.Equal(t, uint64(20000), s.Received)
 	require.NotZero(t, s.IgnoredWrongTo+s.IgnoredUnknown+s.IgnoredMalformed)
@@ -375,7 +376,7 @@ func TestRealTimeCluster(t *testing.T) {
 	voters := []election.ID{1, 2, 3}
 	var nodes []*election.Node
 	var mu sync.Mutex
-	c := newChecker(3)
+	c := electiontest.NewChecker(3)
 	for _, id := range voters {
 		cfg := validConfig()
 		cfg.ID, cfg.Voters = id, voters
@@ -383,7 +384,7 @@ func TestRealTimeCluster(t *testing.T) {
 		cfg.Rand = rand.New(rand.NewPCG(uint64(id), 1))
 		cfg.Observer = func(e election.Event) {
 			mu.Lock()
-			c.observe(e)
+			c.Observe(e)
 			mu.Unlock()
 			if e.Type == election.EventLeaderElected {
 				elected <- e
@@ -423,5 +424,5 @@ func TestRealTimeCluster(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	require.NoError(t, c.err())
+	require.NoError(t, c.Err())
 }

@@ -202,7 +202,7 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	for _, id := range c.ids {
 		c.crash(id)
 	}
-	return scheduleResult{err: c.check.err(), desc: desc, elected: c.check.elected, faults: nfaults, injected: ninjected}
+	return scheduleResult{err: c.check.Err(), desc: desc, elected: c.check.Elected(), faults: nfaults, injected: ninjected}
 }
 
 // cfgsObserve adds f as a second observer of every node created later.

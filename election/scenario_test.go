@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -38,18 +39,15 @@ import (
 // StepDown and VoteDenied ("run ... verbose" prints all but Ignored). Every
 // command also runs the safety checker over all events so far.
 func TestScenarios(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		var c *cluster
-		var verbose bool
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			if d.Cmd != "cluster" && c == nil {
-				d.Fatalf(t, "no cluster: use the cluster command first")
-			}
-			out := scenarioCmd(t, d, &c, &verbose)
-			require.NoError(t, c.check.err(), "safety")
-			return out
-		})
-	})
+	type scenario struct {
+		c       *cluster
+		verbose bool
+	}
+	electiontest.Scenarios(t, "testdata", "cluster",
+		func(t *testing.T, d *datadriven.TestData, s *scenario) string {
+			return scenarioCmd(t, d, &s.c, &s.verbose)
+		},
+		func(s *scenario) error { return s.c.check.Err() })
 }
 
 func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bool) string {
@@ -59,15 +57,7 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 		d.ScanArgs(t, key, &v)
 		return election.ID(v)
 	}
-	dur := func(key string, def time.Duration) time.Duration {
-		var s string
-		if !d.MaybeScanArgs(t, key, &s) {
-			return def
-		}
-		v, err := time.ParseDuration(s)
-		require.NoError(t, err, "argument %s", key)
-		return v
-	}
+	dur := func(key string, def time.Duration) time.Duration { return electiontest.Duration(t, d, key, def) }
 	var b strings.Builder
 	switch d.Cmd {
 	case "cluster":

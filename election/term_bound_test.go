@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 )
 
 // newFive returns node 1 of {1..5} as a probe (PreVote off, ET 100ms, HB
@@ -27,11 +28,11 @@ func newFive(t *testing.T, edit func(c *election.Config)) *probe {
 // vote grants are not involved, so every invariant applies.
 func checkEvents(t *testing.T, p *probe, voters int) {
 	t.Helper()
-	c := newChecker(voters)
+	c := electiontest.NewChecker(voters)
 	for _, e := range p.events {
-		c.observe(e)
+		c.Observe(e)
 	}
-	require.NoError(t, c.err())
+	require.NoError(t, c.Err())
 }
 
 // TestTermOverflowVote is the reproduction of issue 10, defect 1: one vote

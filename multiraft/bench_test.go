@@ -59,8 +59,8 @@ func BenchmarkVirtualSecond(b *testing.B) {
 					asleep += c.hosts[id].Stats().Hibernating
 				}
 				b.ReportMetric(float64(asleep), "asleep")
-				if c.check.err() != nil {
-					b.Fatal(c.check.err())
+				if c.check.Err() != nil {
+					b.Fatal(c.check.Err())
 				}
 			})
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,83 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
-// checker verifies election safety per group from every replica's events,
-// across hibernation, wakes and host restarts: at most one leader per term
-// (a leader resumed after hibernating must be that term's elected leader),
-// at most one vote per node per term, terms never decrease per replica.
-type checker struct {
-	leaders    map[gterm]election.ID
-	votes      map[gnodeTerm]election.ID
-	term       map[gnode]uint64
-	violations []string
-}
-
-type gterm struct {
-	g    multiraft.GroupID
-	term uint64
-}
-
+// gnode names one replica: a group on a host.
 type gnode struct {
 	g multiraft.GroupID
 	n election.ID
-}
-
-type gnodeTerm struct {
-	gnode
-	term uint64
-}
-
-func newChecker() *checker {
-	return &checker{leaders: map[gterm]election.ID{}, votes: map[gnodeTerm]election.ID{}, term: map[gnode]uint64{}}
-}
-
-func (c *checker) fail(g multiraft.GroupID, e election.Event, format string, args ...any) {
-	if len(c.violations) < 20 {
-		c.violations = append(c.violations, fmt.Sprintf("g%d %v: %s", g, e, fmt.Sprintf(format, args...)))
-	}
-}
-
-func (c *checker) observe(g multiraft.GroupID, e election.Event) {
-	k := gnode{g, e.Node}
-	if e.Type != election.EventVoteGranted && e.Type != election.EventVoteDenied && !e.PreVote && e.Type != election.EventIgnored {
-		if e.Term < c.term[k] {
-			c.fail(g, e, "term went back from %d", c.term[k])
-		}
-		c.term[k] = e.Term
-	}
-	resumed := e.Type == election.EventRoleChange && e.Role == election.Leader && e.Reason == "resume"
-	switch {
-	case e.Type == election.EventLeaderElected || resumed:
-		t := gterm{g, e.Term}
-		if l, ok := c.leaders[t]; ok && l != e.Node {
-			c.fail(g, e, "two leaders in term %d: %d and %d", e.Term, l, e.Node)
-		}
-		if resumed && c.leaders[t] != e.Node {
-			c.fail(g, e, "resumed as leader of term %d, which it did not win", e.Term)
-		}
-		c.leaders[t] = e.Node
-	case e.Type == election.EventVoteGranted && !e.PreVote:
-		vk := gnodeTerm{k, e.Term}
-		if v, ok := c.votes[vk]; ok && v != e.Peer {
-			c.fail(g, e, "second vote in term %d: %d then %d", e.Term, v, e.Peer)
-		}
-		c.votes[vk] = e.Peer
-	}
-}
-
-// bootLeader records the leader a group was bootstrapped with (term 1).
-func (c *checker) bootLeader(g multiraft.GroupID, l election.ID) { c.leaders[gterm{g, 1}] = l }
-
-func (c *checker) err() error {
-	if len(c.violations) == 0 {
-		return nil
-	}
-	return fmt.Errorf("safety violations:\n%s", strings.Join(c.violations, "\n"))
 }
 
 // cluster is N hosts running G groups on one virtual wheel and a
@@ -103,7 +35,7 @@ type cluster struct {
 	groups  []groupDef
 	st      map[gnode]*election.MemoryStorage
 	rng     *rand.Rand
-	check   *checker
+	check   *electiontest.Groups[multiraft.GroupID]
 	trace   []string
 	tracing bool
 	// retired sums the Stats of crashed hosts.
@@ -141,7 +73,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	}
 	c := &cluster{t: t, v: v, net: multiraft.NewMemNetwork(v.Wheel, time.Millisecond), cfg: cfg,
 		hosts: map[election.ID]*multiraft.Host{}, st: map[gnode]*election.MemoryStorage{},
-		rng: rand.New(rand.NewPCG(o.seed, 7)), check: newChecker()}
+		rng: rand.New(rand.NewPCG(o.seed, 7)), check: electiontest.NewGroups(func(multiraft.GroupID) int { return o.replicas })}
 	for i := 1; i <= o.hosts; i++ {
 		c.ids = append(c.ids, election.ID(i))
 	}
@@ -153,7 +85,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 		slices.Sort(d.voters)
 		if o.boot {
 			d.leader = c.ids[g%o.hosts]
-			c.check.bootLeader(d.id, d.leader)
+			c.check.Group(d.id).SetLeader(1, d.leader)
 		}
 		c.groups = append(c.groups, d)
 	}
@@ -170,7 +102,7 @@ func (c *cluster) start(id election.ID) {
 	cfg.ID = id
 	cfg.Rand = rand.New(rand.NewPCG(c.rng.Uint64(), uint64(id)))
 	cfg.Observer = func(g multiraft.GroupID, e election.Event) {
-		c.check.observe(g, e)
+		c.check.Observe(g, e)
 		if c.tracing {
 			c.traceEvent(g, e)
 		}
@@ -212,7 +144,7 @@ func (c *cluster) traceEvent(g multiraft.GroupID, e election.Event) {
 		s = "campaigns (" + e.Reason + ")"
 	case e.Type == election.EventStepDown:
 		s = "steps down (" + e.Reason + ")"
-	case e.Type == election.EventRoleChange && e.Reason == "resume":
+	case e.Type == election.EventRoleChange && e.Reason == election.ReasonResume:
 		s = "wakes as " + e.Role.String()
 		if e.Role == election.Follower {
 			s += fmt.Sprintf(" (leader %d)", e.Leader)

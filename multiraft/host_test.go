@@ -27,5 +27,5 @@ func TestBusyFollowerRefusesToHibernate(t *testing.T) {
 		require.True(t, st.Hibernating, "n%d", id)
 		require.EqualValues(t, 1, st.Status.Term, "no election")
 	}
-	require.NoError(t, c.check.err())
+	require.NoError(t, c.check.Err())
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/wheel"
 )
@@ -26,7 +27,7 @@ func TestRealTime(t *testing.T) {
 	defer w.Stop()
 	net := multiraft.NewMemNetwork(w, time.Millisecond)
 	var mu sync.Mutex
-	check := newChecker()
+	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })
 	voters := []election.ID{1, 2, 3}
 	const groups = 30
 	hosts := map[election.ID]*multiraft.Host{}
@@ -38,7 +39,7 @@ func TestRealTime(t *testing.T) {
 		cfg.HibernateAfter = 50 * time.Millisecond
 		cfg.Observer = func(g multiraft.GroupID, e election.Event) {
 			mu.Lock()
-			check.observe(g, e)
+			check.Observe(g, e)
 			mu.Unlock()
 		}
 		h, err := multiraft.NewHost(cfg, w, net.Transport())
@@ -92,5 +93,5 @@ func TestRealTime(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	require.NoError(t, check.err())
+	require.NoError(t, check.Err())
 }

@@ -83,7 +83,7 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 		case op == 10 && h != nil:
 			_ = h.TransferLeadership(g, c.ids[rng.IntN(len(c.ids))])
 		}
-		require.NoError(t, c.check.err(), "seed %d step %d", seed, step)
+		require.NoError(t, c.check.Err(), "seed %d step %d", seed, step)
 	}
 	c.net.Heal()
 	for _, id := range c.ids {
@@ -92,7 +92,7 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 		}
 	}
 	c.v.AdvanceBy(5 * time.Second)
-	require.NoError(t, c.check.err(), "seed %d", seed)
+	require.NoError(t, c.check.Err(), "seed %d", seed)
 	for _, d := range c.groups {
 		if testing.Verbose() {
 			for _, v := range d.voters {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/electiontest"
 	"github.com/raftick/raftick/multiraft"
 )
 
@@ -30,17 +31,8 @@ import (
 //
 // Every command also checks election safety over all events so far.
 func TestScenarios(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
-		var c *cluster
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			if d.Cmd != "cluster" && c == nil {
-				d.Fatalf(t, "no cluster: use the cluster command first")
-			}
-			out := scenarioCmd(t, d, &c)
-			require.NoError(t, c.check.err(), "safety")
-			return out
-		})
-	})
+	electiontest.Scenarios(t, "testdata", "cluster", scenarioCmd,
+		func(c **cluster) error { return (*c).check.Err() })
 }
 
 func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
@@ -50,15 +42,7 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
 		d.ScanArgs(t, key, &v)
 		return v
 	}
-	dur := func(key string, def time.Duration) time.Duration {
-		var s string
-		if !d.MaybeScanArgs(t, key, &s) {
-			return def
-		}
-		v, err := time.ParseDuration(s)
-		require.NoError(t, err, "argument %s", key)
-		return v
-	}
+	dur := func(key string, def time.Duration) time.Duration { return electiontest.Duration(t, d, key, def) }
 	var b strings.Builder
 	switch d.Cmd {
 	case "cluster":
