@@ -2,12 +2,12 @@ package multiraft
 
 import (
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/cfgerr"
 )
 
 // ErrInvalidConfig is wrapped by every error Config.Validate, NewHost and
@@ -27,30 +27,12 @@ var (
 // A FieldError reports one invalid field of a configuration: the field,
 // the value it had and why it is refused, in words that name no Go
 // identifier, so that a command line can print it under its own flag name.
-// It wraps ErrInvalidConfig.
-type FieldError struct {
-	Field  string // the Go name of the field, e.g. "HibernateAfter"
-	Value  any    // the refused value
-	Reason string // e.g. "must not be negative"
-}
-
-// Error returns e.g. `multiraft: invalid config: HibernateAfter -1s: must
-// not be negative`.
-func (e *FieldError) Error() string {
-	var b strings.Builder
-	b.WriteString(ErrInvalidConfig.Error())
-	b.WriteString(": ")
-	b.WriteString(e.Field)
-	fmt.Fprintf(&b, " %v: ", e.Value)
-	b.WriteString(e.Reason)
-	return b.String()
-}
-
-// Unwrap returns ErrInvalidConfig.
-func (e *FieldError) Unwrap() error { return ErrInvalidConfig }
+// It is the type every raftick package reports configuration errors with
+// (see election.FieldError); multiraft's wrap ErrInvalidConfig.
+type FieldError = cfgerr.FieldError
 
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
 
 // Config configures a Host. Start from DefaultConfig and set ID.
@@ -141,7 +123,7 @@ func (c Config) normalized() (Config, election.Config, error) {
 	tmpl.ID, tmpl.Voters = c.ID, []election.ID{c.ID}
 	eff, err := tmpl.Effective()
 	if err != nil {
-		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: strings.TrimPrefix(err.Error(), "election: ")}
+		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: strings.TrimPrefix(err.Error(), "election: "), Err: ErrInvalidConfig, Cause: err}
 	}
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/internal/trial"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
@@ -147,7 +148,7 @@ var ErrInvalidConfig = errors.New("experiment: invalid config")
 
 // fieldErr returns a *sim.FieldError of this package.
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
 
 // rewrap returns err (a *sim.FieldError of another package) as a field

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
@@ -23,7 +24,7 @@ import (
 var ErrInvalidConfig = errors.New("multiraftsim: invalid config")
 
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
 
 // Config describes one run.

@@ -3,12 +3,12 @@ package etcd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
 )
@@ -20,7 +20,7 @@ var ErrInvalidConfig = errors.New("etcd engine: invalid config")
 const MaxNodes = 1000
 
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
 
 // Config holds the etcd settings that override what the engine derives

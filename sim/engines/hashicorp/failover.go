@@ -3,8 +3,8 @@ package hashicorp
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/raftadapter"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
@@ -14,7 +14,7 @@ import (
 var ErrInvalidConfig = errors.New("hashicorp engine: invalid config")
 
 func fieldErr(field string, value any, format string, args ...any) error {
-	return &sim.FieldError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
 }
 
 // Check reports whether the failover of s can run on hashicorp/raft
