@@ -10,8 +10,8 @@ import (
 // a wheel. Each message in flight rides a wheel timer that returns to a
 // free list when it fires, so a warm Courier sends without allocating.
 // The zero Courier is not usable; create one with NewCourier. A Courier
-// is as safe for concurrent use as its deliver function: the wheel may
-// fire timers on its own goroutine.
+// is not safe for concurrent use: Send and the deliveries must not run at
+// the same time, as on a virtual wheel that one goroutine advances.
 type Courier[M any] struct {
 	w       *wheel.Wheel
 	deliver func(M)
