@@ -3,7 +3,6 @@ package multiraft
 import (
 	"errors"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -123,7 +122,11 @@ func (c Config) normalized() (Config, election.Config, error) {
 	tmpl.ID, tmpl.Voters = c.ID, []election.ID{c.ID}
 	eff, err := tmpl.Effective()
 	if err != nil {
-		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: strings.TrimPrefix(err.Error(), "election: "), Err: ErrInvalidConfig, Cause: err}
+		var fe *election.FieldError
+		if errors.As(err, &fe) {
+			return c, eff, &FieldError{Field: "Election." + fe.Field, Value: fe.Value, Reason: fe.Reason, Err: ErrInvalidConfig, Cause: err}
+		}
+		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: err.Error(), Err: ErrInvalidConfig, Cause: err}
 	}
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")

@@ -20,7 +20,7 @@ func TestConfigValidate(t *testing.T) {
 		edit  func(*multiraft.Config)
 	}{
 		{"ID", func(c *multiraft.Config) { c.ID = 0 }},
-		{"Election", func(c *multiraft.Config) { c.Election.ElectionTimeout = -1 }},
+		{"Election.ElectionTimeout", func(c *multiraft.Config) { c.Election.ElectionTimeout = -1 }},
 		{"Election", func(c *multiraft.Config) { c.Election.Observer = func(election.Event) {} }},
 		{"HibernateAfter", func(c *multiraft.Config) { c.HibernateAfter = -time.Second }},
 		{"CoalesceWindow", func(c *multiraft.Config) { c.CoalesceWindow = time.Second }},
