@@ -68,28 +68,29 @@ type ClusterConfig struct {
 	Trace func(at time.Duration, node uint64, what string)
 }
 
-// Validate reports the first invalid field of c, or nil.
+// Validate reports the first invalid field of c, or nil: a *FieldError
+// wrapping ErrInvalidConfig, whose Field is a field of ClusterConfig
+// ("Nodes") or of its node template ("Node.ElectionTick").
 func (c ClusterConfig) Validate() error {
 	if c.Nodes >= 1 && c.Nodes <= 1000 && c.Rand == nil {
-		return fmt.Errorf("%w: ClusterConfig.Rand is required (seed it for reproducible runs)", ErrBadCluster)
+		return fieldErr("Rand", "nil", "is required (seed it for reproducible runs)")
 	}
-	if err := validateNet(ErrBadCluster, "ClusterConfig", c.Nodes, c.Loss, c.Duplicate); err != nil {
+	if err := validateNet(c.Nodes, c.Loss, c.Duplicate); err != nil {
 		return err
 	}
-	return c.Node.validateTiming()
+	return nodeField("Node", c.Node.validateTiming())
 }
 
 // validateNet checks the fields that ClusterConfig and Setup share: the
-// node count and the loss and duplication probabilities. Errors wrap
-// sentinel and name the field as owner.Field.
-func validateNet(sentinel error, owner string, nodes int, loss, dup float64) error {
+// node count and the loss and duplication probabilities.
+func validateNet(nodes int, loss, dup float64) error {
 	switch {
 	case nodes < 1 || nodes > 1000:
-		return fmt.Errorf("%w: %s.Nodes (%d) must be in [1, 1000]", sentinel, owner, nodes)
+		return fieldErr("Nodes", nodes, "must be in [1, 1000]")
 	case math.IsNaN(loss) || loss < 0 || loss >= 1:
-		return fmt.Errorf("%w: %s.Loss (%v) must be in [0, 1)", sentinel, owner, loss)
+		return fieldErr("Loss", loss, "must be in [0, 1)")
 	case math.IsNaN(dup) || dup < 0 || dup > 1:
-		return fmt.Errorf("%w: %s.Duplicate (%v) must be in [0, 1]", sentinel, owner, dup)
+		return fieldErr("Duplicate", dup, "must be in [0, 1]")
 	}
 	return nil
 }
@@ -151,7 +152,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		n, err := NewNode(nc, w.Wheel, TransportFunc(c.send))
 		if err != nil {
 			w.Stop()
-			return nil, fmt.Errorf("%w: node %d: %w", ErrBadCluster, id, err)
+			return nil, nodeField("Node", err)
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -198,7 +199,8 @@ func (c *Cluster) firstTick() time.Duration {
 }
 
 // Start starts the given nodes (every node if none is given), in order.
-// Starting a running node is an error.
+// It returns ErrNoNode for an unknown ID and Node.Start's error (ErrRunning
+// for a running node) for a node that does not start.
 func (c *Cluster) Start(ids ...uint64) error {
 	if len(ids) == 0 {
 		ids = c.ids
@@ -206,10 +208,10 @@ func (c *Cluster) Start(ids ...uint64) error {
 	for _, id := range ids {
 		n := c.Node(id)
 		if n == nil {
-			return fmt.Errorf("%w: Start: no node %d", ErrBadCluster, id)
+			return fmt.Errorf("%w: %d", ErrNoNode, id)
 		}
 		if err := n.Start(c.firstTick()); err != nil {
-			return fmt.Errorf("%w: Start: %w", ErrBadCluster, err)
+			return err
 		}
 	}
 	return nil
@@ -228,20 +230,19 @@ func (c *Cluster) Crash(id uint64) {
 }
 
 // Restart starts a crashed node again from its storage, with a fresh tick
-// phase.
+// phase. It returns ErrNoNode for an unknown ID, ErrRunning for a running
+// node (Crash it first) and Node.Start's error for a node that does not
+// start.
 func (c *Cluster) Restart(id uint64) error {
 	n := c.Node(id)
 	if n == nil {
-		return fmt.Errorf("%w: Restart: no node %d", ErrBadCluster, id)
+		return fmt.Errorf("%w: %d", ErrNoNode, id)
 	}
 	if n.Status().Running {
-		return fmt.Errorf("%w: Restart: node %d is running (Crash it first)", ErrBadCluster, id)
+		return fmt.Errorf("%w: node %d (crash it before a restart)", ErrRunning, id)
 	}
 	c.trace(id, "restart")
-	if err := n.Start(c.firstTick()); err != nil {
-		return fmt.Errorf("%w: Restart: %w", ErrBadCluster, err)
-	}
-	return nil
+	return n.Start(c.firstTick())
 }
 
 // Leader returns the running leader with the highest term and that term,

@@ -99,25 +99,34 @@ func TestClusterConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*ClusterConfig)
-		want   string
+		field  string
+		reason string
 	}{
-		{"no nodes", func(c *ClusterConfig) { c.Nodes = 0 }, "Nodes (0)"},
-		{"too many", func(c *ClusterConfig) { c.Nodes = 1001 }, "Nodes (1001)"},
-		{"no rand", func(c *ClusterConfig) { c.Rand = nil }, "Rand is required"},
-		{"loss 1", func(c *ClusterConfig) { c.Loss = 1 }, "Loss (1)"},
-		{"duplicate", func(c *ClusterConfig) { c.Duplicate = 1.5 }, "Duplicate (1.5)"},
-		{"bad timing", func(c *ClusterConfig) { c.Node.HeartbeatTick = 10 }, "ElectionTick"},
+		{"no nodes", func(c *ClusterConfig) { c.Nodes = 0 }, "Nodes", "[1, 1000]"},
+		{"too many", func(c *ClusterConfig) { c.Nodes = 1001 }, "Nodes", "[1, 1000]"},
+		{"no rand", func(c *ClusterConfig) { c.Rand = nil }, "Rand", "is required"},
+		{"loss 1", func(c *ClusterConfig) { c.Loss = 1 }, "Loss", "[0, 1)"},
+		{"duplicate", func(c *ClusterConfig) { c.Duplicate = 1.5 }, "Duplicate", "[0, 1]"},
+		{"bad timing", func(c *ClusterConfig) { c.Node.HeartbeatTick = 10 }, "Node.ElectionTick", "greater than HeartbeatTick (10)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok
 			tc.change(&c)
-			err := c.Validate()
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
-			_, err = NewCluster(c)
-			require.Error(t, err)
+			requireFieldError(t, c.Validate(), tc.field, tc.reason)
+			_, err := NewCluster(c)
+			requireFieldError(t, err, tc.field, tc.reason)
 		})
 	}
+}
+
+func TestClusterUnknownNode(t *testing.T) {
+	c, err := NewCluster(ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: rand.New(rand.NewPCG(1, 1))})
+	require.NoError(t, err)
+	defer c.Close()
+	require.ErrorIs(t, c.Start(4), ErrNoNode)
+	require.ErrorIs(t, c.Restart(0), ErrNoNode)
+	require.NoError(t, c.Start(1))
+	require.ErrorIs(t, c.Start(1), ErrRunning)
 }
 
 // Every combination of size and options elects exactly one leader per
@@ -249,7 +258,7 @@ func TestCrashRestartKeepsHardState(t *testing.T) {
 	require.Positive(t, drawsAtCrash)
 	t2, v2, c2 := n.HardState()
 	require.Equal(t, [3]uint64{term, vote, commit}, [3]uint64{t2, v2, c2})
-	require.ErrorIs(t, c.Restart(leader), ErrBadCluster) // running
+	require.ErrorIs(t, c.Restart(leader), ErrRunning)
 
 	c.Run(c.Now()+50*time.Millisecond, func() bool { return false })
 	require.NoError(t, c.Restart(follower))

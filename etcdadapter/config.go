@@ -10,14 +10,33 @@ import (
 	"go.etcd.io/raft/v3"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/cfgerr"
 )
 
-// Sentinel errors. Errors returned by this package wrap one of them (with
-// %w), so callers can test with errors.Is.
+// ErrInvalidConfig is wrapped by every error that Config.Validate,
+// ClusterConfig.Validate, Setup.Validate, NewNode, NewCluster, Node.Start
+// (for a config etcd raft refuses) and the mapping helpers (Ticks,
+// FromTimeouts, FromRange) report about their input. An error about one
+// field is a *FieldError.
+var ErrInvalidConfig = errors.New("etcdadapter: invalid config")
+
+// A FieldError reports one invalid field of a configuration: its name
+// (e.g. "ElectionTick", or "Node.ElectionTick" for the node template of a
+// ClusterConfig or Setup), the value it had and why it is refused. It is
+// the type every raftick package reports configuration errors with (see
+// election.FieldError, sim.FieldError); this package's wrap
+// ErrInvalidConfig, and a refusal by etcd raft's own validation carries
+// etcd's error as Cause.
+type FieldError = cfgerr.FieldError
+
+// fieldErr returns a *FieldError of this package.
+func fieldErr(field string, value any, format string, args ...any) error {
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
+}
+
+// Other sentinel errors. Errors returned by this package wrap one of them
+// or ErrInvalidConfig (with %w), so callers can test with errors.Is.
 var (
-	// ErrBadConfig is wrapped by Config.Validate, NewNode and the mapping
-	// helpers for an invalid configuration.
-	ErrBadConfig = errors.New("etcdadapter: bad config")
 	// ErrNotRunning is returned by the Node's methods that need a running
 	// node (started and not crashed).
 	ErrNotRunning = errors.New("etcdadapter: node not running")
@@ -32,10 +51,9 @@ var (
 	ErrUnsupportedRaft = errors.New("etcdadapter: go.etcd.io/raft/v3 layout not supported for deterministic timeouts")
 	// ErrBadMessage is returned by Node.Step for a nil message.
 	ErrBadMessage = errors.New("etcdadapter: bad message")
-	// ErrBadCluster is wrapped by NewCluster's and the Cluster's errors.
-	ErrBadCluster = errors.New("etcdadapter: bad cluster")
-	// ErrBadSetup is wrapped by Setup.Validate.
-	ErrBadSetup = errors.New("etcdadapter: bad setup")
+	// ErrNoNode is returned by Cluster.Start and Cluster.Restart for an ID
+	// outside 1..Nodes.
+	ErrNoNode = errors.New("etcdadapter: no such node")
 )
 
 // errWrongTo is the reason of an EventIgnored for a message addressed to
@@ -149,19 +167,26 @@ func (c Config) HeartbeatInterval() time.Duration {
 // a positive multiple of tick. It is what etcd's server does with
 // --election-timeout and --heartbeat-interval, except that etcd truncates
 // silently; Ticks refuses a remainder, so a configuration never means
-// something other than it says.
+// something other than it says. Its errors are *FieldError values without
+// a Field.
 func Ticks(d, tick time.Duration) (int, error) {
+	return ticks("", "", d, tick)
+}
+
+// ticks is Ticks with the fields to name in errors: field for d,
+// tickField for tick.
+func ticks(field, tickField string, d, tick time.Duration) (int, error) {
 	switch {
 	case tick <= 0:
-		return 0, fmt.Errorf("%w: tick interval (%v) must be positive", ErrBadConfig, tick)
+		return 0, fieldErr(tickField, tick, "the tick interval must be positive")
 	case d <= 0:
-		return 0, fmt.Errorf("%w: duration %v must be positive", ErrBadConfig, d)
+		return 0, fieldErr(field, d, "must be positive")
 	case d%tick != 0:
-		return 0, fmt.Errorf("%w: %v is not a whole number of %v ticks", ErrBadConfig, d, tick)
+		return 0, fieldErr(field, d, "is not a whole number of %v ticks", tick)
 	}
 	n := d / tick
 	if n > 1<<30 {
-		return 0, fmt.Errorf("%w: %v is too many (%d) %v ticks", ErrBadConfig, d, n, tick)
+		return 0, fieldErr(field, d, "is too many (%d) %v ticks", n, tick)
 	}
 	return int(n), nil
 }
@@ -172,20 +197,23 @@ func Ticks(d, tick time.Duration) (int, error) {
 // fall in [electionTimeout, 2*electionTimeout)) and heartbeat (etcd's
 // --heartbeat-interval). Both must be whole multiples of tick, and
 // electionTimeout must exceed heartbeat. A tick of 0 means heartbeat,
-// etcd's own choice (its tick is the heartbeat interval).
+// etcd's own choice (its tick is the heartbeat interval). Errors are
+// *FieldError values naming the Config field the argument sets:
+// ElectionTick for electionTimeout, HeartbeatTick for heartbeat,
+// TickInterval for tick.
 func FromTimeouts(electionTimeout, heartbeat, tick time.Duration) (Config, error) {
 	if tick == 0 {
 		tick = heartbeat
 	}
 	c := DefaultConfig()
 	c.TickInterval = tick
-	et, err := Ticks(electionTimeout, tick)
+	et, err := ticks("ElectionTick", "TickInterval", electionTimeout, tick)
 	if err != nil {
-		return Config{}, fmt.Errorf("election timeout: %w", err)
+		return Config{}, err
 	}
-	hb, err := Ticks(heartbeat, tick)
+	hb, err := ticks("HeartbeatTick", "TickInterval", heartbeat, tick)
 	if err != nil {
-		return Config{}, fmt.Errorf("heartbeat interval: %w", err)
+		return Config{}, err
 	}
 	c.ElectionTick, c.HeartbeatTick = et, hb
 	if err := c.validateTiming(); err != nil {
@@ -195,10 +223,13 @@ func FromTimeouts(electionTimeout, heartbeat, tick time.Duration) (Config, error
 }
 
 // FromRange is FromTimeouts for a timeout range [lo, hi): etcd can only
-// draw from [T, 2T), so hi must be 2*lo (hi == 0 means 2*lo).
+// draw from [T, 2T), so hi must be 2*lo (hi == 0 means 2*lo). A range of
+// another form is a *FieldError for ElectionTick with the range as its
+// Value.
 func FromRange(lo, hi, heartbeat, tick time.Duration) (Config, error) {
 	if hi != 0 && hi != 2*lo {
-		return Config{}, fmt.Errorf("%w: etcd draws election timeouts from [T, 2T): range %v-%v is not of that form (want %v-%v)", ErrBadConfig, lo, hi, lo, 2*lo)
+		return Config{}, fieldErr("ElectionTick", fmt.Sprintf("%v-%v", lo, hi),
+			"etcd draws election timeouts from [T, 2T): want %v-%v", lo, 2*lo)
 	}
 	return FromTimeouts(lo, heartbeat, tick)
 }
@@ -207,13 +238,13 @@ func FromRange(lo, hi, heartbeat, tick time.Duration) (Config, error) {
 func (c Config) validateTiming() error {
 	switch {
 	case c.TickInterval <= 0:
-		return fmt.Errorf("%w: Config.TickInterval (%v) must be positive", ErrBadConfig, c.TickInterval)
+		return fieldErr("TickInterval", c.TickInterval, "must be positive")
 	case c.HeartbeatTick < 1:
-		return fmt.Errorf("%w: Config.HeartbeatTick (%d) must be at least 1", ErrBadConfig, c.HeartbeatTick)
+		return fieldErr("HeartbeatTick", c.HeartbeatTick, "must be at least 1")
 	case c.ElectionTick <= c.HeartbeatTick:
-		return fmt.Errorf("%w: Config.ElectionTick (%d) must be greater than HeartbeatTick (%d)", ErrBadConfig, c.ElectionTick, c.HeartbeatTick)
+		return fieldErr("ElectionTick", c.ElectionTick, "must be greater than HeartbeatTick (%d)", c.HeartbeatTick)
 	case c.ElectionTick > 1<<30:
-		return fmt.Errorf("%w: Config.ElectionTick (%d) is too large", ErrBadConfig, c.ElectionTick)
+		return fieldErr("ElectionTick", c.ElectionTick, "must be at most %d", 1<<30)
 	}
 	return nil
 }
@@ -224,27 +255,43 @@ func (c Config) validateNode() error {
 		return err
 	}
 	if c.ID == 0 {
-		return fmt.Errorf("%w: Config.ID must not be 0", ErrBadConfig)
+		return fieldErr("ID", c.ID, "must not be 0")
 	}
 	if raft.IsLocalMsgTarget(c.ID) {
-		return fmt.Errorf("%w: Config.ID %#x is reserved by etcd raft for local targets", ErrBadConfig, c.ID)
+		return fieldErr("ID", c.ID, "is reserved by etcd raft for local targets (%#x)", c.ID)
 	}
 	if !slices.Contains(c.Peers, c.ID) {
-		return fmt.Errorf("%w: Config.Peers %v must contain the node's own ID %d", ErrBadConfig, c.Peers, c.ID)
+		return fieldErr("Peers", c.Peers, "must contain the node's own ID %d", c.ID)
 	}
 	seen := make(map[uint64]bool, len(c.Peers))
 	for _, p := range c.Peers {
 		switch {
 		case p == 0:
-			return fmt.Errorf("%w: Config.Peers %v contains 0", ErrBadConfig, c.Peers)
+			return fieldErr("Peers", c.Peers, "contains 0")
 		case raft.IsLocalMsgTarget(p):
-			return fmt.Errorf("%w: Config.Peers contains %#x, reserved by etcd raft", ErrBadConfig, p)
+			return fieldErr("Peers", c.Peers, "contains %#x, reserved by etcd raft for local targets", p)
 		case seen[p]:
-			return fmt.Errorf("%w: Config.Peers %v lists %d twice", ErrBadConfig, c.Peers, p)
+			return fieldErr("Peers", c.Peers, "lists %d twice", p)
 		}
 		seen[p] = true
 	}
 	return nil
+}
+
+// nodeField returns err with the field of a *FieldError about the node
+// template put under field ("Node.ElectionTick"); other errors unchanged.
+func nodeField(field string, err error) error {
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Err != ErrInvalidConfig {
+		return err
+	}
+	c := *fe
+	if c.Field == "" {
+		c.Field = field
+	} else {
+		c.Field = field + "." + c.Field
+	}
+	return &c
 }
 
 // Validate reports the first invalid field of c, or nil. After this
@@ -252,7 +299,7 @@ func (c Config) validateNode() error {
 // validation of the raft.Config the node would use, by building a
 // throwaway RawNode on an empty MemoryStorage (etcd keeps its validation
 // unexported and panics on a bad config; Validate turns that into an
-// error).
+// error wrapping ErrInvalidConfig with etcd's as its cause).
 func (c Config) Validate() error {
 	if err := c.validateNode(); err != nil {
 		return err
@@ -285,16 +332,32 @@ func (c Config) raftConfig(st raft.Storage) *raft.Config {
 }
 
 // newRawNode is raft.NewRawNode with etcd's panics on a bad config or
-// storage turned into errors.
+// storage turned into errors: a *FieldError (without a Field: etcd judges
+// the config as a whole) whose Cause is etcd's error.
 func newRawNode(rc *raft.Config) (rn *raft.RawNode, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			rn, err = nil, fmt.Errorf("%w: etcd raft refused the config: %v", ErrBadConfig, p)
+			cause, ok := p.(error)
+			if !ok {
+				cause = errors.New(fmt.Sprint(p))
+			}
+			rn, err = nil, etcdRefused(cause)
 		}
 	}()
 	rn, err = raft.NewRawNode(rc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return nil, etcdRefused(err)
 	}
 	return rn, nil
+}
+
+// etcdRaft is the Value of an error etcd raft's validation reports: the
+// raft.Config the adapter built, described rather than printed.
+type etcdRaft struct{}
+
+func (etcdRaft) String() string { return "etcd raft config" }
+
+// etcdRefused returns the error for a config etcd raft refused with cause.
+func etcdRefused(cause error) error {
+	return &FieldError{Value: etcdRaft{}, Reason: "refused by etcd raft: " + cause.Error(), Err: ErrInvalidConfig, Cause: cause}
 }

@@ -30,50 +30,72 @@ func TestDefaultConfigIsEtcds(t *testing.T) {
 	require.NoError(t, validNodeConfig().Validate())
 }
 
+// requireFieldError checks that err is a *FieldError of this package for
+// field whose Reason contains reason, and returns it.
+func requireFieldError(t *testing.T, err error, field, reason string) *FieldError {
+	t.Helper()
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, field, fe.Field, err.Error())
+	require.Contains(t, fe.Reason, reason)
+	require.Contains(t, err.Error(), fe.Reason)
+	return fe
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*Config)
-		want   string // in the error text
+		field  string
+		value  any
+		reason string
 	}{
-		{"zero tick", func(c *Config) { c.TickInterval = 0 }, "TickInterval"},
-		{"negative tick", func(c *Config) { c.TickInterval = -time.Millisecond }, "TickInterval"},
-		{"zero heartbeat", func(c *Config) { c.HeartbeatTick = 0 }, "HeartbeatTick"},
-		{"election = heartbeat", func(c *Config) { c.ElectionTick, c.HeartbeatTick = 3, 3 }, "ElectionTick (3) must be greater than HeartbeatTick (3)"},
-		{"election < heartbeat", func(c *Config) { c.ElectionTick, c.HeartbeatTick = 2, 5 }, "ElectionTick"},
-		{"huge election", func(c *Config) { c.ElectionTick = 1<<30 + 1 }, "too large"},
-		{"zero ID", func(c *Config) { c.ID = 0 }, "ID must not be 0"},
-		{"reserved ID", func(c *Config) { c.ID = ^uint64(0); c.Peers = []uint64{c.ID} }, "reserved"},
-		{"ID not a peer", func(c *Config) { c.Peers = []uint64{2, 3} }, "must contain the node's own ID 1"},
-		{"zero peer", func(c *Config) { c.Peers = []uint64{1, 0} }, "contains 0"},
-		{"duplicate peer", func(c *Config) { c.Peers = []uint64{1, 2, 2} }, "lists 2 twice"},
+		{"zero tick", func(c *Config) { c.TickInterval = 0 }, "TickInterval", time.Duration(0), "must be positive"},
+		{"negative tick", func(c *Config) { c.TickInterval = -time.Millisecond }, "TickInterval", -time.Millisecond, "must be positive"},
+		{"zero heartbeat", func(c *Config) { c.HeartbeatTick = 0 }, "HeartbeatTick", 0, "at least 1"},
+		{"election = heartbeat", func(c *Config) { c.ElectionTick, c.HeartbeatTick = 3, 3 }, "ElectionTick", 3, "must be greater than HeartbeatTick (3)"},
+		{"election < heartbeat", func(c *Config) { c.ElectionTick, c.HeartbeatTick = 2, 5 }, "ElectionTick", 2, "HeartbeatTick (5)"},
+		{"huge election", func(c *Config) { c.ElectionTick = 1<<30 + 1 }, "ElectionTick", 1<<30 + 1, "at most"},
+		{"zero ID", func(c *Config) { c.ID = 0 }, "ID", uint64(0), "must not be 0"},
+		{"reserved ID", func(c *Config) { c.ID = ^uint64(0); c.Peers = []uint64{c.ID} }, "ID", ^uint64(0), "reserved by etcd raft"},
+		{"ID not a peer", func(c *Config) { c.Peers = []uint64{2, 3} }, "Peers", []uint64{2, 3}, "must contain the node's own ID 1"},
+		{"zero peer", func(c *Config) { c.Peers = []uint64{1, 0} }, "Peers", []uint64{1, 0}, "contains 0"},
+		{"reserved peer", func(c *Config) { c.Peers = []uint64{1, ^uint64(0)} }, "Peers", []uint64{1, ^uint64(0)}, "contains 0xffffffffffffffff, reserved"},
+		{"duplicate peer", func(c *Config) { c.Peers = []uint64{1, 2, 2} }, "Peers", []uint64{1, 2, 2}, "lists 2 twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validNodeConfig()
 			tc.change(&c)
-			err := c.Validate()
-			require.ErrorIs(t, err, ErrBadConfig)
-			require.Contains(t, err.Error(), tc.want)
+			fe := requireFieldError(t, c.Validate(), tc.field, tc.reason)
+			require.Equal(t, tc.value, fe.Value)
+			require.NotContains(t, fe.Reason, "Config.", "a Reason names no Go identifier but field names")
 		})
 	}
+	c := validNodeConfig()
+	c.TickInterval = 0
+	require.Equal(t, "etcdadapter: invalid config: TickInterval 0s: must be positive", c.Validate().Error())
 }
 
 // newRawNode is how Validate runs etcd's own validation, which panics;
-// the panic must come back as an error.
+// the panic must come back as an error of this package with etcd's as
+// its cause.
 func TestNewRawNodeTurnsEtcdPanicIntoError(t *testing.T) {
 	c := validNodeConfig()
 	rc := c.raftConfig(nil) // etcd: "storage cannot be nil"
 	_, err := newRawNode(rc)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.Contains(t, err.Error(), "storage cannot be nil")
+	fe := requireFieldError(t, err, "", "refused by etcd raft: storage cannot be nil")
+	require.Error(t, fe.Cause)
+	require.Equal(t, "etcdadapter: invalid config: etcd raft config: refused by etcd raft: storage cannot be nil", err.Error())
 
 	st, err := bootstrapStorage(c.Peers)
 	require.NoError(t, err)
 	rc = c.raftConfig(st)
 	rc.MaxInflightMsgs = 0 // a field Config does not expose: only etcd checks it
 	_, err = newRawNode(rc)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.Contains(t, err.Error(), "max inflight messages")
+	fe = requireFieldError(t, err, "", "max inflight messages")
+	require.ErrorIs(t, err, fe.Cause)
+	require.Contains(t, fe.Cause.Error(), "max inflight messages")
 }
 
 func TestTicks(t *testing.T) {
@@ -84,14 +106,13 @@ func TestTicks(t *testing.T) {
 		d, tick time.Duration
 		want    string
 	}{
-		{155 * time.Millisecond, 10 * time.Millisecond, "not a whole number"},
+		{155 * time.Millisecond, 10 * time.Millisecond, "is not a whole number of 10ms ticks"},
 		{0, time.Millisecond, "must be positive"},
-		{time.Second, 0, "tick interval"},
+		{time.Second, 0, "tick interval must be positive"},
 		{time.Hour, time.Nanosecond, "too many"},
 	} {
 		_, err := Ticks(tc.d, tc.tick)
-		require.ErrorIs(t, err, ErrBadConfig)
-		require.Contains(t, err.Error(), tc.want)
+		requireFieldError(t, err, "", tc.want)
 	}
 }
 
@@ -110,14 +131,16 @@ func TestFromTimeouts(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, DefaultConfig(), c)
 
+	// Each error names the Config field its argument sets.
 	_, err = FromTimeouts(100*time.Millisecond, 100*time.Millisecond, 0)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.Contains(t, err.Error(), "ElectionTick (1) must be greater than HeartbeatTick (1)")
+	requireFieldError(t, err, "ElectionTick", "must be greater than HeartbeatTick (1)")
 	_, err = FromTimeouts(155*time.Millisecond, 10*time.Millisecond, 0)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.True(t, strings.HasPrefix(err.Error(), "election timeout: "), err.Error())
+	fe := requireFieldError(t, err, "ElectionTick", "not a whole number of 10ms ticks")
+	require.Equal(t, 155*time.Millisecond, fe.Value)
 	_, err = FromTimeouts(time.Second, 15*time.Millisecond, 10*time.Millisecond)
-	require.True(t, strings.HasPrefix(err.Error(), "heartbeat interval: "), err.Error())
+	requireFieldError(t, err, "HeartbeatTick", "not a whole number of 10ms ticks")
+	_, err = FromTimeouts(time.Second, 0, 0)
+	requireFieldError(t, err, "TickInterval", "must be positive")
 }
 
 func TestFromRange(t *testing.T) {
@@ -129,12 +152,12 @@ func TestFromRange(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, c, c2)
 	_, err = FromRange(150*time.Millisecond, 155*time.Millisecond, 50*time.Millisecond, 10*time.Millisecond)
-	require.ErrorIs(t, err, ErrBadConfig)
-	require.Contains(t, err.Error(), "[T, 2T)")
+	fe := requireFieldError(t, err, "ElectionTick", "[T, 2T): want 150ms-300ms")
+	require.Equal(t, "150ms-155ms", fe.Value)
 }
 
 func TestErrorsAreDistinct(t *testing.T) {
-	all := []error{ErrBadConfig, ErrNotRunning, ErrRunning, ErrClosed, ErrUnsupportedRaft, ErrBadMessage, ErrBadCluster, ErrBadSetup}
+	all := []error{ErrInvalidConfig, ErrNotRunning, ErrRunning, ErrClosed, ErrUnsupportedRaft, ErrBadMessage, ErrNoNode}
 	for i, a := range all {
 		require.True(t, strings.HasPrefix(a.Error(), "etcdadapter: "), a.Error())
 		for j, b := range all {

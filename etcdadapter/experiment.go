@@ -71,21 +71,20 @@ func DefaultSetup() Setup {
 
 func (s Setup) maxTime() time.Duration { return trial.MaxTime(s.MaxTime) }
 
-// Validate reports the first invalid field of s, or nil.
+// Validate reports the first invalid field of s, or nil: a *FieldError
+// wrapping ErrInvalidConfig, whose Field is a field of Setup ("Nodes") or
+// of its node template ("Node.ElectionTick").
 func (s Setup) Validate() error {
-	if err := validateNet(ErrBadSetup, "Setup", s.Nodes, s.Loss, s.Duplicate); err != nil {
+	if err := validateNet(s.Nodes, s.Loss, s.Duplicate); err != nil {
 		return err
 	}
 	switch {
 	case !trial.ShortLogsFit(s.ShortLogs, s.Nodes):
-		return fmt.Errorf("%w: Setup.ShortLogs (%d) must be in [0, Nodes-2] (a leader and one more survivor need full logs)", ErrBadSetup, s.ShortLogs)
+		return fieldErr("ShortLogs", s.ShortLogs, "must be in [0, Nodes-2] (a leader and one more survivor need full logs)")
 	case s.MaxTime < 0:
-		return fmt.Errorf("%w: Setup.MaxTime (%v) must not be negative (0 means 60s)", ErrBadSetup, s.MaxTime)
+		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
 	}
-	if err := s.Node.validateTiming(); err != nil {
-		return fmt.Errorf("%w: Setup.Node: %w", ErrBadSetup, err)
-	}
-	return nil
+	return nodeField("Node", s.Node.validateTiming())
 }
 
 // cluster builds the trial's cluster.
@@ -94,7 +93,7 @@ func (s Setup) cluster(rng *rand.Rand, trace func(time.Duration, uint64, string)
 		return nil, err
 	}
 	if rng == nil {
-		return nil, fmt.Errorf("%w: nil random source", ErrBadSetup)
+		return nil, fmt.Errorf("%w: nil random source", ErrInvalidConfig)
 	}
 	return NewCluster(ClusterConfig{
 		Nodes:        s.Nodes,
@@ -135,7 +134,7 @@ func (s Setup) cluster(rng *rand.Rand, trace func(time.Duration, uint64, string)
 // events and faults. Failover returns an error only for an invalid s.
 func (s Setup) Failover(rng *rand.Rand, trace func(at time.Duration, node uint64, what string)) (Outcome, error) {
 	if s.Nodes < 2 {
-		return Outcome{}, fmt.Errorf("%w: Setup.Nodes (%d) must be at least 2 to have a survivor", ErrBadSetup, s.Nodes)
+		return Outcome{}, fieldErr("Nodes", s.Nodes, "must be at least 2 for a failover (a survivor to elect)")
 	}
 	const (
 		electing = iota

@@ -26,35 +26,36 @@ func TestSetupValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		change func(*Setup)
-		want   string
+		field  string
+		reason string
 	}{
-		{"no nodes", func(s *Setup) { s.Nodes = 0 }, "Nodes (0)"},
-		{"loss", func(s *Setup) { s.Loss = -0.1 }, "Loss"},
-		{"duplicate", func(s *Setup) { s.Duplicate = -1 }, "Duplicate (-1)"},
-		{"short logs", func(s *Setup) { s.ShortLogs = 4 }, "ShortLogs (4)"},
-		{"negative short logs", func(s *Setup) { s.ShortLogs = -1 }, "ShortLogs (-1)"},
-		{"max time", func(s *Setup) { s.MaxTime = -1 }, "MaxTime"},
-		{"timing", func(s *Setup) { s.Node.TickInterval = 0 }, "Setup.Node: etcdadapter: bad config: Config.TickInterval"},
+		{"no nodes", func(s *Setup) { s.Nodes = 0 }, "Nodes", "[1, 1000]"},
+		{"loss", func(s *Setup) { s.Loss = -0.1 }, "Loss", "[0, 1)"},
+		{"duplicate", func(s *Setup) { s.Duplicate = -1 }, "Duplicate", "[0, 1]"},
+		{"short logs", func(s *Setup) { s.ShortLogs = 4 }, "ShortLogs", "[0, Nodes-2]"},
+		{"negative short logs", func(s *Setup) { s.ShortLogs = -1 }, "ShortLogs", "[0, Nodes-2]"},
+		{"max time", func(s *Setup) { s.MaxTime = -1 }, "MaxTime", "must not be negative"},
+		{"timing", func(s *Setup) { s.Node.TickInterval = 0 }, "Node.TickInterval", "must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := DefaultSetup()
 			tc.change(&s)
-			err := s.Validate()
-			require.ErrorIs(t, err, ErrBadSetup)
-			require.Contains(t, err.Error(), tc.want)
-			_, err = s.Failover(rand.New(rand.NewPCG(1, 1)), nil)
-			require.ErrorIs(t, err, ErrBadSetup)
+			requireFieldError(t, s.Validate(), tc.field, tc.reason)
+			_, err := s.Failover(rand.New(rand.NewPCG(1, 1)), nil)
+			requireFieldError(t, err, tc.field, "") // 0 nodes: "at least 2", below
 			_, err = s.Bootstrap(rand.New(rand.NewPCG(1, 1)), nil)
-			require.ErrorIs(t, err, ErrBadSetup)
+			requireFieldError(t, err, tc.field, tc.reason)
 		})
 	}
 	s := DefaultSetup()
+	s.Node.ElectionTick = 1
+	require.Equal(t, "etcdadapter: invalid config: Node.ElectionTick 1: must be greater than HeartbeatTick (1)", s.Validate().Error())
+	s = DefaultSetup()
 	_, err := s.Failover(nil, nil)
-	require.ErrorIs(t, err, ErrBadSetup)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	s.Nodes, s.ShortLogs = 1, 0
 	_, err = s.Failover(rand.New(rand.NewPCG(1, 1)), nil)
-	require.ErrorIs(t, err, ErrBadSetup)
-	require.Contains(t, err.Error(), "at least 2")
+	requireFieldError(t, err, "Nodes", "at least 2")
 }
 
 // traced runs one trial and returns its outcome and trace.

@@ -42,7 +42,7 @@ func bootstrapStorage(peers []uint64) (*raft.MemoryStorage, error) {
 	snap.Metadata.Term = new(uint64(1))
 	snap.Metadata.ConfState.Voters = append([]uint64(nil), peers...)
 	if err := st.ApplySnapshot(snap); err != nil {
-		return nil, fmt.Errorf("%w: bootstrap storage: %w", ErrBadConfig, err)
+		return nil, &FieldError{Field: "Peers", Value: peers, Reason: "etcd raft's storage refused them: " + err.Error(), Err: ErrInvalidConfig, Cause: err}
 	}
 	return st, nil
 }

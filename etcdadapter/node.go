@@ -149,17 +149,18 @@ type Node struct {
 // NewNode returns a stopped node on wheel w that sends through tr and
 // publishes its state changes to cfg.Observer. Its storage is a
 // fresh raft.MemoryStorage bootstrapped with cfg.Peers; it survives
-// Crash. NewNode reports a cfg that fails this package's checks and, when
+// Crash. NewNode reports a cfg that fails this package's checks (a
+// *FieldError wrapping ErrInvalidConfig; a nil w or tr wraps it too) and, when
 // cfg.Rand is set, ErrUnsupportedRaft if the linked etcd raft cannot take
 // the deterministic timeout; etcd's own validation runs when Start builds
 // the RawNode (Config.Validate runs both up front, at the cost of a
 // throwaway RawNode).
 func NewNode(cfg Config, w *wheel.Wheel, tr Transport) (*Node, error) {
 	if w == nil {
-		return nil, fmt.Errorf("%w: nil wheel", ErrBadConfig)
+		return nil, fmt.Errorf("%w: nil wheel", ErrInvalidConfig)
 	}
 	if tr == nil {
-		return nil, fmt.Errorf("%w: nil transport", ErrBadConfig)
+		return nil, fmt.Errorf("%w: nil transport", ErrInvalidConfig)
 	}
 	if err := cfg.validateNode(); err != nil {
 		return nil, err
@@ -183,7 +184,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport) (*Node, error) {
 	})
 	n.ticker, err = repeated.New(w, fmt.Sprintf("etcd-tick-%d", cfg.ID), cfg.TickInterval, n.onTick, repeated.WithJitter(phase))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return nil, fmt.Errorf("etcdadapter: node %d: ticker: %w", cfg.ID, err)
 	}
 	return n, nil
 }

@@ -19,13 +19,13 @@ func TestNewNodeRejectsBadInput(t *testing.T) {
 	defer w.Stop()
 	tr := TransportFunc(func(*pb.Message) {})
 	_, err = NewNode(validNodeConfig(), nil, tr)
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = NewNode(validNodeConfig(), w.Wheel, nil)
-	require.ErrorIs(t, err, ErrBadConfig)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 	bad := validNodeConfig()
 	bad.ElectionTick = 1
 	_, err = NewNode(bad, w.Wheel, tr)
-	require.ErrorIs(t, err, ErrBadConfig)
+	requireFieldError(t, err, "ElectionTick", "greater than HeartbeatTick")
 }
 
 func TestNodeLifecycle(t *testing.T) {
