@@ -23,6 +23,10 @@ func TestEtcdEngineBadFlags(t *testing.T) {
 		{[]string{"failover", "--engine", "etcd", "--heartbeat-tick", "0"}, "--heartbeat-tick"},
 		{[]string{"failover", "--engine", "etcd", "--heartbeat-tick", "2", "--heartbeat", "30ms"}, "--heartbeat-tick"},
 		{[]string{"failover", "--engine", "etcd", "--nodes", "1"}, "--nodes"},
+		// Refused by etcdadapter's own check (ElectionTick <= 2^30), not
+		// in a trial.
+		{[]string{"failover", "--engine", "etcd", "--tick", "1ns", "--timeout", "10s-20s"}, "--timeout"},
+		{[]string{"failover", "--engine", "etcd", "--tick", "1ns", "--election-tick", "2000000000"}, "--election-tick"},
 		{[]string{"failover", "--engine", "etcd", "--model", "paper"}, "--model"},
 		{[]string{"failover", "--engine", "etcd", "--lateness", "fixed:1ms"}, "--lateness"},
 		{[]string{"failover", "--tick", "100ms"}, "--tick"},
@@ -37,6 +41,8 @@ func TestEtcdEngineBadFlags(t *testing.T) {
 		require.Empty(t, out, "%v", tc.args)
 		require.Contains(t, errs, tc.flag, "%v", tc.args)
 		require.NotContains(t, errs, "Timeout", "%v: no Go field names", tc.args)
+		require.NotContains(t, errs, "Node.", "%v: no Go field names", tc.args)
+		require.NotContains(t, errs, "failed:", "%v: refused before any trial runs, not as a failed trial", tc.args)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -110,8 +111,11 @@ func NodeConfig(s experiment.Setup, c Config) (etcdadapter.Config, error) {
 }
 
 // Check reports whether s can run on etcd nodes under c: at most MaxNodes
-// servers (failover: at least 2), the timing NodeConfig accepts, and none
-// of the options of other implementations that etcd does not have.
+// servers (failover: at least 2), the timing NodeConfig accepts, an
+// etcdadapter.Setup that passes its own Validate (its fields mapped back
+// to s's and c's, so a tick count beyond etcdadapter's limit is refused
+// here rather than failing every trial), and none of the options of other
+// implementations that etcd does not have.
 // Errors are *sim.FieldError values naming the refused field of s (or
 // c), wrapping ErrInvalidConfig.
 func Check(s experiment.Setup, c Config, failover bool) error {
@@ -125,8 +129,12 @@ func Check(s experiment.Setup, c Config, failover bool) error {
 	if s.Nodes < lo || s.Nodes > MaxNodes {
 		return fieldErr("Nodes", s.Nodes, "must be in [%d, %d] on etcd nodes", lo, MaxNodes)
 	}
-	if _, err := NodeConfig(s, c); err != nil {
+	es, err := setup(s, c)
+	if err != nil {
 		return err
+	}
+	if err := es.Validate(); err != nil {
+		return adapterErr(err)
 	}
 	for _, o := range []struct {
 		field string
@@ -152,6 +160,25 @@ func Check(s experiment.Setup, c Config, failover bool) error {
 		}
 	}
 	return nil
+}
+
+// adapterErr returns an etcdadapter.Setup validation error as this
+// package's: the field of s or c that set the refused etcdadapter field
+// (the node template's TickInterval is Tick, its ElectionTick and
+// HeartbeatTick are c's; the Setup's own fields have s's names).
+func adapterErr(err error) error {
+	var fe *etcdadapter.FieldError
+	if !errors.As(err, &fe) || !errors.Is(err, etcdadapter.ErrInvalidConfig) {
+		return err
+	}
+	field, reason := strings.TrimPrefix(fe.Field, "Node."), fe.Reason
+	switch field {
+	case "TickInterval":
+		field = "Tick"
+	case "ElectionTick", "HeartbeatTick":
+		reason = "etcd's " + field + " (in ticks) " + reason
+	}
+	return &sim.FieldError{Field: field, Value: fe.Value, Reason: reason, Err: ErrInvalidConfig, Cause: err}
 }
 
 // setup returns the etcdadapter.Setup of s under c; s must pass Check.

@@ -65,6 +65,7 @@ func TestCheck(t *testing.T) {
 		{"heartbeat not whole ticks", func(*experiment.Setup) {}, Config{Tick: 30 * ms, ElectionTick: 10}, false, "Heartbeat"},
 		{"election tick not above heartbeat tick", func(*experiment.Setup) {}, Config{ElectionTick: 1}, false, "ElectionTick"},
 		{"negative override", func(*experiment.Setup) {}, Config{HeartbeatTick: -1}, false, "HeartbeatTick"},
+		{"election tick beyond etcdadapter's limit", func(*experiment.Setup) {}, Config{Tick: time.Nanosecond, ElectionTick: 1<<30 + 1}, false, "ElectionTick"},
 		{"candidates wait", func(s *experiment.Setup) { s.CandidatesWait = true }, Config{}, true, "CandidatesWait"},
 		{"timer lateness", func(s *experiment.Setup) { s.Tick = 0; s.TimerLateness = sim.Fixed(ms) }, Config{}, true, "TimerLateness"},
 		{"last-contact detection", func(s *experiment.Setup) { s.Detection = election.CheckLastContact }, Config{}, true, "Detection"},
@@ -80,6 +81,7 @@ func TestCheck(t *testing.T) {
 			require.ErrorAs(t, err, &fe)
 			require.Equal(t, tc.field, fe.Field)
 			require.True(t, errors.Is(err, ErrInvalidConfig) || errors.Is(err, experiment.ErrInvalidConfig))
+			require.NotContains(t, fe.Reason, "Node.", "etcdadapter's field names are mapped to the engine's")
 			// A trial refuses too, without running.
 			_, err = Failover{Setup: s, Config: tc.c}.Trial(context.Background(), 0, sim.TrialRand(1, 0), nil)
 			require.Error(t, err)
