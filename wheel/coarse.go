@@ -5,9 +5,9 @@ import "time"
 // The coarse clock.
 //
 // Reading the monotonic clock costs about 25ns on a typical VM, most of a
-// Reset. While timers are being scheduled, the real-time driver therefore
-// publishes a coarse clock at least once a millisecond, and Reset computes
-// deadlines from it. A published value starts an epoch; the epoch ends when
+// Reset. While timers are being scheduled and the driver is awake or
+// sleeps for at most a millisecond, the real-time driver therefore keeps a
+// coarse clock published, and Reset computes deadlines from it. A published value starts an epoch; the epoch ends when
 // the driver unpublishes it, which it does before reading the clock, so
 // every Reset that used the value happened before the measured end of the
 // epoch. A deadline computed from an epoch's start is thus early by at most
@@ -19,8 +19,16 @@ import "time"
 // longest epoch recently seen, and fires a timer only once its deadline plus
 // its own epoch's length has passed. A driver stalled past its planned
 // wake-up (CPU starvation) therefore delays only the timers scheduled during
-// the stall, and never lets one fire early. The driver stops publishing
-// while callbacks run, so a slow callback never stretches an epoch.
+// the stall, and never lets one fire early.
+//
+// The clock stays published while callbacks run (a busy driver is exactly
+// when Resets are many): the driver publishes a fresh epoch at every
+// wake-up and, during a long batch of callbacks, every republishAfter. A
+// callback that runs long stretches its epoch, so timers scheduled while
+// it runs may fire up to its duration late; timers scheduled after it
+// returned are not affected. Before a sleep longer than maxEpoch the driver
+// stops publishing, so that an idle epoch never spans it and wake-ups
+// follow fires, never Resets: Resets meanwhile read the clock.
 //
 // Real-time deadlines are rounded up to a multiple of tagMask+1 ns (4.096µs)
 // to make room for the tag; virtual wheels keep exact deadlines and never
@@ -39,8 +47,7 @@ const (
 	coarseMaxDelay = 4 * time.Second
 	slackWindow    = int64(coarseMaxDelay)
 
-	// maxEpoch bounds how long the driver lets an epoch run while timers
-	// are being scheduled, whatever the tick.
+	// maxEpoch is the longest sleep the driver lets an epoch span.
 	maxEpoch = int64(time.Millisecond)
 )
 
@@ -73,12 +80,10 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 			}
 			return encodeRT(c&^tagMask, d, c&tagMask)
 		}
-		if w.demand.CompareAndSwap(false, true) {
-			// Ask a long-sleeping driver to start publishing.
-			select {
-			case w.wakeCh <- struct{}{}:
-			default:
-			}
+		// Tell the driver that Resets are happening, so that it publishes
+		// when it next wakes; it is not woken for that.
+		if !w.demand.Load() {
+			w.demand.Store(true)
 		}
 	}
 	return encodeRT(int64(time.Since(w.epoch)), d, 0)
@@ -89,24 +94,27 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 // reading; an older reading only keeps an epoch's slack longer). For the
 // epoch still published it is the time since its start, which is less than
 // the rounding every deadline of that epoch carries above the epoch's
-// start, so such a timer is never due in that decision. mu held.
+// start, so such a timer is never due in that decision. Tags come round
+// again (every tagMask epochs, which may be well within slackWindow), so
+// the open epoch's tag also keeps the slack remembered for older epochs
+// with the same tag. Driver goroutine only.
 func (w *Wheel) slackFor(tag, now int64) int64 {
 	if tag == 0 {
 		return 0
 	}
+	var remembered int64
+	if e := w.slack[tag]; now-e.end <= slackWindow {
+		remembered = e.len
+	}
 	if tag == w.openTag {
 		// The epoch is still published: any Reset in it happened before now.
-		return now - w.openBase
+		return max(remembered, now-w.openBase)
 	}
-	e := w.slack[tag]
-	if now-e.end > slackWindow {
-		return 0
-	}
-	return e.len
+	return remembered
 }
 
 // suspendCoarse unpublishes the coarse clock and records the epoch it ends.
-// It returns the time. mu held.
+// It returns the time. Driver goroutine only.
 func (w *Wheel) suspendCoarse() int64 {
 	// Unpublish first: a Reset that read the value did so before this swap,
 	// hence before the clock read below.
@@ -126,17 +134,15 @@ func (w *Wheel) suspendCoarse() int64 {
 }
 
 // closeEpoch ends the current epoch and publishes a new one if timers were
-// scheduled on the coarse clock since the last one. It returns the time and
-// whether the driver must wake again within maxEpoch to keep the clock
-// fresh. mu held.
-func (w *Wheel) closeEpoch() (now int64, ticking bool) {
+// scheduled since the last one. It returns the time. Driver goroutine only.
+func (w *Wheel) closeEpoch() (now int64) {
 	now = w.suspendCoarse()
-	if !w.demand.Swap(false) {
-		return now, false
+	if !w.demand.Load() || !w.demand.Swap(false) {
+		return now
 	}
 	w.epochSeq++
 	tag := 1 + w.epochSeq%tagMask
 	w.openTag, w.openBase = tag, now&^tagMask
 	w.coarse.Store(w.openBase | tag)
-	return now, true
+	return now
 }

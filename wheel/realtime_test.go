@@ -595,8 +595,14 @@ func TestRealtimeLatenessCountsSlowCallbacks(t *testing.T) {
 func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	const stall = 100 * time.Millisecond
 	w := newRealtime(t, time.Millisecond)
-	var heartbeat Timer
+	var heartbeat, busy Timer
 	require.NoError(t, heartbeat.Init(w, func() {}))
+	// A timer due every 500µs keeps the driver waking often, so that it
+	// keeps the coarse clock published (it stops publishing before long
+	// sleeps).
+	require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
+	busy.Reset(0)
+	t.Cleanup(func() { busy.Stop() })
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -635,4 +641,62 @@ func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	worst := worstLateness(t, w, 20, 5*time.Millisecond)
 	require.Less(t, worst, stall/2,
 		"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
+}
+
+// TestRealtimeStopDoesNotWaitForLaterCallback is the review finding's
+// reproduction: the driver collects a due timer just before Stop; Stop must
+// not wait for its callback, which needs a lock Stop's caller holds. The
+// window is nanoseconds wide, so the test repeats the race for a bounded
+// time (about a second); a regression shows up as a hang caught by the
+// 2-second limit.
+func TestRealtimeStopDoesNotWaitForLaterCallback(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	deadline := time.Now().Add(time.Second)
+	if testing.Short() {
+		deadline = time.Now().Add(200 * time.Millisecond)
+	}
+	i := 0
+	for ; time.Now().Before(deadline); i++ {
+		w, err := New(DefaultConfig())
+		require.NoError(t, err)
+		var L sync.Mutex
+		L.Lock()
+		_, err = w.AfterFunc(0, func() { L.Lock(); L.Unlock() })
+		require.NoError(t, err)
+		stopped := make(chan struct{})
+		go func() { w.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(2 * time.Second):
+			L.Unlock()
+			t.Fatalf("iteration %d: Stop waited for a callback that needs the caller's lock", i)
+		}
+		L.Unlock()
+		<-w.Done()
+	}
+	t.Logf("%d iterations", i)
+}
+
+// TestSlackForTagWrap: a tag comes round again after tagMask epochs, which
+// can be well within slackWindow when epochs are short. The slack remembered
+// for the older epoch must survive while the tag is open again, or a timer
+// of the older epoch could fire up to that epoch's length early.
+func TestSlackForTagWrap(t *testing.T) {
+	w, err := New(DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	const tag = 7
+	// An old epoch with this tag lasted 3ms and ended at t=10ms.
+	w.slack[tag] = slackEntry{len: int64(3 * time.Millisecond), end: int64(10 * time.Millisecond)}
+	// 20µs later the tag is published again (a new, short epoch).
+	w.openTag, w.openBase = tag, int64(10*time.Millisecond+20*time.Microsecond)
+	now := int64(10*time.Millisecond + 30*time.Microsecond)
+	require.Equal(t, int64(3*time.Millisecond), w.slackFor(tag, now), "the older epoch's slack was lost")
+	// Once the new epoch is longer, it rules.
+	later := w.openBase + int64(5*time.Millisecond)
+	require.Equal(t, int64(5*time.Millisecond), w.slackFor(tag, later))
+	// Past the window the old epoch is forgotten.
+	far := int64(10*time.Millisecond) + slackWindow + 1
+	w.openTag = 0
+	require.Zero(t, w.slackFor(tag, far))
 }

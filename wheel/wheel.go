@@ -47,6 +47,7 @@ type Wheel struct {
 	drainBudget int   // timers re-bucketed per lock hold by the driver; 0: all
 	maxTick     int64
 	virtual     bool
+	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -64,6 +65,11 @@ type Wheel struct {
 	drains  []int // slots being re-bucketed, lvl<<8|idx, in order
 	stopped bool
 	started bool // real-time driver running
+	running bool // the driver is running a batch of callbacks (set and cleared under mu)
+	// batch holds the timers the driver collected under mu and runs
+	// without it; written by the driver under mu, read-only while running
+	// (Stop claims what has not started).
+	batch []firing
 
 	seq atomic.Uint64 // schedule sequence
 
@@ -75,23 +81,24 @@ type Wheel struct {
 	// Real-time driver.
 	//
 	// The coarse clock (see coarse.go): published by the driver, read by
-	// Reset instead of the real clock.
+	// Reset instead of the real clock. The epoch bookkeeping (slack,
+	// epochSeq, openTag, openBase) belongs to the driver goroutine.
 	coarse     atomic.Int64 // (epoch start &^ tagMask) | tag, or -1
-	demand     atomic.Bool  // a timer was scheduled on the coarse clock
-	slack      []slackEntry // per tag: longest recent epoch; nil on virtual wheels; mu
-	epochSeq   int64        // epochs published; mu
-	openTag    int64        // tag of the published epoch, 0 if none; mu
-	openBase   int64        // its start; mu
+	demand     atomic.Bool  // a timer was scheduled since the last epoch began
+	slack      []slackEntry // per tag: longest recent epoch; nil on virtual wheels
+	epochSeq   int64        // epochs published
+	openTag    int64        // tag of the published epoch, 0 if none
+	openBase   int64        // its start
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
-	inCallback atomic.Bool  // driver is running callbacks
 	wakeCh     chan struct{}
 	stopCh     chan struct{}
 	doneCh     chan struct{}
-	batch      []firing // owned by the driver goroutine
 }
 
-// firing is one claimed timer about to run.
+// firing is one due timer: on a virtual wheel claimed and about to run, in
+// the real-time driver's batch collected and claimed just before it runs.
 type firing struct {
+	t    *Timer
 	f    func()
 	when int64
 }
@@ -125,6 +132,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	if !virtual {
 		w.slack = make([]slackEntry, tagMask+1)
 		w.drainBudget = 4096
+		w.batchSlots = tick <= maxEpoch
 	}
 	return w, nil
 }
@@ -206,10 +214,12 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) (*Timer, error) {
 // Stop stops the wheel and returns the timers that were pending, which will
 // never fire, ordered by deadline. Later scheduling fails with ErrStopped.
 // Stop is idempotent: later calls return nil. On a real-time wheel it waits
-// for the driver goroutine to exit, unless a callback is running at that
-// moment (for example, Stop called from a callback), in which case the driver
-// exits as soon as that callback returns; Done reports the exit. Stop on the
-// Shared wheel is refused: it returns nil and logs a warning.
+// for the driver goroutine to exit, unless the driver is running callbacks
+// at that moment (for example, Stop called from a callback), in which case
+// the driver exits as soon as the running callback returns and starts no
+// other; Done reports the exit. Stop never waits for a callback that
+// started after it. Stop on the Shared wheel is refused: it returns nil and
+// logs a warning.
 func (w *Wheel) Stop() []*Timer {
 	if w.shared {
 		w.log.Warn("Stop called on the shared wheel; ignored")
@@ -252,15 +262,25 @@ func (w *Wheel) Stop() []*Timer {
 			claim(e.t)
 		}
 	}
+	// Timers the driver collected but has not started: claiming them here
+	// makes the driver skip them.
+	for _, f := range w.batch {
+		if f.t.loc == locNone {
+			claim(f.t)
+		}
+	}
 	w.ready = nil
 	w.drains = nil
 	started := w.started
+	// Read under mu, where the driver sets and clears it: if the driver is
+	// not running callbacks now, it sees stopped before it starts another.
+	waitDriver := started && !w.running
 	w.mu.Unlock()
 
 	w.dropped.Add(int64(len(out)))
 	if started {
 		close(w.stopCh)
-		if !w.inCallback.Load() {
+		if waitDriver {
 			<-w.doneCh
 		}
 	} else {
@@ -509,18 +529,32 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
+// When the driver batches fine-grained slots, a level-0 slot is due at its
+// end and a heap deadline at the end of its tick.
 func (w *Wheel) nextEvent() int64 {
 	if len(w.drains) > 0 {
 		return 0 // timers are still being re-bucketed: look again at once
 	}
 	next := never
 	if top, ok := w.cleanTop(); ok {
-		next = top.key
+		next = w.wakeFor(top.key)
 	}
-	if _, _, start, ok := w.nextSlot(); ok {
+	if lvl, _, start, ok := w.nextSlot(); ok {
+		if lvl == 0 && w.batchSlots {
+			start++
+		}
 		next = min(next, w.tickStart(start))
 	}
 	return next
+}
+
+// wakeFor returns when the driver must wake for a timer due at when: at the
+// end of its tick when batching slots, else at when.
+func (w *Wheel) wakeFor(when int64) int64 {
+	if !w.batchSlots {
+		return when
+	}
+	return w.tickStart(when/w.tick + 1)
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
@@ -545,22 +579,13 @@ func (w *Wheel) cleanTop() (entry, bool) {
 	return entry{}, false
 }
 
-// popDue claims the earliest pending timer if its deadline is <= target.
+// popDue claims the earliest pending timer if its deadline is <= target:
+// the virtual wheel's step, in exact (deadline, schedule order) order.
 func (w *Wheel) popDue(target int64) (firing, bool) {
 	for {
 		e, ok := w.peek(target)
 		if !ok {
 			return firing{}, false
-		}
-		if w.slack != nil {
-			// Real time: a deadline from the coarse clock is due only once
-			// its epoch's length has passed too.
-			if s := w.slackFor(e.when&tagMask, target); e.when+s > e.key {
-				w.ready.pop()
-				e.key = e.when + s
-				w.ready.push(e)
-				continue
-			}
 		}
 		w.ready.pop()
 		t := e.t
@@ -573,7 +598,7 @@ func (w *Wheel) popDue(target int64) (firing, bool) {
 		}
 		w.pending.Add(-1)
 		w.fired.Add(1)
-		return firing{f: t.f, when: e.when}, true
+		return firing{t: t, f: t.f, when: e.when}, true
 	}
 }
 
@@ -641,9 +666,14 @@ func (w *Wheel) fixup(t *Timer) {
 	w.mu.Unlock()
 }
 
-// wake wakes the real-time driver if when is before its planned wake-up.
+// wake wakes the real-time driver if a timer due at when needs it before
+// its planned wake-up.
 func (w *Wheel) wake(when int64) {
-	if w.virtual || when >= w.sleepUntil.Load() {
+	if w.virtual {
+		return
+	}
+	when = w.wakeFor(when)
+	if when >= w.sleepUntil.Load() {
 		return
 	}
 	w.sleepUntil.Store(when)

@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,8 @@ type options struct {
 	impls  []string
 	cfg    raftmix.Config // Impl and Groups set per run
 	json   bool
+	// cpuprofile is a file for a CPU profile of all runs, or "".
+	cpuprofile string
 }
 
 var errUsage = errors.New("scalemix: bad usage")
@@ -53,13 +56,14 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
 	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
-	o := options{cfg: def, json: *js}
+	o := options{cfg: def, json: *js, cpuprofile: *prof}
 	for _, s := range strings.Split(*groups, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -112,6 +116,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, err)
 		}
 		return 2
+	}
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalemix: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "scalemix: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if !o.json {
 		fmt.Fprintf(stdout, "scalemix: %v measured per run after %v of warm-up; lateness sampled on every %d-th group\n",
