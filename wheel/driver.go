@@ -41,6 +41,7 @@ func (w *Wheel) drive() {
 			w.runBatch(now)
 			w.mu.Lock()
 			w.running = false
+			w.placeRearmed()
 			clear(w.batch)
 			w.batch = w.batch[:0]
 			stopped := w.stopped
@@ -148,7 +149,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 	for t := head; t != nil; {
 		next := t.next
 		t.next, t.prev, t.loc = nil, nil, locNone
-		if due := t.due.Load(); due != 0 {
+		if due := t.due.Load(); due > 0 {
 			when := due - 1
 			if when/w.tick == start && when+w.slackFor(when&tagMask, now) <= now {
 				// As in place: unpublish the slot, then re-check, so that
@@ -174,10 +175,16 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 // stopped or reset since it was collected fails the claim and is skipped
 // (a reset one has been re-placed by its Reset). The batch is read-only
 // here: Stop, under the lock, claims what has not started.
+//
+// While its callback runs a timer is in state dueFiring: idle, but a Reset
+// (typically the callback re-arming its own timer, the periodic timer's
+// cycle) just stores the new deadline, without the lock, and leaves the
+// timer to the driver, which places it with the rest of the batch
+// (placeRearmed).
 func (w *Wheel) runBatch(now int64) {
 	for i := range w.batch {
 		e := &w.batch[i]
-		if !e.t.due.CompareAndSwap(e.when+1, 0) {
+		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
 			continue
 		}
 		w.pending.Add(-1)
@@ -192,6 +199,24 @@ func (w *Wheel) runBatch(now int64) {
 		}
 		w.noteLateness(now - e.when)
 		w.invoke(e.f)
+		if !e.t.due.CompareAndSwap(dueFiring, 0) {
+			w.rearmed++
+		}
+	}
+}
+
+// placeRearmed places the timers of the batch that were re-armed through
+// the driver while their callbacks ran, and are still pending and not
+// placed by a locked Reset since. mu held.
+func (w *Wheel) placeRearmed() {
+	if w.rearmed == 0 {
+		return
+	}
+	w.rearmed = 0
+	for _, e := range w.batch {
+		if t := e.t; t.w == w && t.loc == locNone && t.due.Load() > 0 {
+			w.place(t)
+		}
 	}
 }
 

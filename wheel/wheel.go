@@ -22,6 +22,10 @@ const (
 	// deadline+1, so one value is kept free.
 	maxWhen = math.MaxInt64 - 1
 	never   = int64(math.MaxInt64)
+
+	// dueFiring is Timer.due while the real-time driver runs the timer's
+	// callback: idle, but handed back to the driver by a lock-free Reset.
+	dueFiring = int64(math.MinInt64)
 )
 
 // level is one ring of the hierarchy: 64 slots, each an intrusive doubly
@@ -70,8 +74,12 @@ type Wheel struct {
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
 	batch []firing
+	// rearmed counts timers of the running batch re-armed through the
+	// driver (dueFiring); driver goroutine only.
+	rearmed int
 
-	seq atomic.Uint64 // schedule sequence
+	seq    atomic.Uint64 // schedule sequence
+	closed atomic.Bool   // stopped is set (for the lock-free paths)
 
 	// Counters.
 	pending, scheduled, fired, cancelled, dropped atomic.Int64
@@ -231,6 +239,7 @@ func (w *Wheel) Stop() []*Timer {
 		return nil
 	}
 	w.stopped = true
+	w.closed.Store(true)
 	type left struct {
 		t        *Timer
 		when     int64
@@ -262,10 +271,12 @@ func (w *Wheel) Stop() []*Timer {
 			claim(e.t)
 		}
 	}
-	// Timers the driver collected but has not started: claiming them here
-	// makes the driver skip them.
+	// Timers the driver collected but has not started, and fired ones
+	// re-armed from their callbacks but not yet placed: claiming them here
+	// makes the driver skip them. (A timer rebound to another wheel since
+	// is that wheel's.)
 	for _, f := range w.batch {
-		if f.t.loc == locNone {
+		if f.t.w == w && f.t.loc == locNone {
 			claim(f.t)
 		}
 	}
@@ -340,7 +351,7 @@ func (w *Wheel) tickStart(tk int64) int64 {
 func (w *Wheel) place(t *Timer) {
 	for {
 		due := t.due.Load()
-		if due == 0 {
+		if due <= 0 {
 			t.slotStart.Store(-1)
 			t.loc = locNone
 			return
@@ -572,7 +583,7 @@ func (w *Wheel) cleanTop() (entry, bool) {
 		}
 		w.ready.pop()
 		t.loc = locNone
-		if due != 0 {
+		if due > 0 {
 			w.place(t) // pushed later by a concurrent Reset
 		}
 	}
@@ -591,7 +602,7 @@ func (w *Wheel) popDue(target int64) (firing, bool) {
 		t := e.t
 		t.loc = locNone
 		if !t.due.CompareAndSwap(e.when+1, 0) {
-			if t.due.Load() != 0 {
+			if t.due.Load() > 0 {
 				w.place(t)
 			}
 			continue
@@ -613,7 +624,7 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 	seq := w.seq.Add(1)
 	for {
 		old := t.due.Load()
-		if old != 0 {
+		if old > 0 {
 			if s := t.slotStart.Load(); s >= 0 && when >= s {
 				// Later than the slot's start: stay in the slot, which
 				// re-buckets the timer when it comes due.
@@ -638,7 +649,7 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 		}
 		w.unlink(t)
 		t.seq.Store(seq)
-		if !t.due.CompareAndSwap(0, when+1) {
+		if !t.due.CompareAndSwap(old, when+1) { // old is 0 or dueFiring
 			continue
 		}
 		w.pending.Add(1)
@@ -656,14 +667,27 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 // fixup re-places a timer whose lock-free Reset raced with re-bucketing.
 func (w *Wheel) fixup(t *Timer) {
 	w.mu.Lock()
-	if t.due.Load() != 0 && !w.stopped {
+	if t.due.Load() > 0 && !w.stopped {
 		w.unlink(t)
 		w.place(t)
-		if due := t.due.Load(); due != 0 {
+		if due := t.due.Load(); due > 0 {
 			w.wake(due - 1)
 		}
 	}
 	w.mu.Unlock()
+}
+
+// unschedule takes back a schedule that a lock-free Reset handed to the
+// driver as the wheel was being stopped: unless Stop has claimed it (and
+// returned it as pending), the Reset fails with ErrStopped.
+func (w *Wheel) unschedule(t *Timer, when int64) (bool, error) {
+	if t.due.CompareAndSwap(when+1, 0) {
+		w.pending.Add(-1)
+		w.scheduled.Add(-1)
+		w.rejected.Add(1)
+		return false, ErrStopped
+	}
+	return false, nil
 }
 
 // wake wakes the real-time driver if a timer due at when needs it before
