@@ -120,12 +120,12 @@ func checkStructure(t *testing.T, w *Wheel) {
 	for l := range w.levels {
 		lv := &w.levels[l]
 		for i, head := range lv.slots {
-			require.Equal(t, head != nil, lv.occupied&(1<<uint(i)) != 0, "level %d slot %d: occupancy bit", l, i)
+			require.Equal(t, head != nil, lv.isSet(i), "level %d slot %d: occupancy bit", l, i)
 			var prev *Timer
 			for tm := head; tm != nil; tm = tm.next {
 				require.Equal(t, locSlot, tm.loc, "level %d slot %d: timer location", l, i)
 				require.Equal(t, uint8(l), tm.lvl)
-				require.Equal(t, uint8(i), tm.idx)
+				require.Equal(t, uint16(i), tm.idx)
 				require.Same(t, prev, tm.prev, "level %d slot %d: back link", l, i)
 				prev = tm
 				due := tm.due.Load()

@@ -44,8 +44,8 @@ type Timer struct {
 
 	// Guarded by w.mu.
 	next, prev *Timer
-	loc        uint8
-	lvl, idx   uint8
+	loc, lvl   uint8
+	idx        uint16
 }
 
 // Init binds t to wheel w and callback f. The timer starts idle. Init may be

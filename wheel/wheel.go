@@ -14,9 +14,14 @@ import (
 )
 
 const (
-	slotBits      = 6
-	slotsPerLevel = 1 << slotBits
-	slotMask      = slotsPerLevel - 1
+	// Level 0 has 1<<level0Bits slots of one tick (1.024s at the default
+	// 1ms tick), so that Raft's timeouts (75ms to a few hundred ms) are
+	// placed at their exact tick at once and touched again only when their
+	// slot comes due, not re-bucketed from a coarser level first. Each
+	// level above has 1<<slotBits slots.
+	level0Bits = 10
+	slotBits   = 6
+	slotMask   = 1<<slotBits - 1
 
 	// maxWhen is the latest representable deadline; Timer.due stores
 	// deadline+1, so one value is kept free.
@@ -28,11 +33,51 @@ const (
 	dueFiring = int64(math.MinInt64)
 )
 
-// level is one ring of the hierarchy: 64 slots, each an intrusive doubly
-// linked list of timers, and a bitmap of the non-empty ones.
+// level is one ring of the hierarchy: slots (1024 at level 0, 64 above),
+// each an intrusive doubly linked list of timers, and a bitmap of the
+// non-empty ones.
 type level struct {
-	occupied uint64
-	slots    [slotsPerLevel]*Timer
+	shift    uint // ticks are shifted right by this to index the level
+	bits     uint // log2 of the number of slots
+	occupied []uint64
+	slots    []*Timer
+}
+
+func (lv *level) mark(idx int)       { lv.occupied[idx>>6] |= 1 << uint(idx&63) }
+func (lv *level) unmark(idx int)     { lv.occupied[idx>>6] &^= 1 << uint(idx&63) }
+func (lv *level) isSet(idx int) bool { return lv.occupied[idx>>6]&(1<<uint(idx&63)) != 0 }
+
+// index returns tick tk's slot on this level.
+func (lv *level) index(tk int64) int { return int((tk >> lv.shift) & (1<<lv.bits - 1)) }
+
+// firstFrom returns the first occupied slot at or after idx, if any.
+func (lv *level) firstFrom(idx int) (int, bool) {
+	for k := idx >> 6; k < len(lv.occupied); k++ {
+		b := lv.occupied[k]
+		if k == idx>>6 {
+			b &= ^uint64(0) << uint(idx&63)
+		}
+		if b != 0 {
+			return k<<6 | bits.TrailingZeros64(b), true
+		}
+	}
+	return 0, false
+}
+
+// newLevels returns enough levels to index any tick up to maxTick.
+func newLevels(maxTick int64) []level {
+	need := uint(bits.Len64(uint64(maxTick) + 1))
+	var levels []level
+	for shift := uint(0); shift < need || len(levels) == 0; {
+		b := uint(slotBits)
+		if len(levels) == 0 {
+			b = level0Bits
+		}
+		n := 1 << b
+		levels = append(levels, level{shift: shift, bits: b, occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n)})
+		shift += b
+	}
+	return levels
 }
 
 // A Wheel is a hierarchical timing wheel. Create one with New (real time),
@@ -41,9 +86,9 @@ type level struct {
 //
 // Internally time is counted in nanoseconds since the wheel's epoch and in
 // ticks of Config.Tick. Level l holds timers whose deadline tick first
-// differs from the cursor in bit group l (6 bits a level), so the next
-// occupied slot is found with one bit scan per level and a timer is
-// re-bucketed at most once per level. Timers due within the cursor's tick
+// differs from the cursor in bit group l (10 bits at level 0, 6 bits a
+// level above), so the next occupied slot is found with a few bit scans per
+// level and a timer is re-bucketed at most once per level. Timers due within the cursor's tick
 // wait in a small min-heap ordered by (exact deadline, schedule sequence).
 type Wheel struct {
 	// Immutable after construction.
@@ -66,7 +111,7 @@ type Wheel struct {
 	cur     int64 // cursor tick: timers due before it are in ready
 	levels  []level
 	ready   readyHeap
-	drains  []int // slots being re-bucketed, lvl<<8|idx, in order
+	drains  []int // slots being re-bucketed, lvl<<16|idx, in order
 	stopped bool
 	started bool // real-time driver running
 	running bool // the driver is running a batch of callbacks (set and cleared under mu)
@@ -121,7 +166,6 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	}
 	tick := int64(cfg.Tick)
 	maxTick := maxWhen / tick
-	n := (bits.Len64(uint64(maxTick)+1) + slotBits - 1) / slotBits
 	w := &Wheel{
 		tick:       tick,
 		maxTick:    maxTick,
@@ -130,7 +174,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		exec:       cfg.Executor,
 		log:        log,
 		epoch:      time.Now(),
-		levels:     make([]level, n),
+		levels:     newLevels(maxTick),
 		wakeCh:     make(chan struct{}, 1),
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
@@ -263,7 +307,7 @@ func (w *Wheel) Stop() []*Timer {
 			}
 			lv.slots[i] = nil
 		}
-		lv.occupied = 0
+		clear(lv.occupied)
 	}
 	for _, e := range w.ready {
 		if e.t.loc == locReady && e.t.w == w {
@@ -368,25 +412,24 @@ func (w *Wheel) place(t *Timer) {
 			return
 		}
 		var lvl int
-		if x := uint64(tk ^ w.cur); x > slotMask {
-			lvl = (bits.Len64(x) - 1) / slotBits
+		if x := uint64(tk ^ w.cur); x >= 1<<level0Bits {
+			lvl = 1 + (bits.Len64(x)-1-level0Bits)/slotBits
 		}
-		shift := uint(lvl * slotBits)
-		start := (tk >> shift) << shift
+		lv := &w.levels[lvl]
+		start := (tk >> lv.shift) << lv.shift
 		t.slotStart.Store(w.tickStart(start))
 		if t.due.Load() != due {
 			continue
 		}
-		idx := int((tk >> shift) & slotMask)
-		lv := &w.levels[lvl]
+		idx := lv.index(tk)
 		head := lv.slots[idx]
 		t.prev, t.next = nil, head
 		if head != nil {
 			head.prev = t
 		}
 		lv.slots[idx] = t
-		lv.occupied |= 1 << uint(idx)
-		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint8(idx)
+		lv.mark(idx)
+		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(idx)
 		return
 	}
 }
@@ -402,7 +445,7 @@ func (w *Wheel) unlink(t *Timer) {
 		} else {
 			lv.slots[t.idx] = t.next
 			if t.next == nil {
-				lv.occupied &^= 1 << uint(t.idx)
+				lv.unmark(int(t.idx))
 			}
 		}
 		if t.next != nil {
@@ -417,20 +460,21 @@ func (w *Wheel) unlink(t *Timer) {
 }
 
 // nextSlot finds the earliest occupied slot at or after the cursor.
+// On levels above 0 the cursor's own slot has been drained (see
+// moveCursor), so the search starts after it.
 func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
 	for l := range w.levels {
-		shift := uint(l * slotBits)
-		pos := uint((w.cur >> shift) & slotMask)
-		var mask uint64
-		if l == 0 {
-			mask = ^uint64(0) << pos
-		} else {
-			mask = ^uint64(0) << pos << 1
+		lv := &w.levels[l]
+		pos := lv.index(w.cur)
+		if l > 0 {
+			pos++
+			if pos == len(lv.slots) {
+				continue
+			}
 		}
-		if b := w.levels[l].occupied & mask; b != 0 {
-			i := bits.TrailingZeros64(b)
-			up := shift + slotBits
-			start = (w.cur>>up)<<up | int64(i)<<shift
+		if i, found := lv.firstFrom(pos); found {
+			up := lv.shift + lv.bits
+			start = (w.cur>>up)<<up | int64(i)<<lv.shift
 			return l, i, start, true
 		}
 	}
@@ -442,11 +486,14 @@ func (w *Wheel) take(lvl, idx int) *Timer {
 	lv := &w.levels[lvl]
 	head := lv.slots[idx]
 	lv.slots[idx] = nil
-	lv.occupied &^= 1 << uint(idx)
+	lv.unmark(idx)
 	return head
 }
 
-// replace re-places every timer of a list taken from a slot.
+// replace re-places every timer of a list taken from a slot. Their slot
+// starts stay published until place publishes the new ones: the old slot
+// still starts no later than the new one, so a concurrent lock-free Reset
+// stays correct (place re-reads the deadline after publishing).
 func (w *Wheel) replace(head *Timer) {
 	for t := head; t != nil; {
 		next := t.next
@@ -477,9 +524,9 @@ func (w *Wheel) moveCursor(c int64) {
 	}
 	w.cur = c
 	for l := len(w.levels) - 1; l >= 1; l-- {
-		idx := int((c >> uint(l*slotBits)) & slotMask)
-		if w.levels[l].occupied&(1<<uint(idx)) != 0 {
-			w.drains = append(w.drains, l<<8|idx)
+		lv := &w.levels[l]
+		if idx := lv.index(c); lv.isSet(idx) {
+			w.drains = append(w.drains, l<<16|idx)
 		}
 	}
 }
@@ -497,15 +544,32 @@ func (w *Wheel) drainSome() bool {
 	n := 0
 	for len(w.drains) > 0 {
 		d := w.drains[0]
-		lv := &w.levels[d>>8]
-		idx := d & 0xff
-		for t := lv.slots[idx]; t != nil; t = lv.slots[idx] {
+		lv := &w.levels[d>>16]
+		idx := d & 0xffff
+		if lv.slots[idx] != nil {
 			if w.drainBudget > 0 && n >= w.drainBudget {
 				return false
 			}
-			n++
-			w.unlink(t)
-			w.place(t)
+			// Detach a chunk from the head: the first pass brings the
+			// timers into cache (one miss each), the second re-places
+			// them. The rest stays linked (its new head's prev cleared).
+			head, last := lv.slots[idx], (*Timer)(nil)
+			t := head
+			for ; t != nil && (w.drainBudget == 0 || n < w.drainBudget); t = t.next {
+				last = t
+				n++
+			}
+			last.next = nil
+			lv.slots[idx] = t
+			if t != nil {
+				t.prev = nil
+			} else {
+				lv.unmark(idx)
+			}
+			w.replace(head)
+			if t != nil {
+				return false
+			}
 		}
 		copy(w.drains, w.drains[1:])
 		w.drains = w.drains[:len(w.drains)-1]
