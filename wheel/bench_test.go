@@ -378,3 +378,208 @@ func BenchmarkIdleWakeups(b *testing.B) {
 		})
 	})
 }
+
+// BenchmarkResetStopReused is schedule+stop like for like: one reused
+// timer, Reset 1s out then Stop, with 1M other timers live ([1h, 2h)). The
+// wheel's embedded Timer against a reused *time.Timer (Reset then Stop),
+// not a fresh time.AfterFunc as in BenchmarkScheduleStop.
+func BenchmarkResetStopReused(b *testing.B) {
+	const n = 1_000_000
+	spread := func(i int) time.Duration { return time.Hour + time.Duration(i)*(time.Hour/n) }
+	b.Run("live=1m", func(b *testing.B) {
+		b.Run("impl=wheel", func(b *testing.B) {
+			settle()
+			w := newBenchWheel(b)
+			defer w.Stop()
+			live := make([]wheel.Timer, n)
+			for i := range live {
+				if err := live[i].Init(w, noop); err != nil {
+					b.Fatal(err)
+				}
+				live[i].Reset(spread(i))
+			}
+			var tm wheel.Timer
+			if err := tm.Init(w, noop); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				tm.Reset(time.Second)
+				tm.Stop()
+			}
+		})
+		b.Run("impl=std", func(b *testing.B) {
+			settle()
+			live := make([]*time.Timer, n)
+			for i := range live {
+				live[i] = time.AfterFunc(spread(i), noop)
+			}
+			defer func() {
+				for _, t := range live {
+					t.Stop()
+				}
+			}()
+			tm := time.AfterFunc(time.Hour, noop)
+			tm.Stop()
+			b.ReportAllocs()
+			for b.Loop() {
+				tm.Reset(time.Second)
+				tm.Stop()
+			}
+		})
+	})
+}
+
+// BenchmarkResetHeartbeat is the heartbeat pattern at 1M live timers where
+// timers do expire: each op pushes a random timer (drawn with replacement,
+// so some wait longer than 150ms) to now+[150ms, 300ms). fires/op reports
+// how many expired per op; expired timers are re-armed by later ops, so the
+// wheel fires and re-arms throughout.
+func BenchmarkResetHeartbeat(b *testing.B) {
+	benchResetPattern(b, heartbeatMin, heartbeatSpan)
+}
+
+// BenchmarkResetSteady is Reset at 1M live timers with 2–4s delays, in the
+// fixed random order of BenchmarkReset: nothing expires during the run.
+func BenchmarkResetSteady(b *testing.B) {
+	benchResetPattern(b, 2*time.Second, 2*time.Second)
+}
+
+// benchResetPattern resets 1M live timers to now+[lo, lo+span): in a fixed
+// permutation order when nothing should expire (lo >= 1s), else drawn at
+// random.
+func benchResetPattern(b *testing.B, lo, span time.Duration) {
+	const n = 1_000_000
+	random := lo < time.Second
+	delay := func(x uint64) time.Duration { return lo + time.Duration((x&0xffffffff)*uint64(span)>>32) }
+	order := heartbeatOrder(n)
+	b.Run("live=1m", func(b *testing.B) {
+		b.Run("impl=wheel", func(b *testing.B) {
+			settle()
+			w := newBenchWheel(b)
+			defer w.Stop()
+			r := benchRand{benchSeed}
+			ts := make([]wheel.Timer, n)
+			for i := range ts {
+				if err := ts[i].Init(w, noop); err != nil {
+					b.Fatal(err)
+				}
+				ts[i].Reset(delay(r.next()))
+			}
+			fired := w.Stats().Fired
+			k := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				x := r.next()
+				i := int(order[k])
+				if random {
+					i, _ = heartbeat(x, n)
+				} else if k++; k == n {
+					k = 0
+				}
+				ts[i].Reset(delay(x))
+			}
+			b.ReportMetric(float64(w.Stats().Fired-fired)/float64(b.N), "fires/op")
+		})
+		b.Run("impl=std", func(b *testing.B) {
+			settle()
+			var fired atomic.Int64
+			count := func() { fired.Add(1) }
+			r := benchRand{benchSeed}
+			ts := make([]*time.Timer, n)
+			for i := range ts {
+				ts[i] = time.AfterFunc(delay(r.next()), count)
+			}
+			defer func() {
+				for _, t := range ts {
+					t.Stop()
+				}
+			}()
+			before := fired.Load()
+			k := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				x := r.next()
+				i := int(order[k])
+				if random {
+					i, _ = heartbeat(x, n)
+				} else if k++; k == n {
+					k = 0
+				}
+				ts[i].Reset(delay(x))
+			}
+			b.ReportMetric(float64(fired.Load()-before)/float64(b.N), "fires/op")
+		})
+	})
+}
+
+// BenchmarkFireThroughput schedules 1M one-shot timers due evenly over the
+// next 100ms and waits until every one has fired; an op is one such round.
+// fires/s is the timers over the wall time from the first schedule to the
+// last fire (at least 100ms, so at most 10M/s).
+func BenchmarkFireThroughput(b *testing.B) {
+	const (
+		n      = 1_000_000
+		spread = 100 * time.Millisecond
+	)
+	due := func(i int) time.Duration { return time.Duration(i) * (spread / n) }
+	b.Run("timers=1m", func(b *testing.B) {
+		b.Run("impl=wheel", func(b *testing.B) {
+			settle()
+			w := newBenchWheel(b)
+			defer w.Stop()
+			var left atomic.Int64
+			done := make(chan struct{}, 1)
+			fire := func() {
+				if left.Add(-1) == 0 {
+					done <- struct{}{}
+				}
+			}
+			ts := make([]wheel.Timer, n)
+			for i := range ts {
+				if err := ts[i].Init(w, fire); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var total time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				left.Store(n)
+				start := time.Now()
+				for i := range ts {
+					ts[i].Reset(due(i))
+				}
+				<-done
+				total += time.Since(start)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
+		})
+		b.Run("impl=std", func(b *testing.B) {
+			settle()
+			var left atomic.Int64
+			done := make(chan struct{}, 1)
+			fire := func() {
+				if left.Add(-1) == 0 {
+					done <- struct{}{}
+				}
+			}
+			ts := make([]*time.Timer, n)
+			for i := range ts {
+				ts[i] = time.AfterFunc(time.Hour, fire)
+				ts[i].Stop()
+			}
+			var total time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				left.Store(n)
+				start := time.Now()
+				for i := range ts {
+					ts[i].Reset(due(i))
+				}
+				<-done
+				total += time.Since(start)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
+		})
+	})
+}

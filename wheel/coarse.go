@@ -7,11 +7,15 @@ import "time"
 // Reading the monotonic clock costs about 25ns on a typical VM, most of a
 // Reset. While timers are being scheduled and the driver is awake or
 // sleeps for at most a millisecond, the real-time driver therefore keeps a
-// coarse clock published, and Reset computes deadlines from it. A published value starts an epoch; the epoch ends when
-// the driver unpublishes it, which it does before reading the clock, so
-// every Reset that used the value happened before the measured end of the
-// epoch. A deadline computed from an epoch's start is thus early by at most
-// the epoch's length.
+// coarse clock published, and Reset computes deadlines from it. A
+// published value (its base) starts an epoch; the epoch ends when the
+// driver unpublishes it, which it does before reading the clock, so every
+// Reset that used the value happened before the measured end of the epoch.
+// A deadline computed from an epoch's base is thus early by at most the
+// time from the base to the epoch's end (the epoch's slack; 0 if the epoch
+// ended before its base). While the driver is awake the base is the time
+// of publication; for a short sleep it is the planned wake-up, so that the
+// slack is only how late the driver woke.
 //
 // Each epoch carries a tag (1..tagMask, 0 meaning "exact clock") that
 // travels in the low bits of the deadlines computed from it, so the tag is
@@ -108,7 +112,7 @@ func (w *Wheel) slackFor(tag, now int64) int64 {
 	}
 	if tag == w.openTag {
 		// The epoch is still published: any Reset in it happened before now.
-		return max(remembered, now-w.openBase)
+		return max(remembered, now-w.openBase, 0)
 	}
 	return remembered
 }
@@ -126,7 +130,7 @@ func (w *Wheel) suspendCoarse() int64 {
 		if now-e.end > slackWindow {
 			e.len = 0
 		}
-		e.len = max(e.len, now-(c&^tagMask))
+		e.len = max(e.len, now-(c&^tagMask)) // < 0 for an epoch based ahead of time
 		e.end = now
 	}
 	w.openTag = 0
@@ -137,12 +141,30 @@ func (w *Wheel) suspendCoarse() int64 {
 // scheduled since the last one. It returns the time. Driver goroutine only.
 func (w *Wheel) closeEpoch() (now int64) {
 	now = w.suspendCoarse()
-	if !w.demand.Load() || !w.demand.Swap(false) {
-		return now
+	if w.demand.Load() && w.demand.Swap(false) {
+		w.publish(now)
 	}
+	return now
+}
+
+// sleepEpoch ends the current epoch and, if it was published or timers
+// were scheduled since, publishes one for a short sleep based at the
+// planned wake-up: deadlines computed from it are late by up to the sleep
+// instead of early, so its slack is only how far the driver oversleeps,
+// and a level-0 slot whose end the driver wakes at is due whole. Driver
+// goroutine only.
+func (w *Wheel) sleepEpoch(wake int64) {
+	published := w.openTag != 0
+	w.suspendCoarse()
+	if w.demand.Swap(false) || published {
+		w.publish(wake)
+	}
+}
+
+// publish starts an epoch at base (rounded down to make room for the tag).
+func (w *Wheel) publish(base int64) {
 	w.epochSeq++
 	tag := 1 + w.epochSeq%tagMask
-	w.openTag, w.openBase = tag, now&^tagMask
+	w.openTag, w.openBase = tag, base&^tagMask
 	w.coarse.Store(w.openBase | tag)
-	return now
 }

@@ -70,6 +70,8 @@ func (w *Wheel) drive() {
 			// it; Resets read the clock until the driver wakes for a fire.
 			// Wake-ups thus follow fires, never Resets.
 			w.suspendCoarse()
+		} else if next > now {
+			w.sleepEpoch(next)
 		}
 		w.sleepUntil.Store(next)
 		w.mu.Unlock()

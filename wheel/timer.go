@@ -162,9 +162,10 @@ func (t *Timer) Pending() bool { return t.due.Load() > 0 }
 // Deadline returns t's deadline on its wheel's clock (see Wheel.Now) and
 // true if t is pending, or 0 and false. On a virtual wheel it is exact. On a
 // real-time wheel, Reset computes deadlines from a coarse clock that may lag
-// real time by about one tick, so Deadline may be up to that much earlier
-// than the Reset call plus d; the timer itself never fires before the Reset
-// call plus d.
+// or lead real time by up to about a millisecond (see the package
+// documentation), so Deadline may differ from the Reset call plus d by
+// about that much either way; the timer itself never fires before the
+// Reset call plus d.
 func (t *Timer) Deadline() (time.Duration, bool) {
 	due := t.due.Load()
 	if due <= 0 {
