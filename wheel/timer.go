@@ -112,6 +112,21 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 				}
 				return true, nil
 			}
+		case old == 0 && w.maxPending == 0:
+			// An idle timer still linked where it was stopped (Stop
+			// unlinks lazily) whose new deadline is not before that
+			// slot's start: schedule it in place, as a push later does.
+			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(0, when+1) {
+				w.pending.Add(1)
+				w.scheduled.Add(1)
+				if w.closed.Load() {
+					return w.unschedule(t, when)
+				}
+				if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+					w.fixup(t)
+				}
+				return false, nil
+			}
 		case old == dueFiring && w.maxPending == 0:
 			// The driver is running t's callback (this is typically the
 			// callback re-arming its own timer): hand the new schedule to

@@ -257,6 +257,7 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) (*Timer, error) {
 		return nil, ErrNilCallback
 	}
 	t := &Timer{w: w, f: f}
+	t.slotStart.Store(-1)
 	if _, err := t.TryReset(d); err != nil {
 		return nil, err
 	}
