@@ -147,7 +147,9 @@ func BenchmarkReset(b *testing.B) {
 
 // BenchmarkScheduleStop schedules a timer 1s out and stops it, with 1M other
 // timers live (spread over [1h, 2h), so none fires during the run). The
-// wheel reuses one embedded Timer; std calls time.AfterFunc(...).Stop().
+// wheel reuses one embedded Timer (Reset then Stop); impl=std calls
+// time.AfterFunc(...).Stop(), impl=std-reused is like for like: Reset then
+// Stop on one reused *time.Timer.
 func BenchmarkScheduleStop(b *testing.B) {
 	const n = 1_000_000
 	spread := func(i int) time.Duration { return time.Hour + time.Duration(i)*(time.Hour/n) }
@@ -173,20 +175,34 @@ func BenchmarkScheduleStop(b *testing.B) {
 				tm.Stop()
 			}
 		})
-		b.Run("impl=std", func(b *testing.B) {
+		// liveStd starts the std side's live timers and returns their stop.
+		liveStd := func() func() {
 			settle()
 			live := make([]*time.Timer, n)
 			for i := range live {
 				live[i] = time.AfterFunc(spread(i), noop)
 			}
-			defer func() {
+			return func() {
 				for _, t := range live {
 					t.Stop()
 				}
-			}()
+			}
+		}
+		b.Run("impl=std", func(b *testing.B) {
+			defer liveStd()()
 			b.ReportAllocs()
 			for b.Loop() {
 				time.AfterFunc(time.Second, noop).Stop()
+			}
+		})
+		b.Run("impl=std-reused", func(b *testing.B) {
+			defer liveStd()()
+			tm := time.AfterFunc(time.Hour, noop)
+			tm.Stop()
+			b.ReportAllocs()
+			for b.Loop() {
+				tm.Reset(time.Second)
+				tm.Stop()
 			}
 		})
 	})
@@ -379,57 +395,6 @@ func BenchmarkIdleWakeups(b *testing.B) {
 	})
 }
 
-// BenchmarkResetStopReused is schedule+stop like for like: one reused
-// timer, Reset 1s out then Stop, with 1M other timers live ([1h, 2h)). The
-// wheel's embedded Timer against a reused *time.Timer (Reset then Stop),
-// not a fresh time.AfterFunc as in BenchmarkScheduleStop.
-func BenchmarkResetStopReused(b *testing.B) {
-	const n = 1_000_000
-	spread := func(i int) time.Duration { return time.Hour + time.Duration(i)*(time.Hour/n) }
-	b.Run("live=1m", func(b *testing.B) {
-		b.Run("impl=wheel", func(b *testing.B) {
-			settle()
-			w := newBenchWheel(b)
-			defer w.Stop()
-			live := make([]wheel.Timer, n)
-			for i := range live {
-				if err := live[i].Init(w, noop); err != nil {
-					b.Fatal(err)
-				}
-				live[i].Reset(spread(i))
-			}
-			var tm wheel.Timer
-			if err := tm.Init(w, noop); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				tm.Reset(time.Second)
-				tm.Stop()
-			}
-		})
-		b.Run("impl=std", func(b *testing.B) {
-			settle()
-			live := make([]*time.Timer, n)
-			for i := range live {
-				live[i] = time.AfterFunc(spread(i), noop)
-			}
-			defer func() {
-				for _, t := range live {
-					t.Stop()
-				}
-			}()
-			tm := time.AfterFunc(time.Hour, noop)
-			tm.Stop()
-			b.ReportAllocs()
-			for b.Loop() {
-				tm.Reset(time.Second)
-				tm.Stop()
-			}
-		})
-	})
-}
-
 // BenchmarkResetHeartbeat is the heartbeat pattern at 1M live timers where
 // timers do expire: each op pushes a random timer (drawn with replacement,
 // so some wait longer than 150ms) to now+[150ms, 300ms). fires/op reports
@@ -453,6 +418,21 @@ func benchResetPattern(b *testing.B, lo, span time.Duration) {
 	random := lo < time.Second
 	delay := func(x uint64) time.Duration { return lo + time.Duration((x&0xffffffff)*uint64(span)>>32) }
 	order := heartbeatOrder(n)
+	// loop is the timed loop; reset re-arms timer i d from now.
+	loop := func(b *testing.B, r *benchRand, reset func(i int, d time.Duration)) {
+		k := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			x := r.next()
+			i := int(order[k])
+			if random {
+				i, _ = heartbeat(x, n)
+			} else if k++; k == n {
+				k = 0
+			}
+			reset(i, delay(x))
+		}
+	}
 	b.Run("live=1m", func(b *testing.B) {
 		b.Run("impl=wheel", func(b *testing.B) {
 			settle()
@@ -467,18 +447,7 @@ func benchResetPattern(b *testing.B, lo, span time.Duration) {
 				ts[i].Reset(delay(r.next()))
 			}
 			fired := w.Stats().Fired
-			k := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				x := r.next()
-				i := int(order[k])
-				if random {
-					i, _ = heartbeat(x, n)
-				} else if k++; k == n {
-					k = 0
-				}
-				ts[i].Reset(delay(x))
-			}
+			loop(b, &r, func(i int, d time.Duration) { ts[i].Reset(d) })
 			b.ReportMetric(float64(w.Stats().Fired-fired)/float64(b.N), "fires/op")
 		})
 		b.Run("impl=std", func(b *testing.B) {
@@ -496,18 +465,7 @@ func benchResetPattern(b *testing.B, lo, span time.Duration) {
 				}
 			}()
 			before := fired.Load()
-			k := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				x := r.next()
-				i := int(order[k])
-				if random {
-					i, _ = heartbeat(x, n)
-				} else if k++; k == n {
-					k = 0
-				}
-				ts[i].Reset(delay(x))
-			}
+			loop(b, &r, func(i int, d time.Duration) { ts[i].Reset(d) })
 			b.ReportMetric(float64(fired.Load()-before)/float64(b.N), "fires/op")
 		})
 	})
@@ -518,68 +476,58 @@ func benchResetPattern(b *testing.B, lo, span time.Duration) {
 // fires/s is the timers over the wall time from the first schedule to the
 // last fire (at least 100ms, so at most 10M/s).
 func BenchmarkFireThroughput(b *testing.B) {
-	const (
-		n      = 1_000_000
-		spread = 100 * time.Millisecond
-	)
-	due := func(i int) time.Duration { return time.Duration(i) * (spread / n) }
+	const n = 1_000_000
 	b.Run("timers=1m", func(b *testing.B) {
 		b.Run("impl=wheel", func(b *testing.B) {
 			settle()
 			w := newBenchWheel(b)
 			defer w.Stop()
-			var left atomic.Int64
-			done := make(chan struct{}, 1)
-			fire := func() {
-				if left.Add(-1) == 0 {
-					done <- struct{}{}
-				}
-			}
 			ts := make([]wheel.Timer, n)
-			for i := range ts {
-				if err := ts[i].Init(w, fire); err != nil {
-					b.Fatal(err)
-				}
-			}
-			var total time.Duration
-			b.ReportAllocs()
-			for b.Loop() {
-				left.Store(n)
-				start := time.Now()
+			fireRounds(b, n, func(fire func()) func(int, time.Duration) {
 				for i := range ts {
-					ts[i].Reset(due(i))
+					if err := ts[i].Init(w, fire); err != nil {
+						b.Fatal(err)
+					}
 				}
-				<-done
-				total += time.Since(start)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
+				return func(i int, d time.Duration) { ts[i].Reset(d) }
+			})
 		})
 		b.Run("impl=std", func(b *testing.B) {
 			settle()
-			var left atomic.Int64
-			done := make(chan struct{}, 1)
-			fire := func() {
-				if left.Add(-1) == 0 {
-					done <- struct{}{}
-				}
-			}
 			ts := make([]*time.Timer, n)
-			for i := range ts {
-				ts[i] = time.AfterFunc(time.Hour, fire)
-				ts[i].Stop()
-			}
-			var total time.Duration
-			b.ReportAllocs()
-			for b.Loop() {
-				left.Store(n)
-				start := time.Now()
+			fireRounds(b, n, func(fire func()) func(int, time.Duration) {
 				for i := range ts {
-					ts[i].Reset(due(i))
+					ts[i] = time.AfterFunc(time.Hour, fire)
+					ts[i].Stop()
 				}
-				<-done
-				total += time.Since(start)
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
+				return func(i int, d time.Duration) { ts[i].Reset(d) }
+			})
 		})
 	})
+}
+
+// fireRounds runs BenchmarkFireThroughput's rounds: setup binds n timers to
+// fire and returns how to arm timer i d from now; each op arms all of them
+// due evenly over 100ms and waits for the last fire.
+func fireRounds(b *testing.B, n int, setup func(fire func()) func(i int, d time.Duration)) {
+	const spread = 100 * time.Millisecond
+	var left atomic.Int64
+	done := make(chan struct{}, 1)
+	arm := setup(func() {
+		if left.Add(-1) == 0 {
+			done <- struct{}{}
+		}
+	})
+	var total time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		left.Store(int64(n))
+		start := time.Now()
+		for i := range n {
+			arm(i, time.Duration(i)*(spread/time.Duration(n)))
+		}
+		<-done
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
 }
