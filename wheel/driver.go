@@ -68,8 +68,10 @@ func (w *Wheel) drive() {
 		if next-now > maxEpoch {
 			// A long sleep: stop publishing, so that an epoch never spans
 			// it; Resets read the clock until the driver wakes for a fire.
-			// Wake-ups thus follow fires, never Resets.
-			w.suspendCoarse()
+			// Wake-ups thus follow fires, not Resets, unless Resets are so
+			// many that their clock reads cost more than waking once a
+			// millisecond to keep the clock published (planSleep).
+			next = w.planSleep(now, next)
 		} else if next > now {
 			w.sleepEpoch(next)
 		}

@@ -142,6 +142,9 @@ type Wheel struct {
 	epochSeq   int64        // epochs published
 	openTag    int64        // tag of the published epoch, 0 if none
 	openBase   int64        // its start
+	clockReads atomic.Int64 // Resets that read the clock since the driver last looked
+	rateSince  int64        // when the driver last looked at clockReads
+	tickUntil  int64        // keep the clock published until then (see planSleep)
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
 	wakeCh     chan struct{}
 	stopCh     chan struct{}
