@@ -22,6 +22,9 @@ const (
 	level0Bits = 10
 	slotBits   = 6
 	slotMask   = 1<<slotBits - 1
+	// alignLead is how many ticks ahead a real-time timer must be for
+	// place to put it in an earlier level-0 slot than its deadline's.
+	alignLead = 128
 
 	// maxWhen is the latest representable deadline; Timer.due stores
 	// deadline+1, so one value is kept free.
@@ -418,6 +421,12 @@ func (w *Wheel) place(t *Timer) {
 		var lvl int
 		if x := uint64(tk ^ w.cur); x >= 1<<level0Bits {
 			lvl = 1 + (bits.Len64(x)-1-level0Bits)/slotBits
+		} else if d := tk - w.cur; w.batchSlots && d >= alignLead {
+			// A real-time timer far ahead sits in the slot halfway to its
+			// deadline, so that Resets moving it earlier but not before
+			// that (a heartbeat drawing a shorter timeout) stay lock-free;
+			// the driver re-places it when that slot comes.
+			tk = w.cur + d/2
 		}
 		lv := &w.levels[lvl]
 		start := (tk >> lv.shift) << lv.shift
