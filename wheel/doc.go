@@ -49,7 +49,10 @@
 // # Structure
 //
 // Level 0 has 1024 slots of one tick (1.024s at the default 1ms tick), so
-// that Raft's timeouts are placed at their exact tick at once; each level
+// that Raft's timeouts are placed on it at once, not re-bucketed from a
+// coarser level first (on a real-time wheel a timer 128 or more ticks ahead
+// waits in the slot halfway to its deadline, so that a heartbeat drawing a
+// shorter timeout can still move it earlier without the lock); each level
 // above has 64 slots covering 64 times the span of the one below. Occupancy
 // bitmaps find the next occupied slot without scanning, and enough levels
 // are used to reach any time.Duration at the configured tick. Deadlines are
