@@ -4,88 +4,19 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/raftick/raftick/bench/raftmix"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
-// stdTimer is the repeating timer one would write on the standard library
-// instead of this package: a time.Timer from time.AfterFunc (each fire on a
-// new goroutine), a mutex, and the same Jitter policy and State. It is the
-// impl=std side of the benchmarks.
-type stdTimer struct {
-	mu          sync.Mutex
-	t           *time.Timer
-	base        time.Duration
-	jitter      repeated.Jitter
-	rng         *rand.Rand
-	trigger     func()
-	running     bool
-	first       bool
-	consecutive int
-}
-
-func newStdTimer(base time.Duration, j repeated.Jitter, rng *rand.Rand, trigger func()) *stdTimer {
-	s := &stdTimer{base: base, jitter: j, rng: rng, trigger: trigger}
-	s.t = time.AfterFunc(time.Hour, s.fire)
-	s.t.Stop()
-	return s
-}
-
-func (s *stdTimer) nextLocked() time.Duration {
-	d := s.jitter.Next(s.base, repeated.State{First: s.first, Consecutive: s.consecutive}, s.rng)
-	s.first = false
-	return d
-}
-
-func (s *stdTimer) Start() {
-	s.mu.Lock()
-	if !s.running {
-		s.running, s.first, s.consecutive = true, true, 0
-		s.t.Reset(s.nextLocked())
-	}
-	s.mu.Unlock()
-}
-
-func (s *stdTimer) Reset() {
-	s.mu.Lock()
-	if s.running {
-		s.t.Reset(s.nextLocked())
-	}
-	s.mu.Unlock()
-}
-
-func (s *stdTimer) Stop() {
-	s.mu.Lock()
-	s.running = false
-	s.t.Stop()
-	s.mu.Unlock()
-}
-
-func (s *stdTimer) fire() {
-	s.mu.Lock()
-	if !s.running {
-		s.mu.Unlock()
-		return
-	}
-	s.consecutive++
-	s.mu.Unlock()
-	s.trigger()
-	s.mu.Lock()
-	if s.running {
-		s.t.Reset(s.nextLocked())
-	}
-	s.mu.Unlock()
-}
-
 // BenchmarkRepeatedReset is the heartbeat path: a running election timer
 // (150ms, Proportional(1)) pushed back by Reset. impl=repeated runs on a
-// real-time wheel; impl=std is stdTimer on time.Timer with the same jitter.
+// real-time wheel; impl=std is raftmix.StdTimer on time.Timer with the same jitter.
 func BenchmarkRepeatedReset(b *testing.B) {
 	b.Run("impl=repeated", func(b *testing.B) {
 		w, err := wheel.New(wheel.DefaultConfig())
@@ -106,7 +37,7 @@ func BenchmarkRepeatedReset(b *testing.B) {
 		tm.Destroy()
 	})
 	b.Run("impl=std", func(b *testing.B) {
-		s := newStdTimer(150*ms, repeated.Proportional(1), seeded(1), func() {})
+		s := raftmix.NewStdTimer(150*ms, repeated.Proportional(1), seeded(1), func() {})
 		s.Start()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -174,7 +105,7 @@ func (g *repeatedGroup) stop() {
 	g.snapshot.Destroy()
 }
 
-type stdGroup struct{ election, stepDown, snapshot *stdTimer }
+type stdGroup struct{ election, stepDown, snapshot *raftmix.StdTimer }
 
 func (g *stdGroup) heartbeat() { g.election.Reset() }
 func (g *stdGroup) stop() {
@@ -259,8 +190,8 @@ func benchRaftMix(b *testing.B, n int, impl string) {
 			}
 		}
 	case "std":
-		mk := func(i int, d time.Duration, f func(), j repeated.Jitter, k int) *stdTimer {
-			s := newStdTimer(d, j, rng(i, k), f)
+		mk := func(i int, d time.Duration, f func(), j repeated.Jitter, k int) *raftmix.StdTimer {
+			s := raftmix.NewStdTimer(d, j, rng(i, k), f)
 			s.Start()
 			return s
 		}

@@ -147,7 +147,9 @@ func BenchmarkReset(b *testing.B) {
 
 // BenchmarkScheduleStop schedules a timer 1s out and stops it, with 1M other
 // timers live (spread over [1h, 2h), so none fires during the run). The
-// wheel reuses one embedded Timer; std calls time.AfterFunc(...).Stop().
+// wheel reuses one embedded Timer (Reset then Stop); impl=std calls
+// time.AfterFunc(...).Stop(), impl=std-reused is like for like: Reset then
+// Stop on one reused *time.Timer.
 func BenchmarkScheduleStop(b *testing.B) {
 	const n = 1_000_000
 	spread := func(i int) time.Duration { return time.Hour + time.Duration(i)*(time.Hour/n) }
@@ -173,20 +175,34 @@ func BenchmarkScheduleStop(b *testing.B) {
 				tm.Stop()
 			}
 		})
-		b.Run("impl=std", func(b *testing.B) {
+		// liveStd starts the std side's live timers and returns their stop.
+		liveStd := func() func() {
 			settle()
 			live := make([]*time.Timer, n)
 			for i := range live {
 				live[i] = time.AfterFunc(spread(i), noop)
 			}
-			defer func() {
+			return func() {
 				for _, t := range live {
 					t.Stop()
 				}
-			}()
+			}
+		}
+		b.Run("impl=std", func(b *testing.B) {
+			defer liveStd()()
 			b.ReportAllocs()
 			for b.Loop() {
 				time.AfterFunc(time.Second, noop).Stop()
+			}
+		})
+		b.Run("impl=std-reused", func(b *testing.B) {
+			defer liveStd()()
+			tm := time.AfterFunc(time.Hour, noop)
+			tm.Stop()
+			b.ReportAllocs()
+			for b.Loop() {
+				tm.Reset(time.Second)
+				tm.Stop()
 			}
 		})
 	})
@@ -377,4 +393,141 @@ func BenchmarkIdleWakeups(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkResetHeartbeat is the heartbeat pattern at 1M live timers where
+// timers do expire: each op pushes a random timer (drawn with replacement,
+// so some wait longer than 150ms) to now+[150ms, 300ms). fires/op reports
+// how many expired per op; expired timers are re-armed by later ops, so the
+// wheel fires and re-arms throughout.
+func BenchmarkResetHeartbeat(b *testing.B) {
+	benchResetPattern(b, heartbeatMin, heartbeatSpan)
+}
+
+// BenchmarkResetSteady is Reset at 1M live timers with 2–4s delays, in the
+// fixed random order of BenchmarkReset: nothing expires during the run.
+func BenchmarkResetSteady(b *testing.B) {
+	benchResetPattern(b, 2*time.Second, 2*time.Second)
+}
+
+// benchResetPattern resets 1M live timers to now+[lo, lo+span): in a fixed
+// permutation order when nothing should expire (lo >= 1s), else drawn at
+// random.
+func benchResetPattern(b *testing.B, lo, span time.Duration) {
+	const n = 1_000_000
+	random := lo < time.Second
+	delay := func(x uint64) time.Duration { return lo + time.Duration((x&0xffffffff)*uint64(span)>>32) }
+	order := heartbeatOrder(n)
+	// loop is the timed loop; reset re-arms timer i d from now.
+	loop := func(b *testing.B, r *benchRand, reset func(i int, d time.Duration)) {
+		k := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			x := r.next()
+			i := int(order[k])
+			if random {
+				i, _ = heartbeat(x, n)
+			} else if k++; k == n {
+				k = 0
+			}
+			reset(i, delay(x))
+		}
+	}
+	b.Run("live=1m", func(b *testing.B) {
+		b.Run("impl=wheel", func(b *testing.B) {
+			settle()
+			w := newBenchWheel(b)
+			defer w.Stop()
+			r := benchRand{benchSeed}
+			ts := make([]wheel.Timer, n)
+			for i := range ts {
+				if err := ts[i].Init(w, noop); err != nil {
+					b.Fatal(err)
+				}
+				ts[i].Reset(delay(r.next()))
+			}
+			fired := w.Stats().Fired
+			loop(b, &r, func(i int, d time.Duration) { ts[i].Reset(d) })
+			b.ReportMetric(float64(w.Stats().Fired-fired)/float64(b.N), "fires/op")
+		})
+		b.Run("impl=std", func(b *testing.B) {
+			settle()
+			var fired atomic.Int64
+			count := func() { fired.Add(1) }
+			r := benchRand{benchSeed}
+			ts := make([]*time.Timer, n)
+			for i := range ts {
+				ts[i] = time.AfterFunc(delay(r.next()), count)
+			}
+			defer func() {
+				for _, t := range ts {
+					t.Stop()
+				}
+			}()
+			before := fired.Load()
+			loop(b, &r, func(i int, d time.Duration) { ts[i].Reset(d) })
+			b.ReportMetric(float64(fired.Load()-before)/float64(b.N), "fires/op")
+		})
+	})
+}
+
+// BenchmarkFireThroughput schedules 1M one-shot timers due evenly over the
+// next 100ms and waits until every one has fired; an op is one such round.
+// fires/s is the timers over the wall time from the first schedule to the
+// last fire (at least 100ms, so at most 10M/s).
+func BenchmarkFireThroughput(b *testing.B) {
+	const n = 1_000_000
+	b.Run("timers=1m", func(b *testing.B) {
+		b.Run("impl=wheel", func(b *testing.B) {
+			settle()
+			w := newBenchWheel(b)
+			defer w.Stop()
+			ts := make([]wheel.Timer, n)
+			fireRounds(b, n, func(fire func()) func(int, time.Duration) {
+				for i := range ts {
+					if err := ts[i].Init(w, fire); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return func(i int, d time.Duration) { ts[i].Reset(d) }
+			})
+		})
+		b.Run("impl=std", func(b *testing.B) {
+			settle()
+			ts := make([]*time.Timer, n)
+			fireRounds(b, n, func(fire func()) func(int, time.Duration) {
+				for i := range ts {
+					ts[i] = time.AfterFunc(time.Hour, fire)
+					ts[i].Stop()
+				}
+				return func(i int, d time.Duration) { ts[i].Reset(d) }
+			})
+		})
+	})
+}
+
+// fireRounds runs BenchmarkFireThroughput's rounds: setup binds n timers to
+// fire and returns how to arm timer i d from now; each op arms all of them
+// due evenly over 100ms and waits for the last fire.
+func fireRounds(b *testing.B, n int, setup func(fire func()) func(i int, d time.Duration)) {
+	const spread = 100 * time.Millisecond
+	var left atomic.Int64
+	done := make(chan struct{}, 1)
+	arm := setup(func() {
+		if left.Add(-1) == 0 {
+			done <- struct{}{}
+		}
+	})
+	var total time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		left.Store(int64(n))
+		start := time.Now()
+		for i := range n {
+			arm(i, time.Duration(i)*(spread/time.Duration(n)))
+		}
+		<-done
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/total.Seconds(), "fires/s")
 }

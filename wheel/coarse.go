@@ -5,13 +5,17 @@ import "time"
 // The coarse clock.
 //
 // Reading the monotonic clock costs about 25ns on a typical VM, most of a
-// Reset. While timers are being scheduled, the real-time driver therefore
-// publishes a coarse clock at least once a millisecond, and Reset computes
-// deadlines from it. A published value starts an epoch; the epoch ends when
-// the driver unpublishes it, which it does before reading the clock, so
-// every Reset that used the value happened before the measured end of the
-// epoch. A deadline computed from an epoch's start is thus early by at most
-// the epoch's length.
+// Reset. While timers are being scheduled and the driver is awake or
+// sleeps for at most a millisecond, the real-time driver therefore keeps a
+// coarse clock published, and Reset computes deadlines from it. A
+// published value (its base) starts an epoch; the epoch ends when the
+// driver unpublishes it, which it does before reading the clock, so every
+// Reset that used the value happened before the measured end of the epoch.
+// A deadline computed from an epoch's base is thus early by at most the
+// time from the base to the epoch's end (the epoch's slack; 0 if the epoch
+// ended before its base). While the driver is awake the base is the time
+// of publication; for a short sleep it is the planned wake-up, so that the
+// slack is only how late the driver woke.
 //
 // Each epoch carries a tag (1..tagMask, 0 meaning "exact clock") that
 // travels in the low bits of the deadlines computed from it, so the tag is
@@ -19,8 +23,16 @@ import "time"
 // longest epoch recently seen, and fires a timer only once its deadline plus
 // its own epoch's length has passed. A driver stalled past its planned
 // wake-up (CPU starvation) therefore delays only the timers scheduled during
-// the stall, and never lets one fire early. The driver stops publishing
-// while callbacks run, so a slow callback never stretches an epoch.
+// the stall, and never lets one fire early.
+//
+// The clock stays published while callbacks run (a busy driver is exactly
+// when Resets are many): the driver publishes a fresh epoch at every
+// wake-up and, during a long batch of callbacks, every republishAfter. A
+// callback that runs long stretches its epoch, so timers scheduled while
+// it runs may fire up to its duration late; timers scheduled after it
+// returned are not affected. Before a sleep longer than maxEpoch the driver
+// stops publishing, so that an idle epoch never spans it and wake-ups
+// follow fires, never Resets: Resets meanwhile read the clock.
 //
 // Real-time deadlines are rounded up to a multiple of tagMask+1 ns (4.096µs)
 // to make room for the tag; virtual wheels keep exact deadlines and never
@@ -39,9 +51,17 @@ const (
 	coarseMaxDelay = 4 * time.Second
 	slackWindow    = int64(coarseMaxDelay)
 
-	// maxEpoch bounds how long the driver lets an epoch run while timers
-	// are being scheduled, whatever the tick.
+	// maxEpoch is the longest sleep the driver lets an epoch span.
 	maxEpoch = int64(time.Millisecond)
+
+	// While Resets read the clock at least once a microsecond on average
+	// (a clock read costs about 25ns, a driver wake-up about 20µs), the
+	// driver keeps the clock published for tickLease, waking every
+	// maxEpoch although nothing fires; clockReadWake clock reads since its
+	// last look wake it to check the rate.
+	tickRate      = int64(time.Microsecond) // ns per clock read, at most
+	tickLease     = int64(50 * time.Millisecond)
+	clockReadWake = 1024
 )
 
 // slackEntry is the longest epoch recently seen for one tag.
@@ -73,8 +93,13 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 			}
 			return encodeRT(c&^tagMask, d, c&tagMask)
 		}
-		if w.demand.CompareAndSwap(false, true) {
-			// Ask a long-sleeping driver to start publishing.
+		// Tell the driver that Resets are happening, so that it publishes
+		// when it next wakes, and count the clock reads: a fast stream of
+		// them (see tickRate) wakes it, once, to keep the clock published.
+		if !w.demand.Load() {
+			w.demand.Store(true)
+		}
+		if w.clockReads.Add(1) == clockReadWake {
 			select {
 			case w.wakeCh <- struct{}{}:
 			default:
@@ -89,24 +114,27 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 // reading; an older reading only keeps an epoch's slack longer). For the
 // epoch still published it is the time since its start, which is less than
 // the rounding every deadline of that epoch carries above the epoch's
-// start, so such a timer is never due in that decision. mu held.
+// start, so such a timer is never due in that decision. Tags come round
+// again (every tagMask epochs, which may be well within slackWindow), so
+// the open epoch's tag also keeps the slack remembered for older epochs
+// with the same tag. Driver goroutine only.
 func (w *Wheel) slackFor(tag, now int64) int64 {
 	if tag == 0 {
 		return 0
 	}
+	var remembered int64
+	if e := w.slack[tag]; now-e.end <= slackWindow {
+		remembered = e.len
+	}
 	if tag == w.openTag {
 		// The epoch is still published: any Reset in it happened before now.
-		return now - w.openBase
+		return max(remembered, now-w.openBase, 0)
 	}
-	e := w.slack[tag]
-	if now-e.end > slackWindow {
-		return 0
-	}
-	return e.len
+	return remembered
 }
 
 // suspendCoarse unpublishes the coarse clock and records the epoch it ends.
-// It returns the time. mu held.
+// It returns the time. Driver goroutine only.
 func (w *Wheel) suspendCoarse() int64 {
 	// Unpublish first: a Reset that read the value did so before this swap,
 	// hence before the clock read below.
@@ -118,7 +146,7 @@ func (w *Wheel) suspendCoarse() int64 {
 		if now-e.end > slackWindow {
 			e.len = 0
 		}
-		e.len = max(e.len, now-(c&^tagMask))
+		e.len = max(e.len, now-(c&^tagMask)) // < 0 for an epoch based ahead of time
 		e.end = now
 	}
 	w.openTag = 0
@@ -126,17 +154,51 @@ func (w *Wheel) suspendCoarse() int64 {
 }
 
 // closeEpoch ends the current epoch and publishes a new one if timers were
-// scheduled on the coarse clock since the last one. It returns the time and
-// whether the driver must wake again within maxEpoch to keep the clock
-// fresh. mu held.
-func (w *Wheel) closeEpoch() (now int64, ticking bool) {
+// scheduled since the last one. It returns the time. Driver goroutine only.
+func (w *Wheel) closeEpoch() (now int64) {
 	now = w.suspendCoarse()
-	if !w.demand.Swap(false) {
-		return now, false
+	if w.demand.Load() && w.demand.Swap(false) {
+		w.publish(now)
 	}
+	return now
+}
+
+// planSleep decides, before a sleep until next (more than maxEpoch away),
+// whether to keep the clock published (it returns an earlier wake-up,
+// maxEpoch away) or to stop publishing. Driver goroutine only.
+func (w *Wheel) planSleep(now, next int64) int64 {
+	n := w.clockReads.Swap(0)
+	if el := now - w.rateSince; n >= 64 && n*tickRate >= el {
+		w.tickUntil = now + tickLease
+	}
+	w.rateSince = now
+	if now < w.tickUntil && (w.openTag != 0 || w.demand.Load()) {
+		wake := now + maxEpoch
+		w.sleepEpoch(wake)
+		return wake
+	}
+	w.suspendCoarse()
+	return next
+}
+
+// sleepEpoch ends the current epoch and, if it was published or timers
+// were scheduled since, publishes one for a short sleep based at the
+// planned wake-up: deadlines computed from it are late by up to the sleep
+// instead of early, so its slack is only how far the driver oversleeps,
+// and a level-0 slot whose end the driver wakes at is due whole. Driver
+// goroutine only.
+func (w *Wheel) sleepEpoch(wake int64) {
+	published := w.openTag != 0
+	w.suspendCoarse()
+	if w.demand.Swap(false) || published {
+		w.publish(wake)
+	}
+}
+
+// publish starts an epoch at base (rounded down to make room for the tag).
+func (w *Wheel) publish(base int64) {
 	w.epochSeq++
 	tag := 1 + w.epochSeq%tagMask
-	w.openTag, w.openBase = tag, now&^tagMask
+	w.openTag, w.openBase = tag, base&^tagMask
 	w.coarse.Store(w.openBase | tag)
-	return now, true
 }

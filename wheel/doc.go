@@ -42,25 +42,68 @@
 // on every heartbeat. On a real-time wheel, moving a pending timer's deadline
 // later takes no lock: the new deadline is stored atomically and the timer is
 // re-bucketed lazily when its old bucket comes due. Only moving a deadline
-// earlier than its bucket takes the wheel's lock. Reset does not read the
-// clock either (25ns of a 35ns Reset on a typical VM): while timers are being
-// scheduled, the driver publishes a coarse clock at least once a millisecond
-// and measures how long each published value stayed current (its epoch). The
-// epoch travels in the low bits of the deadlines computed from it, and a
-// timer fires only once its deadline plus its own epoch's length has passed,
-// so it never fires before the Reset call plus d, and a driver stall delays
-// only the timers scheduled during it. A real-time timer fires at most about
-// a tick plus scheduler delay late. When nothing is being scheduled the
-// driver stops publishing and sleeps until the next deadline.
+// earlier than its bucket takes the wheel's lock. Rescheduling a stopped
+// timer that is still linked where it was (Stop unlinks lazily) is the same
+// compare-and-swap. Reset does not read the clock either (25ns of a 35ns
+// Reset on a typical VM): while timers are being scheduled and the driver is
+// awake or sleeping for at most a millisecond, it keeps a coarse clock
+// published and measures how far each published value could have been
+// behind real time (its epoch's slack). The epoch travels in the low bits of
+// the deadlines computed from it, and a timer fires only once its deadline
+// plus its own epoch's slack has passed, so it never fires before the Reset
+// call plus d, and a driver stall delays only the timers scheduled during
+// it. Before a longer sleep the driver stops publishing (Resets then read
+// the clock), so wake-ups follow fires, never Resets.
 //
 // # Structure
 //
-// Levels of 64 slots, each covering 64 times the span of the one below, hold
-// the timers; a 64-bit occupancy bitmap per level finds the next occupied
-// slot in O(levels) without scanning, and enough levels are used to reach any
-// time.Duration at the configured tick (1ms by default). Deadlines are exact;
-// the tick only decides bucketing. Timers due within the current tick wait in
-// a small heap ordered by (deadline, schedule order).
+// Level 0 has 1024 slots of one tick (1.024s at the default 1ms tick), so
+// that Raft's timeouts are placed on it at once, not re-bucketed from a
+// coarser level first (on a real-time wheel a timer 128 or more ticks ahead
+// waits in the slot halfway to its deadline, so that a heartbeat drawing a
+// shorter timeout can still move it earlier without the lock); each level
+// above has 64 slots covering 64 times the span of the one below. Occupancy
+// bitmaps find the next occupied slot without scanning, and enough levels
+// are used to reach any time.Duration at the configured tick. Deadlines are
+// exact; the tick only decides bucketing. Each slot is an intrusive list, so
+// a Timer costs no allocation beyond itself.
+//
+// # The real-time driver
+//
+// One goroutine per wheel. Each round it reads the clock once, ends the
+// coarse clock's epoch, and, holding the wheel's lock, collects what is due:
+// a level-0 slot whose end has passed is taken whole, in one pass over its
+// list; each timer in it is due (collected), pushed later since it was
+// placed (re-placed in its new slot: the lazy extension of lock-free
+// Resets), or stopped (dropped). Higher-level slots are re-bucketed when
+// their start comes, in chunks so that locked Resets are not held up. Then
+// the driver releases the lock and runs the batch: it claims each timer
+// with one compare-and-swap just before its callback (so a callback or Stop
+// can still stop a timer of the same batch) and reads the clock once per
+// fire, for lateness and to keep the coarse clock fresh. While its callback
+// runs, a timer re-armed by it (the periodic timer's cycle) just stores its
+// new deadline, and the driver places it with the rest of the batch, so
+// the fire-and-re-arm cycle takes the lock once per batch rather than once
+// per timer. Then the driver sleeps until the end of the next occupied
+// level-0 slot (or the start of a higher-level one), or until a timer that
+// needs it earlier wakes it.
+//
+// This is cheap because every timer is touched about once per slot it sits
+// in, with no heap operation, no lock and no clock read per timer on the
+// hot paths; a Reset writes only its own timer, and the driver wakes once
+// per occupied millisecond at most, however many timers fire in it.
+//
+// What real time promises: a timer never fires before the Reset call plus
+// d. It fires within about a tick after its deadline (a level-0 slot is
+// fired once its end has passed), plus scheduler delay and the time the
+// driver takes for the callbacks ahead of it; a callback that runs long
+// delays the others, and timers scheduled while it runs (they may fire up
+// to its duration late). Timers due in the same slot have no defined order
+// on a real-time wheel (in practice mostly the order they were scheduled
+// in); the exact (deadline, schedule order) order is a promise of the
+// virtual wheel, which fires every timer at its exact deadline and keeps
+// timers due within the current tick in a small heap ordered by (deadline,
+// schedule order).
 //
 // # Callbacks, errors, shutdown
 //
@@ -69,8 +112,10 @@
 // and counted (Stats.Panics); the wheel keeps running. Config.MaxPending bounds
 // pending timers (ErrTooManyPending). Wheel.Stop is idempotent, returns the
 // timers that never fired, makes later scheduling fail with ErrStopped, and
-// may be called from a callback. Stats reports counters: scheduled, fired,
-// cancelled, pending, rejected, panics, lateness and driver wake-ups.
+// may be called from a callback; it never waits for a callback that started
+// after it. A callback must not advance its own virtual wheel (that panics:
+// see Virtual). Stats reports counters: scheduled, fired, cancelled,
+// pending, rejected, panics, lateness and driver wake-ups.
 //
 // # Metrics
 //

@@ -2,11 +2,25 @@ package wheel
 
 import (
 	"runtime"
+	"slices"
 	"time"
 )
 
-// drive is the real-time driver goroutine: fire what is due, then sleep until
-// the next occupied slot or heap deadline, or until woken by a nearer timer.
+const (
+	// maxBatch bounds the timers the real-time driver claims under one
+	// hold of the wheel's lock.
+	maxBatch = 1024
+	// republishAfter is how old the published coarse clock may get during
+	// a batch of callbacks before the driver publishes a fresh one.
+	republishAfter = int64(100 * time.Microsecond)
+)
+
+// drive is the real-time driver goroutine. Each round it reads the clock
+// once, ends the coarse clock's epoch, claims up to maxBatch due timers
+// under the lock (a whole fine-grained slot at a time once the slot's end
+// has passed, see collect), runs their callbacks without the lock, and
+// sleeps until the next slot end or deadline, or until woken by a nearer
+// timer.
 func (w *Wheel) drive() {
 	defer close(w.doneCh)
 	sleep := time.NewTimer(time.Hour)
@@ -17,35 +31,25 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
-		now, ticking := w.closeEpoch()
-		// Claim and run one timer at a time, so that a callback can still
-		// stop a timer due at the same instant that has not started. The
-		// clock is read once per fire: it decides what is due, bounds the
-		// slack check and measures lateness.
-		ran := false
-		for {
-			f, ok := w.popDue(now)
-			if !ok {
-				break
-			}
-			if !ran {
-				// Callbacks may be slow: stop publishing the coarse clock
-				// while they run, so that an epoch never spans one and a
-				// slow callback does not become everyone's slack.
-				ran = true
-				w.suspendCoarse()
-			}
+		now := w.closeEpoch()
+		w.collect(now)
+		if len(w.batch) > 0 {
+			// Set under the lock, so that a Stop that finds it false knows
+			// the driver will see stopped before starting any callback.
+			w.running = true
 			w.mu.Unlock()
-			w.inCallback.Store(true)
-			w.noteLateness(now - f.when)
-			w.invoke(f.f)
-			w.inCallback.Store(false)
-			now = int64(time.Since(w.epoch))
+			w.runBatch(now)
 			w.mu.Lock()
-			if w.stopped {
-				w.mu.Unlock()
+			w.running = false
+			w.placeRearmed()
+			clear(w.batch)
+			w.batch = w.batch[:0]
+			stopped := w.stopped
+			w.mu.Unlock()
+			if stopped {
 				return
 			}
+			continue
 		}
 		if len(w.drains) > 0 {
 			// A big slot is being re-bucketed: let waiting Resets in,
@@ -54,14 +58,22 @@ func (w *Wheel) drive() {
 			runtime.Gosched()
 			continue
 		}
-		// Every slot starting at or before now has been processed.
-		w.moveCursor(now/w.tick + 1)
-		if ran {
-			now, ticking = w.closeEpoch()
+		// Every slot that collect may process by now has been processed.
+		if w.batchSlots {
+			w.moveCursor(now / w.tick)
+		} else {
+			w.moveCursor(now/w.tick + 1)
 		}
 		next := w.nextEvent()
-		if ticking {
-			next = min(next, now+min(w.tick, maxEpoch))
+		if next-now > maxEpoch {
+			// A long sleep: stop publishing, so that an epoch never spans
+			// it; Resets read the clock until the driver wakes for a fire.
+			// Wake-ups thus follow fires, not Resets, unless Resets are so
+			// many that their clock reads cost more than waking once a
+			// millisecond to keep the clock published (planSleep).
+			next = w.planSleep(now, next)
+		} else if next > now {
+			w.sleepEpoch(next)
 		}
 		w.sleepUntil.Store(next)
 		w.mu.Unlock()
@@ -84,6 +96,130 @@ func (w *Wheel) drive() {
 				return
 			}
 			w.wakeups.Add(1)
+		}
+	}
+}
+
+// collect moves up to maxBatch due timers into w.batch, without claiming
+// them (runBatch does, just before each callback, so that a callback or
+// Stop can still stop a timer of the same batch). Real time has no order
+// among due timers: a level-0 slot whose end has passed is taken whole
+// (batchSlot); due ready-heap entries are taken as found. mu held.
+func (w *Wheel) collect(now int64) {
+	for len(w.batch) < maxBatch {
+		if !w.drainSome() {
+			return // the driver yields the lock
+		}
+		if top, ok := w.cleanTop(); ok && top.key <= now {
+			// A deadline from the coarse clock is due only once its
+			// epoch's length has passed too.
+			if s := w.slackFor(top.when&tagMask, now); top.when+s > top.key {
+				w.ready.pop()
+				top.key = top.when + s
+				w.ready.push(top)
+				continue
+			}
+			w.ready.pop()
+			top.t.loc = locNone
+			w.batch = append(w.batch, firing{t: top.t, f: top.t.f, when: top.when})
+			continue
+		}
+		lvl, idx, start, ok := w.nextSlot()
+		if !ok {
+			return
+		}
+		if lvl == 0 && w.batchSlots {
+			if w.tickStart(start+1) > now {
+				return
+			}
+			w.batchSlot(idx, start, now)
+			continue
+		}
+		if w.tickStart(start) > now {
+			return
+		}
+		w.processSlot(lvl, idx, start)
+	}
+}
+
+// batchSlot takes level-0 slot idx (tick start), whose end has passed, and
+// appends its due timers to the batch in one pass over the list; timers
+// pushed later, or whose epoch's slack has not passed yet, are re-placed.
+// mu held.
+func (w *Wheel) batchSlot(idx int, start, now int64) {
+	head := w.take(0, idx)
+	w.moveCursor(start + 1)
+	n0 := len(w.batch)
+	for t := head; t != nil; {
+		next := t.next
+		t.next, t.prev, t.loc = nil, nil, locNone
+		if due := t.due.Load(); due > 0 {
+			when := due - 1
+			if when/w.tick == start && when+w.slackFor(when&tagMask, now) <= now {
+				// As in place: unpublish the slot, then re-check, so that
+				// a concurrent lock-free Reset either lands before the
+				// check or takes the locked path.
+				t.slotStart.Store(-1)
+				if t.due.Load() == due {
+					w.batch = append(w.batch, firing{t: t, f: t.f, when: when})
+					t = next
+					continue
+				}
+			}
+		}
+		w.place(t)
+		t = next
+	}
+	// Lists are last in, first out: run the slot in the order its timers
+	// were scheduled (re-bucketed ones aside; real time promises no order).
+	slices.Reverse(w.batch[n0:])
+}
+
+// runBatch claims and runs the collected timers, without the lock. A timer
+// stopped or reset since it was collected fails the claim and is skipped
+// (a reset one has been re-placed by its Reset). The batch is read-only
+// here: Stop, under the lock, claims what has not started.
+//
+// While its callback runs a timer is in state dueFiring: idle, but a Reset
+// (typically the callback re-arming its own timer, the periodic timer's
+// cycle) just stores the new deadline, without the lock, and leaves the
+// timer to the driver, which places it with the rest of the batch
+// (placeRearmed).
+func (w *Wheel) runBatch(now int64) {
+	for i := range w.batch {
+		e := &w.batch[i]
+		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
+			continue
+		}
+		w.pending.Add(-1)
+		w.fired.Add(1)
+		if i > 0 {
+			// The clock is read once per fire: it measures lateness
+			// (behind slow callbacks too) and keeps epochs short.
+			now = int64(time.Since(w.epoch))
+			if w.openTag != 0 && now-w.openBase >= republishAfter {
+				w.closeEpoch()
+			}
+		}
+		w.noteLateness(now - e.when)
+		w.invoke(e.f)
+		if !e.t.due.CompareAndSwap(dueFiring, 0) {
+			w.rearmed++
+		}
+	}
+}
+
+// placeRearmed places the timers of the batch that were re-armed through
+// the driver while their callbacks ran, and are still pending and not
+// placed by a locked Reset since. mu held.
+func (w *Wheel) placeRearmed() {
+	if w.rearmed == 0 {
+		return
+	}
+	w.rearmed = 0
+	for _, e := range w.batch {
+		if t := e.t; t.w == w && t.loc == locNone && t.due.Load() > 0 {
+			w.place(t)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package wheel_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -1105,4 +1106,48 @@ func TestVirtualConcurrentUse(t *testing.T) {
 	s := requireStatsAddUp(t, v.Wheel)
 	require.Equal(t, total, s.Scheduled)
 	require.Zero(t, s.Pending)
+}
+
+// A callback that advances its own virtual wheel would wait forever for the
+// advance that runs it; it panics with a message instead. Another goroutine
+// advancing the wheel while a callback runs just waits its turn.
+func TestVirtualReentrantAdvancePanics(t *testing.T) {
+	for name, advance := range map[string]func(v *wheel.Virtual){
+		"AdvanceTo":     func(v *wheel.Virtual) { v.AdvanceTo(v.Now() + ms) },
+		"AdvanceBy":     func(v *wheel.Virtual) { v.AdvanceBy(ms) },
+		"AdvanceToNext": func(v *wheel.Virtual) { v.AdvanceToNext() },
+		"RunUntilIdle":  func(v *wheel.Virtual) { v.RunUntilIdle() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			v := newVirtual(t, nil)
+			var got any
+			_, err := v.AfterFunc(ms, func() {
+				defer func() { got = recover() }()
+				advance(v)
+			})
+			require.NoError(t, err)
+			_, err = v.AfterFunc(5*ms, func() {})
+			require.NoError(t, err)
+			require.Equal(t, 1, v.AdvanceTo(2*ms))
+			require.NotNil(t, got, "no panic")
+			require.Contains(t, fmt.Sprint(got), "advanced its own virtual wheel")
+			require.Equal(t, 1, v.AdvanceTo(10*ms), "the wheel still works")
+		})
+	}
+	t.Run("other goroutine waits", func(t *testing.T) {
+		v := newVirtual(t, nil)
+		entered, release := make(chan struct{}), make(chan struct{})
+		_, err := v.AfterFunc(ms, func() { close(entered); <-release })
+		require.NoError(t, err)
+		_, err = v.AfterFunc(3*ms, func() {})
+		require.NoError(t, err)
+		first := make(chan int)
+		go func() { first <- v.AdvanceTo(2 * ms) }()
+		<-entered
+		second := make(chan int)
+		go func() { second <- v.AdvanceTo(4 * ms) }()
+		close(release)
+		require.Equal(t, 1, <-first)
+		require.Equal(t, 1, <-second)
+	})
 }

@@ -109,7 +109,8 @@ func quiesce(t *testing.T, w *Wheel) (probes int64) {
 // hierarchy that the lock-free Reset must preserve: occupancy bits match the
 // slot lists, links and locations are consistent, no pending timer sits in a
 // slot that starts after its deadline (it would fire late), and every
-// pending timer is reachable from a slot or a live ready-heap entry. Call it
+// pending timer is reachable from a slot, a live ready-heap entry or the
+// driver's running batch. Call it
 // only while no goroutine schedules or stops timers.
 func checkStructure(t *testing.T, w *Wheel) {
 	t.Helper()
@@ -119,12 +120,12 @@ func checkStructure(t *testing.T, w *Wheel) {
 	for l := range w.levels {
 		lv := &w.levels[l]
 		for i, head := range lv.slots {
-			require.Equal(t, head != nil, lv.occupied&(1<<uint(i)) != 0, "level %d slot %d: occupancy bit", l, i)
+			require.Equal(t, head != nil, lv.isSet(i), "level %d slot %d: occupancy bit", l, i)
 			var prev *Timer
 			for tm := head; tm != nil; tm = tm.next {
 				require.Equal(t, locSlot, tm.loc, "level %d slot %d: timer location", l, i)
 				require.Equal(t, uint8(l), tm.lvl)
-				require.Equal(t, uint8(i), tm.idx)
+				require.Equal(t, uint16(i), tm.idx)
 				require.Same(t, prev, tm.prev, "level %d slot %d: back link", l, i)
 				prev = tm
 				due := tm.due.Load()
@@ -145,6 +146,15 @@ func checkStructure(t *testing.T, w *Wheel) {
 		if tm.loc == locReady && tm.w == w && tm.seq.Load() == e.seq && tm.due.Load() != 0 {
 			require.Equal(t, int64(-1), tm.slotStart.Load(), "a timer in the ready heap has a slot start")
 			require.False(t, reachable[tm] && tm.loc == locSlot, "timer both in a slot and in the heap")
+			reachable[tm] = true
+		}
+	}
+	// The driver may be running a batch: its collected timers not yet
+	// claimed, and those re-armed from their callbacks and not yet placed,
+	// are pending and reachable from the batch.
+	for _, f := range w.batch {
+		if tm := f.t; tm.loc == locNone && tm.due.Load() > 0 {
+			require.False(t, reachable[tm], "timer both in the batch and in the structure")
 			reachable[tm] = true
 		}
 	}
@@ -388,11 +398,13 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 			timers := make([]Timer, n)
 			counts := make([]rtCounters, n)
 			lastFire := make([]atomic.Int64, n) // ns since start
+			var firesWhilePushed atomic.Int64
 			start := time.Now()
 			for i := range timers {
 				require.NoError(t, timers[i].Init(w, func() {
 					counts[i].fires.Add(1)
 					lastFire[i].Store(int64(time.Since(start)))
+					firesWhilePushed.Add(1)
 				}))
 				timers[i].Reset(time.Duration(i) * tick)
 				counts[i].starts.Add(1)
@@ -407,7 +419,13 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 				wg.Go(func() {
 					rng := rand.New(rand.NewPCG(seed, uint64(g)))
 					k := 0
-					for ; k%64 != 0 || time.Since(start) < pushFor; k++ {
+					// Push for pushFor, and on a starved machine until some
+					// timers have fired under the pushers (bounded).
+					pushing := func() bool {
+						el := time.Since(start)
+						return el < pushFor || (firesWhilePushed.Load() < 64 && el < rtWaitLimit/2)
+					}
+					for ; k%64 != 0 || pushing(); k++ {
 						i := rng.IntN(n)
 						d := time.Duration(rng.Int64N(int64(3 * tick)))
 						if rng.IntN(2) == 0 {
@@ -595,8 +613,14 @@ func TestRealtimeLatenessCountsSlowCallbacks(t *testing.T) {
 func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	const stall = 100 * time.Millisecond
 	w := newRealtime(t, time.Millisecond)
-	var heartbeat Timer
+	var heartbeat, busy Timer
 	require.NoError(t, heartbeat.Init(w, func() {}))
+	// A timer due every 500µs keeps the driver waking often, so that it
+	// keeps the coarse clock published (it stops publishing before long
+	// sleeps).
+	require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
+	busy.Reset(0)
+	t.Cleanup(func() { busy.Stop() })
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
@@ -635,4 +659,62 @@ func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	worst := worstLateness(t, w, 20, 5*time.Millisecond)
 	require.Less(t, worst, stall/2,
 		"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
+}
+
+// TestRealtimeStopDoesNotWaitForLaterCallback is the review finding's
+// reproduction: the driver collects a due timer just before Stop; Stop must
+// not wait for its callback, which needs a lock Stop's caller holds. The
+// window is nanoseconds wide, so the test repeats the race for a bounded
+// time (about a second); a regression shows up as a hang caught by the
+// 2-second limit.
+func TestRealtimeStopDoesNotWaitForLaterCallback(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	deadline := time.Now().Add(time.Second)
+	if testing.Short() {
+		deadline = time.Now().Add(200 * time.Millisecond)
+	}
+	i := 0
+	for ; time.Now().Before(deadline); i++ {
+		w, err := New(DefaultConfig())
+		require.NoError(t, err)
+		var L sync.Mutex
+		L.Lock()
+		_, err = w.AfterFunc(0, func() { L.Lock(); L.Unlock() })
+		require.NoError(t, err)
+		stopped := make(chan struct{})
+		go func() { w.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(2 * time.Second):
+			L.Unlock()
+			t.Fatalf("iteration %d: Stop waited for a callback that needs the caller's lock", i)
+		}
+		L.Unlock()
+		<-w.Done()
+	}
+	t.Logf("%d iterations", i)
+}
+
+// TestSlackForTagWrap: a tag comes round again after tagMask epochs, which
+// can be well within slackWindow when epochs are short. The slack remembered
+// for the older epoch must survive while the tag is open again, or a timer
+// of the older epoch could fire up to that epoch's length early.
+func TestSlackForTagWrap(t *testing.T) {
+	w, err := New(DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	const tag = 7
+	// An old epoch with this tag lasted 3ms and ended at t=10ms.
+	w.slack[tag] = slackEntry{len: int64(3 * time.Millisecond), end: int64(10 * time.Millisecond)}
+	// 20µs later the tag is published again (a new, short epoch).
+	w.openTag, w.openBase = tag, int64(10*time.Millisecond+20*time.Microsecond)
+	now := int64(10*time.Millisecond + 30*time.Microsecond)
+	require.Equal(t, int64(3*time.Millisecond), w.slackFor(tag, now), "the older epoch's slack was lost")
+	// Once the new epoch is longer, it rules.
+	later := w.openBase + int64(5*time.Millisecond)
+	require.Equal(t, int64(5*time.Millisecond), w.slackFor(tag, later))
+	// Past the window the old epoch is forgotten.
+	far := int64(10*time.Millisecond) + slackWindow + 1
+	w.openTag = 0
+	require.Zero(t, w.slackFor(tag, far))
 }

@@ -28,8 +28,11 @@ type Timer struct {
 	f func()
 
 	// due is deadline+1 (ns since the wheel's epoch) while pending, 0 when
-	// idle. It is the single source of truth for "pending": Stop, firing and
-	// the lock-free Reset all change it with compare-and-swap.
+	// idle, and dueFiring while the real-time driver runs the timer's
+	// callback (idle too, but a Reset may hand the timer back to the
+	// driver without the lock). It is the single source of truth for
+	// "pending" (due > 0): Stop, firing and the lock-free Reset all change
+	// it with compare-and-swap.
 	due atomic.Int64
 	// slotStart is the time at which the wheel will next examine the timer
 	// (its slot's start), or -1 if it is not in a slot. A pending timer may
@@ -41,8 +44,8 @@ type Timer struct {
 
 	// Guarded by w.mu.
 	next, prev *Timer
-	loc        uint8
-	lvl, idx   uint8
+	loc, lvl   uint8
+	idx        uint16
 }
 
 // Init binds t to wheel w and callback f. The timer starts idle. Init may be
@@ -61,9 +64,12 @@ func (t *Timer) Init(w *Wheel, f func()) error {
 		// stale heap entries for t.
 		old.mu.Lock()
 		defer old.mu.Unlock()
-		if t.due.Load() != 0 {
+		if t.due.Load() > 0 {
 			return ErrTimerPending
 		}
+		// Rebound from inside its own callback: the old driver must not
+		// take a Reset meant for the new binding.
+		t.due.CompareAndSwap(dueFiring, 0)
 		old.unlink(t)
 	}
 	t.slotStart.Store(-1)
@@ -91,9 +97,12 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 	}
 	when := w.scheduleDeadline(d)
 	if !w.virtual {
-		// Lock-free path: a pending timer whose new deadline is not before
-		// the start of the slot it sits in just records the deadline.
-		if old := t.due.Load(); old != 0 {
+		old := t.due.Load()
+		switch {
+		case old > 0:
+			// Lock-free path: a pending timer whose new deadline is not
+			// before the start of the slot it sits in just records the
+			// deadline.
 			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(old, when+1) {
 				// If the wheel re-bucketed the timer between our check and
 				// the swap, it may now sit in a slot that starts after the
@@ -102,6 +111,33 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 					w.fixup(t)
 				}
 				return true, nil
+			}
+		case old == 0 && w.maxPending == 0:
+			// An idle timer still linked where it was stopped (Stop
+			// unlinks lazily) whose new deadline is not before that
+			// slot's start: schedule it in place, as a push later does.
+			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(0, when+1) {
+				w.pending.Add(1)
+				w.scheduled.Add(1)
+				if w.closed.Load() {
+					return w.unschedule(t, when)
+				}
+				if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+					w.fixup(t)
+				}
+				return false, nil
+			}
+		case old == dueFiring && w.maxPending == 0:
+			// The driver is running t's callback (this is typically the
+			// callback re-arming its own timer): hand the new schedule to
+			// the driver, which places it when the callback returns.
+			if t.due.CompareAndSwap(dueFiring, when+1) {
+				w.pending.Add(1)
+				w.scheduled.Add(1)
+				if w.closed.Load() {
+					return w.unschedule(t, when)
+				}
+				return false, nil
 			}
 		}
 	}
@@ -124,7 +160,7 @@ func (t *Timer) Stop() bool {
 func (t *Timer) claim() (int64, bool) {
 	for {
 		due := t.due.Load()
-		if due == 0 {
+		if due <= 0 {
 			return 0, false
 		}
 		if t.due.CompareAndSwap(due, 0) {
@@ -136,17 +172,18 @@ func (t *Timer) claim() (int64, bool) {
 
 // Pending reports whether t is scheduled and has not yet fired or been
 // stopped.
-func (t *Timer) Pending() bool { return t.due.Load() != 0 }
+func (t *Timer) Pending() bool { return t.due.Load() > 0 }
 
 // Deadline returns t's deadline on its wheel's clock (see Wheel.Now) and
 // true if t is pending, or 0 and false. On a virtual wheel it is exact. On a
 // real-time wheel, Reset computes deadlines from a coarse clock that may lag
-// real time by about one tick, so Deadline may be up to that much earlier
-// than the Reset call plus d; the timer itself never fires before the Reset
-// call plus d.
+// or lead real time by up to about a millisecond (see the package
+// documentation), so Deadline may differ from the Reset call plus d by
+// about that much either way; the timer itself never fires before the
+// Reset call plus d.
 func (t *Timer) Deadline() (time.Duration, bool) {
 	due := t.due.Load()
-	if due == 0 {
+	if due <= 0 {
 		return 0, false
 	}
 	return time.Duration(due - 1), true

@@ -1,6 +1,8 @@
 package wheel
 
 import (
+	"bytes"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -16,6 +18,12 @@ import (
 // Embedding *Wheel, a Virtual is used like any wheel: pass v.Wheel to code
 // that schedules timers, and drive time with the methods below. Calls that
 // advance time are serialized; the timers may be used from any goroutine.
+//
+// A callback must not advance its own wheel (AdvanceTo, AdvanceBy,
+// AdvanceToNext, RunUntilIdle): the advance that runs it is still under
+// way. That is a programming error and panics with a message saying so. A
+// callback may schedule, reset and stop timers, and read Now and
+// NextDeadline.
 type Virtual struct {
 	*Wheel
 	advMu sync.Mutex // serializes advancing
@@ -34,9 +42,14 @@ func NewVirtual(cfg Config) (*Virtual, error) {
 // and returns how many fired. A t before Now() does not move the clock back;
 // it fires only timers due at Now(). The clock stops at the latest
 // representable deadline (math.MaxInt64-1 ns). On a stopped wheel it does
-// nothing.
+// nothing. Called from a callback of this wheel, it panics.
 func (v *Virtual) AdvanceTo(t time.Duration) int {
-	v.advMu.Lock()
+	if !v.advMu.TryLock() {
+		if reentrant() {
+			panic("wheel: a callback advanced its own virtual wheel (AdvanceTo, AdvanceBy, AdvanceToNext or RunUntilIdle from inside a timer callback); schedule a timer instead")
+		}
+		v.advMu.Lock()
+	}
 	defer v.advMu.Unlock()
 	w := v.Wheel
 	target := min(max(int64(t), w.vnow.Load()), maxWhen)
@@ -102,5 +115,23 @@ func (v *Virtual) RunUntilIdle() int {
 			return n
 		}
 		n += v.AdvanceTo(next)
+	}
+}
+
+// advanceFrame is how AdvanceTo appears in a stack trace.
+var advanceFrame = []byte("wheel.(*Virtual).AdvanceTo(")
+
+// reentrant reports whether the calling goroutine is already inside
+// AdvanceTo, that is, whether a callback is advancing its own wheel. It is
+// called only when the advance lock is taken, so its cost (a stack trace)
+// is paid only by contended or erroneous calls.
+func reentrant() bool {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) || len(buf) >= 16<<20 {
+			return bytes.Count(buf[:n], advanceFrame) >= 2
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

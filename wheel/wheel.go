@@ -14,21 +14,73 @@ import (
 )
 
 const (
-	slotBits      = 6
-	slotsPerLevel = 1 << slotBits
-	slotMask      = slotsPerLevel - 1
+	// Level 0 has 1<<level0Bits slots of one tick (1.024s at the default
+	// 1ms tick), so that Raft's timeouts (75ms to a few hundred ms) are
+	// placed at their exact tick at once and touched again only when their
+	// slot comes due, not re-bucketed from a coarser level first. Each
+	// level above has 1<<slotBits slots.
+	level0Bits = 10
+	slotBits   = 6
+	slotMask   = 1<<slotBits - 1
+	// alignLead is how many ticks ahead a real-time timer must be for
+	// place to put it in an earlier level-0 slot than its deadline's.
+	alignLead = 128
 
 	// maxWhen is the latest representable deadline; Timer.due stores
 	// deadline+1, so one value is kept free.
 	maxWhen = math.MaxInt64 - 1
 	never   = int64(math.MaxInt64)
+
+	// dueFiring is Timer.due while the real-time driver runs the timer's
+	// callback: idle, but handed back to the driver by a lock-free Reset.
+	dueFiring = int64(math.MinInt64)
 )
 
-// level is one ring of the hierarchy: 64 slots, each an intrusive doubly
-// linked list of timers, and a bitmap of the non-empty ones.
+// level is one ring of the hierarchy: slots (1024 at level 0, 64 above),
+// each an intrusive doubly linked list of timers, and a bitmap of the
+// non-empty ones.
 type level struct {
-	occupied uint64
-	slots    [slotsPerLevel]*Timer
+	shift    uint // ticks are shifted right by this to index the level
+	bits     uint // log2 of the number of slots
+	occupied []uint64
+	slots    []*Timer
+}
+
+func (lv *level) mark(idx int)       { lv.occupied[idx>>6] |= 1 << uint(idx&63) }
+func (lv *level) unmark(idx int)     { lv.occupied[idx>>6] &^= 1 << uint(idx&63) }
+func (lv *level) isSet(idx int) bool { return lv.occupied[idx>>6]&(1<<uint(idx&63)) != 0 }
+
+// index returns tick tk's slot on this level.
+func (lv *level) index(tk int64) int { return int((tk >> lv.shift) & (1<<lv.bits - 1)) }
+
+// firstFrom returns the first occupied slot at or after idx, if any.
+func (lv *level) firstFrom(idx int) (int, bool) {
+	for k := idx >> 6; k < len(lv.occupied); k++ {
+		b := lv.occupied[k]
+		if k == idx>>6 {
+			b &= ^uint64(0) << uint(idx&63)
+		}
+		if b != 0 {
+			return k<<6 | bits.TrailingZeros64(b), true
+		}
+	}
+	return 0, false
+}
+
+// newLevels returns enough levels to index any tick up to maxTick.
+func newLevels(maxTick int64) []level {
+	need := uint(bits.Len64(uint64(maxTick) + 1))
+	var levels []level
+	for shift := uint(0); shift < need || len(levels) == 0; {
+		b := uint(slotBits)
+		if len(levels) == 0 {
+			b = level0Bits
+		}
+		n := 1 << b
+		levels = append(levels, level{shift: shift, bits: b, occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n)})
+		shift += b
+	}
+	return levels
 }
 
 // A Wheel is a hierarchical timing wheel. Create one with New (real time),
@@ -37,9 +89,9 @@ type level struct {
 //
 // Internally time is counted in nanoseconds since the wheel's epoch and in
 // ticks of Config.Tick. Level l holds timers whose deadline tick first
-// differs from the cursor in bit group l (6 bits a level), so the next
-// occupied slot is found with one bit scan per level and a timer is
-// re-bucketed at most once per level. Timers due within the cursor's tick
+// differs from the cursor in bit group l (10 bits at level 0, 6 bits a
+// level above), so the next occupied slot is found with a few bit scans per
+// level and a timer is re-bucketed at most once per level. Timers due within the cursor's tick
 // wait in a small min-heap ordered by (exact deadline, schedule sequence).
 type Wheel struct {
 	// Immutable after construction.
@@ -47,6 +99,7 @@ type Wheel struct {
 	drainBudget int   // timers re-bucketed per lock hold by the driver; 0: all
 	maxTick     int64
 	virtual     bool
+	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -61,11 +114,20 @@ type Wheel struct {
 	cur     int64 // cursor tick: timers due before it are in ready
 	levels  []level
 	ready   readyHeap
-	drains  []int // slots being re-bucketed, lvl<<8|idx, in order
+	drains  []int // slots being re-bucketed, lvl<<16|idx, in order
 	stopped bool
 	started bool // real-time driver running
+	running bool // the driver is running a batch of callbacks (set and cleared under mu)
+	// batch holds the timers the driver collected under mu and runs
+	// without it; written by the driver under mu, read-only while running
+	// (Stop claims what has not started).
+	batch []firing
+	// rearmed counts timers of the running batch re-armed through the
+	// driver (dueFiring); driver goroutine only.
+	rearmed int
 
-	seq atomic.Uint64 // schedule sequence
+	seq    atomic.Uint64 // schedule sequence
+	closed atomic.Bool   // stopped is set (for the lock-free paths)
 
 	// Counters.
 	pending, scheduled, fired, cancelled, dropped atomic.Int64
@@ -75,23 +137,27 @@ type Wheel struct {
 	// Real-time driver.
 	//
 	// The coarse clock (see coarse.go): published by the driver, read by
-	// Reset instead of the real clock.
+	// Reset instead of the real clock. The epoch bookkeeping (slack,
+	// epochSeq, openTag, openBase) belongs to the driver goroutine.
 	coarse     atomic.Int64 // (epoch start &^ tagMask) | tag, or -1
-	demand     atomic.Bool  // a timer was scheduled on the coarse clock
-	slack      []slackEntry // per tag: longest recent epoch; nil on virtual wheels; mu
-	epochSeq   int64        // epochs published; mu
-	openTag    int64        // tag of the published epoch, 0 if none; mu
-	openBase   int64        // its start; mu
+	demand     atomic.Bool  // a timer was scheduled since the last epoch began
+	slack      []slackEntry // per tag: longest recent epoch; nil on virtual wheels
+	epochSeq   int64        // epochs published
+	openTag    int64        // tag of the published epoch, 0 if none
+	openBase   int64        // its start
+	clockReads atomic.Int64 // Resets that read the clock since the driver last looked
+	rateSince  int64        // when the driver last looked at clockReads
+	tickUntil  int64        // keep the clock published until then (see planSleep)
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
-	inCallback atomic.Bool  // driver is running callbacks
 	wakeCh     chan struct{}
 	stopCh     chan struct{}
 	doneCh     chan struct{}
-	batch      []firing // owned by the driver goroutine
 }
 
-// firing is one claimed timer about to run.
+// firing is one due timer: on a virtual wheel claimed and about to run, in
+// the real-time driver's batch collected and claimed just before it runs.
 type firing struct {
+	t    *Timer
 	f    func()
 	when int64
 }
@@ -106,7 +172,6 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	}
 	tick := int64(cfg.Tick)
 	maxTick := maxWhen / tick
-	n := (bits.Len64(uint64(maxTick)+1) + slotBits - 1) / slotBits
 	w := &Wheel{
 		tick:       tick,
 		maxTick:    maxTick,
@@ -115,7 +180,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		exec:       cfg.Executor,
 		log:        log,
 		epoch:      time.Now(),
-		levels:     make([]level, n),
+		levels:     newLevels(maxTick),
 		wakeCh:     make(chan struct{}, 1),
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
@@ -125,6 +190,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	if !virtual {
 		w.slack = make([]slackEntry, tagMask+1)
 		w.drainBudget = 4096
+		w.batchSlots = tick <= maxEpoch
 	}
 	w.startMetrics(cfg) // metrics.go
 	return w, nil
@@ -198,6 +264,7 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) (*Timer, error) {
 		return nil, ErrNilCallback
 	}
 	t := &Timer{w: w, f: f}
+	t.slotStart.Store(-1)
 	if _, err := t.TryReset(d); err != nil {
 		return nil, err
 	}
@@ -207,10 +274,12 @@ func (w *Wheel) AfterFunc(d time.Duration, f func()) (*Timer, error) {
 // Stop stops the wheel and returns the timers that were pending, which will
 // never fire, ordered by deadline. Later scheduling fails with ErrStopped.
 // Stop is idempotent: later calls return nil. On a real-time wheel it waits
-// for the driver goroutine to exit, unless a callback is running at that
-// moment (for example, Stop called from a callback), in which case the driver
-// exits as soon as that callback returns; Done reports the exit. Stop on the
-// Shared wheel is refused: it returns nil and logs a warning.
+// for the driver goroutine to exit, unless the driver is running callbacks
+// at that moment (for example, Stop called from a callback), in which case
+// the driver exits as soon as the running callback returns and starts no
+// other; Done reports the exit. Stop never waits for a callback that
+// started after it. Stop on the Shared wheel is refused: it returns nil and
+// logs a warning.
 func (w *Wheel) Stop() []*Timer {
 	if w.shared {
 		w.log.Warn("Stop called on the shared wheel; ignored")
@@ -222,6 +291,7 @@ func (w *Wheel) Stop() []*Timer {
 		return nil
 	}
 	w.stopped = true
+	w.closed.Store(true)
 	type left struct {
 		t        *Timer
 		when     int64
@@ -245,7 +315,7 @@ func (w *Wheel) Stop() []*Timer {
 			}
 			lv.slots[i] = nil
 		}
-		lv.occupied = 0
+		clear(lv.occupied)
 	}
 	for _, e := range w.ready {
 		if e.t.loc == locReady && e.t.w == w {
@@ -253,15 +323,27 @@ func (w *Wheel) Stop() []*Timer {
 			claim(e.t)
 		}
 	}
+	// Timers the driver collected but has not started, and fired ones
+	// re-armed from their callbacks but not yet placed: claiming them here
+	// makes the driver skip them. (A timer rebound to another wheel since
+	// is that wheel's.)
+	for _, f := range w.batch {
+		if f.t.w == w && f.t.loc == locNone {
+			claim(f.t)
+		}
+	}
 	w.ready = nil
 	w.drains = nil
 	started := w.started
+	// Read under mu, where the driver sets and clears it: if the driver is
+	// not running callbacks now, it sees stopped before it starts another.
+	waitDriver := started && !w.running
 	w.mu.Unlock()
 
 	w.dropped.Add(int64(len(out)))
 	if started {
 		close(w.stopCh)
-		if !w.inCallback.Load() {
+		if waitDriver {
 			<-w.doneCh
 		}
 	} else {
@@ -321,7 +403,7 @@ func (w *Wheel) tickStart(tk int64) int64 {
 func (w *Wheel) place(t *Timer) {
 	for {
 		due := t.due.Load()
-		if due == 0 {
+		if due <= 0 {
 			t.slotStart.Store(-1)
 			t.loc = locNone
 			return
@@ -338,25 +420,30 @@ func (w *Wheel) place(t *Timer) {
 			return
 		}
 		var lvl int
-		if x := uint64(tk ^ w.cur); x > slotMask {
-			lvl = (bits.Len64(x) - 1) / slotBits
+		if x := uint64(tk ^ w.cur); x >= 1<<level0Bits {
+			lvl = 1 + (bits.Len64(x)-1-level0Bits)/slotBits
+		} else if d := tk - w.cur; w.batchSlots && d >= alignLead {
+			// A real-time timer far ahead sits in the slot halfway to its
+			// deadline, so that Resets moving it earlier but not before
+			// that (a heartbeat drawing a shorter timeout) stay lock-free;
+			// the driver re-places it when that slot comes.
+			tk = w.cur + d/2
 		}
-		shift := uint(lvl * slotBits)
-		start := (tk >> shift) << shift
+		lv := &w.levels[lvl]
+		start := (tk >> lv.shift) << lv.shift
 		t.slotStart.Store(w.tickStart(start))
 		if t.due.Load() != due {
 			continue
 		}
-		idx := int((tk >> shift) & slotMask)
-		lv := &w.levels[lvl]
+		idx := lv.index(tk)
 		head := lv.slots[idx]
 		t.prev, t.next = nil, head
 		if head != nil {
 			head.prev = t
 		}
 		lv.slots[idx] = t
-		lv.occupied |= 1 << uint(idx)
-		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint8(idx)
+		lv.mark(idx)
+		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(idx)
 		return
 	}
 }
@@ -372,7 +459,7 @@ func (w *Wheel) unlink(t *Timer) {
 		} else {
 			lv.slots[t.idx] = t.next
 			if t.next == nil {
-				lv.occupied &^= 1 << uint(t.idx)
+				lv.unmark(int(t.idx))
 			}
 		}
 		if t.next != nil {
@@ -387,20 +474,21 @@ func (w *Wheel) unlink(t *Timer) {
 }
 
 // nextSlot finds the earliest occupied slot at or after the cursor.
+// On levels above 0 the cursor's own slot has been drained (see
+// moveCursor), so the search starts after it.
 func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
 	for l := range w.levels {
-		shift := uint(l * slotBits)
-		pos := uint((w.cur >> shift) & slotMask)
-		var mask uint64
-		if l == 0 {
-			mask = ^uint64(0) << pos
-		} else {
-			mask = ^uint64(0) << pos << 1
+		lv := &w.levels[l]
+		pos := lv.index(w.cur)
+		if l > 0 {
+			pos++
+			if pos == len(lv.slots) {
+				continue
+			}
 		}
-		if b := w.levels[l].occupied & mask; b != 0 {
-			i := bits.TrailingZeros64(b)
-			up := shift + slotBits
-			start = (w.cur>>up)<<up | int64(i)<<shift
+		if i, found := lv.firstFrom(pos); found {
+			up := lv.shift + lv.bits
+			start = (w.cur>>up)<<up | int64(i)<<lv.shift
 			return l, i, start, true
 		}
 	}
@@ -412,11 +500,14 @@ func (w *Wheel) take(lvl, idx int) *Timer {
 	lv := &w.levels[lvl]
 	head := lv.slots[idx]
 	lv.slots[idx] = nil
-	lv.occupied &^= 1 << uint(idx)
+	lv.unmark(idx)
 	return head
 }
 
-// replace re-places every timer of a list taken from a slot.
+// replace re-places every timer of a list taken from a slot. Their slot
+// starts stay published until place publishes the new ones: the old slot
+// still starts no later than the new one, so a concurrent lock-free Reset
+// stays correct (place re-reads the deadline after publishing).
 func (w *Wheel) replace(head *Timer) {
 	for t := head; t != nil; {
 		next := t.next
@@ -447,9 +538,9 @@ func (w *Wheel) moveCursor(c int64) {
 	}
 	w.cur = c
 	for l := len(w.levels) - 1; l >= 1; l-- {
-		idx := int((c >> uint(l*slotBits)) & slotMask)
-		if w.levels[l].occupied&(1<<uint(idx)) != 0 {
-			w.drains = append(w.drains, l<<8|idx)
+		lv := &w.levels[l]
+		if idx := lv.index(c); lv.isSet(idx) {
+			w.drains = append(w.drains, l<<16|idx)
 		}
 	}
 }
@@ -467,15 +558,32 @@ func (w *Wheel) drainSome() bool {
 	n := 0
 	for len(w.drains) > 0 {
 		d := w.drains[0]
-		lv := &w.levels[d>>8]
-		idx := d & 0xff
-		for t := lv.slots[idx]; t != nil; t = lv.slots[idx] {
+		lv := &w.levels[d>>16]
+		idx := d & 0xffff
+		if lv.slots[idx] != nil {
 			if w.drainBudget > 0 && n >= w.drainBudget {
 				return false
 			}
-			n++
-			w.unlink(t)
-			w.place(t)
+			// Detach a chunk from the head: the first pass brings the
+			// timers into cache (one miss each), the second re-places
+			// them. The rest stays linked (its new head's prev cleared).
+			head, last := lv.slots[idx], (*Timer)(nil)
+			t := head
+			for ; t != nil && (w.drainBudget == 0 || n < w.drainBudget); t = t.next {
+				last = t
+				n++
+			}
+			last.next = nil
+			lv.slots[idx] = t
+			if t != nil {
+				t.prev = nil
+			} else {
+				lv.unmark(idx)
+			}
+			w.replace(head)
+			if t != nil {
+				return false
+			}
 		}
 		copy(w.drains, w.drains[1:])
 		w.drains = w.drains[:len(w.drains)-1]
@@ -510,18 +618,32 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
+// When the driver batches fine-grained slots, a level-0 slot is due at its
+// end and a heap deadline at the end of its tick.
 func (w *Wheel) nextEvent() int64 {
 	if len(w.drains) > 0 {
 		return 0 // timers are still being re-bucketed: look again at once
 	}
 	next := never
 	if top, ok := w.cleanTop(); ok {
-		next = top.key
+		next = w.wakeFor(top.key)
 	}
-	if _, _, start, ok := w.nextSlot(); ok {
+	if lvl, _, start, ok := w.nextSlot(); ok {
+		if lvl == 0 && w.batchSlots {
+			start++
+		}
 		next = min(next, w.tickStart(start))
 	}
 	return next
+}
+
+// wakeFor returns when the driver must wake for a timer due at when: at the
+// end of its tick when batching slots, else at when.
+func (w *Wheel) wakeFor(when int64) int64 {
+	if !w.batchSlots {
+		return when
+	}
+	return w.tickStart(when/w.tick + 1)
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
@@ -539,42 +661,33 @@ func (w *Wheel) cleanTop() (entry, bool) {
 		}
 		w.ready.pop()
 		t.loc = locNone
-		if due != 0 {
+		if due > 0 {
 			w.place(t) // pushed later by a concurrent Reset
 		}
 	}
 	return entry{}, false
 }
 
-// popDue claims the earliest pending timer if its deadline is <= target.
+// popDue claims the earliest pending timer if its deadline is <= target:
+// the virtual wheel's step, in exact (deadline, schedule order) order.
 func (w *Wheel) popDue(target int64) (firing, bool) {
 	for {
 		e, ok := w.peek(target)
 		if !ok {
 			return firing{}, false
 		}
-		if w.slack != nil {
-			// Real time: a deadline from the coarse clock is due only once
-			// its epoch's length has passed too.
-			if s := w.slackFor(e.when&tagMask, target); e.when+s > e.key {
-				w.ready.pop()
-				e.key = e.when + s
-				w.ready.push(e)
-				continue
-			}
-		}
 		w.ready.pop()
 		t := e.t
 		t.loc = locNone
 		if !t.due.CompareAndSwap(e.when+1, 0) {
-			if t.due.Load() != 0 {
+			if t.due.Load() > 0 {
 				w.place(t)
 			}
 			continue
 		}
 		w.pending.Add(-1)
 		w.fired.Add(1)
-		return firing{f: t.f, when: e.when}, true
+		return firing{t: t, f: t.f, when: e.when}, true
 	}
 }
 
@@ -589,7 +702,7 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 	seq := w.seq.Add(1)
 	for {
 		old := t.due.Load()
-		if old != 0 {
+		if old > 0 {
 			if s := t.slotStart.Load(); s >= 0 && when >= s {
 				// Later than the slot's start: stay in the slot, which
 				// re-buckets the timer when it comes due.
@@ -614,7 +727,7 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 		}
 		w.unlink(t)
 		t.seq.Store(seq)
-		if !t.due.CompareAndSwap(0, when+1) {
+		if !t.due.CompareAndSwap(old, when+1) { // old is 0 or dueFiring
 			continue
 		}
 		w.pending.Add(1)
@@ -632,19 +745,37 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 // fixup re-places a timer whose lock-free Reset raced with re-bucketing.
 func (w *Wheel) fixup(t *Timer) {
 	w.mu.Lock()
-	if t.due.Load() != 0 && !w.stopped {
+	if t.due.Load() > 0 && !w.stopped {
 		w.unlink(t)
 		w.place(t)
-		if due := t.due.Load(); due != 0 {
+		if due := t.due.Load(); due > 0 {
 			w.wake(due - 1)
 		}
 	}
 	w.mu.Unlock()
 }
 
-// wake wakes the real-time driver if when is before its planned wake-up.
+// unschedule takes back a schedule that a lock-free Reset handed to the
+// driver as the wheel was being stopped: unless Stop has claimed it (and
+// returned it as pending), the Reset fails with ErrStopped.
+func (w *Wheel) unschedule(t *Timer, when int64) (bool, error) {
+	if t.due.CompareAndSwap(when+1, 0) {
+		w.pending.Add(-1)
+		w.scheduled.Add(-1)
+		w.rejected.Add(1)
+		return false, ErrStopped
+	}
+	return false, nil
+}
+
+// wake wakes the real-time driver if a timer due at when needs it before
+// its planned wake-up.
 func (w *Wheel) wake(when int64) {
-	if w.virtual || when >= w.sleepUntil.Load() {
+	if w.virtual {
+		return
+	}
+	when = w.wakeFor(when)
+	if when >= w.sleepUntil.Load() {
 		return
 	}
 	w.sleepUntil.Store(when)

@@ -1,8 +1,8 @@
-module github.com/raftick/raftick/bench
+module github.com/raftick/raftick/bench/peers
 
 go 1.26.0
 
-replace github.com/raftick/raftick => ../
+replace github.com/raftick/raftick => ../../
 
 require (
 	github.com/raftick/raftick v0.0.0-00010101000000-000000000000

@@ -1,4 +1,4 @@
-package bench
+package peers
 
 import (
 	"fmt"
@@ -62,7 +62,7 @@ func newRaftick(n int, f func(int)) (Timers, error) {
 	for i := range r.ts {
 		if err := r.ts[i].Init(w, func() { f(i) }); err != nil {
 			w.Stop()
-			return nil, fmt.Errorf("bench: raftick timer %d: %w", i, err)
+			return nil, fmt.Errorf("peers: raftick timer %d: %w", i, err)
 		}
 	}
 	return r, nil
@@ -131,7 +131,7 @@ func newGoZero(n int, f func(int)) (Timers, error) {
 		f(v.(int))
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bench: go-zero: %w", err)
+		return nil, fmt.Errorf("peers: go-zero: %w", err)
 	}
 	g := &goZeroTimers{tw: tw, keys: make([]any, n), sync: syncKey{}}
 	for i := range g.keys {

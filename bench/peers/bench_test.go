@@ -1,4 +1,4 @@
-package bench_test
+package peers_test
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftick/raftick/bench"
+	"github.com/raftick/raftick/bench/peers"
 )
 
 // Benchmarks run impl=raftick, impl=std and impl=gozero side by side in one
 // run. The machine they were measured on is shared: quote ratios.
 //
-//	cd bench && go test -run '^$' -bench . -benchmem
+//	cd bench/peers && go test -run '^$' -bench . -benchmem
 
 const benchSeed = 0x5eed
 
@@ -45,7 +45,7 @@ func sizeName(n int) string {
 	return fmt.Sprint(n)
 }
 
-func newTimers(b *testing.B, impl bench.Impl, n int, f func(int)) bench.Timers {
+func newTimers(b *testing.B, impl peers.Impl, n int, f func(int)) peers.Timers {
 	b.Helper()
 	ts, err := impl.New(n, f)
 	if err != nil {
@@ -58,7 +58,7 @@ func newTimers(b *testing.B, impl bench.Impl, n int, f func(int)) bench.Timers {
 func noop(int) {}
 
 // spreadHours arms timers 0..n-1 over [1h, 2h), so none fires during a run.
-func spreadHours(ts bench.Timers, n int) {
+func spreadHours(ts peers.Timers, n int) {
 	for i := range n {
 		ts.Arm(i, time.Hour+time.Duration(i)*(time.Hour/time.Duration(n)))
 	}
@@ -76,7 +76,7 @@ func settle() { runtime.GC() }
 func BenchmarkScheduleStop(b *testing.B) {
 	for _, n := range liveSizes {
 		b.Run("live="+sizeName(n), func(b *testing.B) {
-			for _, impl := range bench.Impls {
+			for _, impl := range peers.Impls {
 				b.Run("impl="+impl.Name, func(b *testing.B) {
 					settle()
 					ts := newTimers(b, impl, n+1, noop)
@@ -110,7 +110,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 			order[i], order[j] = order[j], order[i]
 		}
 		b.Run("live="+sizeName(n), func(b *testing.B) {
-			for _, impl := range bench.Impls {
+			for _, impl := range peers.Impls {
 				b.Run("impl="+impl.Name, func(b *testing.B) {
 					settle()
 					var fired atomic.Int64
@@ -195,7 +195,7 @@ func BenchmarkFire(b *testing.B) {
 	for i := range delays {
 		delays[i] = span(r.next(), lo, width)
 	}
-	for _, impl := range bench.Impls {
+	for _, impl := range peers.Impls {
 		b.Run(fmt.Sprintf("n=%s/impl=%s", sizeName(n), impl.Name), func(b *testing.B) {
 			settle()
 			var (
@@ -247,7 +247,7 @@ func heapBytes() uint64 {
 // to the same delay; the metric is what counts.
 func BenchmarkLiveTimerMemory(b *testing.B) {
 	const n = 100_000
-	for _, impl := range bench.Impls {
+	for _, impl := range peers.Impls {
 		b.Run(fmt.Sprintf("live=%s/impl=%s", sizeName(n), impl.Name), func(b *testing.B) {
 			settle()
 			before := heapBytes()

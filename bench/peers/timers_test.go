@@ -1,4 +1,4 @@
-package bench_test
+package peers_test
 
 import (
 	"sync/atomic"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/raftick/raftick/bench"
+	"github.com/raftick/raftick/bench/peers"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // about 1.2s of wall time. (go-zero may fire up to one 1ms tick early, so
 // its deadline check allows that tick.)
 func TestAdapters(t *testing.T) {
-	for _, impl := range bench.Impls {
+	for _, impl := range peers.Impls {
 		t.Run("impl="+impl.Name, func(t *testing.T) {
 			t.Parallel()
 			var counts [2]atomic.Int32
@@ -43,7 +43,7 @@ func TestAdapters(t *testing.T) {
 			case at := <-firedAt:
 				slack := time.Duration(0)
 				if impl.Name == "gozero" {
-					slack = bench.GoZeroInterval
+					slack = peers.GoZeroInterval
 				}
 				require.GreaterOrEqual(t, at.Sub(armed), time.Millisecond-slack, "fired early")
 			case <-time.After(time.Second):

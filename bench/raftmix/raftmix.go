@@ -1,0 +1,355 @@
+// Package raftmix runs the timers of many Raft groups in one process, in
+// real time, and measures what they cost: the workload of bench/scalemix
+// and of repeated's BenchmarkRaftMix.
+//
+// Per group: an election timer ([150ms, 300ms)) reset by a heartbeat every
+// 50ms, a step-down timer every 75ms and a snapshot timer (1h, first
+// schedule jittered to [30min, 1h)). One goroutine delivers the heartbeats
+// in batches every 250µs (groups/200 groups a batch). The implementations:
+//
+//   - raftick: three repeated.Timers per group on one real-time wheel.
+//   - std: the same on StdTimer (time.AfterFunc, a fire on a new goroutine).
+//   - tick10, tick100: one goroutine with a 10ms (100ms) ticker loops over
+//     all groups and advances per-group counters, as etcd and dragonboat
+//     do: election timeout randomized in [ET, 2ET) ticks, step-down every
+//     ceil(75ms/tick) ticks.
+//   - none: heartbeats only, no timers: the floor.
+package raftmix
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The workload's timings.
+const (
+	ElectionTimeout = 150 * time.Millisecond // jittered to [150ms, 300ms)
+	HeartbeatPeriod = 50 * time.Millisecond
+	HeartbeatBatch  = 250 * time.Microsecond // the heartbeat goroutine's pace
+	StepDown        = 75 * time.Millisecond
+	Snapshot        = time.Hour
+)
+
+// Implementation names accepted in Config.Impl.
+const (
+	ImplRaftick = "raftick"
+	ImplStd     = "std"
+	ImplTick10  = "tick10"
+	ImplTick100 = "tick100"
+	ImplNone    = "none"
+)
+
+// Impls lists the implementations in the order scalemix runs them.
+var Impls = []string{ImplRaftick, ImplTick10, ImplTick100, ImplStd, ImplNone}
+
+// ErrInvalidConfig is wrapped by Config.Validate's errors.
+var ErrInvalidConfig = errors.New("raftmix: invalid config")
+
+// Config configures one run.
+type Config struct {
+	// Impl is one of Impls.
+	Impl string
+	// Groups is the number of Raft groups, at least 1.
+	Groups int
+	// Warmup runs the workload before measuring, so that every timer has
+	// been scheduled and pushed at least once. At least 0.
+	Warmup time.Duration
+	// Duration is the measured window, at least 1ms.
+	Duration time.Duration
+	// SampleEvery samples the step-down lateness of every SampleEvery-th
+	// group (a clock read per fire of those groups). At least 1.
+	SampleEvery int
+	// Seed seeds the per-group jitter sources.
+	Seed uint64
+}
+
+// DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
+// lateness sampled on every 64th group.
+func DefaultConfig() Config {
+	return Config{Impl: ImplRaftick, Groups: 1000, Warmup: time.Second, Duration: 10 * time.Second, SampleEvery: 64, Seed: 1}
+}
+
+// Validate reports the first invalid field, wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	switch {
+	case !slices.Contains(Impls, c.Impl):
+		return fmt.Errorf("%w: unknown implementation %q (want one of %v)", ErrInvalidConfig, c.Impl, Impls)
+	case c.Groups < 1:
+		return fmt.Errorf("%w: groups must be at least 1, got %d", ErrInvalidConfig, c.Groups)
+	case c.Warmup < 0:
+		return fmt.Errorf("%w: warm-up must be >= 0, got %v", ErrInvalidConfig, c.Warmup)
+	case c.Duration < time.Millisecond:
+		return fmt.Errorf("%w: duration must be at least 1ms, got %v", ErrInvalidConfig, c.Duration)
+	case c.SampleEvery < 1:
+		return fmt.Errorf("%w: sample-every must be at least 1, got %d", ErrInvalidConfig, c.SampleEvery)
+	}
+	return nil
+}
+
+// Result is what one run measured over its window.
+type Result struct {
+	Impl    string  `json:"impl"`
+	Groups  int     `json:"groups"`
+	Seconds float64 `json:"seconds"` // wall time of the window
+	// Cores is process CPU time (user+system, getrusage) per wall second.
+	Cores float64 `json:"cores"`
+	// CPUNsPerEvent is process CPU per heartbeat delivered or timer fired.
+	CPUNsPerEvent float64 `json:"cpu_ns_per_event"`
+	// Heartbeats delivered, and HeartbeatPace: delivered / due (1 = kept up).
+	Heartbeats    int64   `json:"heartbeats"`
+	HeartbeatPace float64 `json:"heartbeat_pace"`
+	// StepDownFires fired in the window; StepDownDue is those plus the
+	// groups whose next step-down deadline had passed (by more than the
+	// 250µs resolution of the record) at the end of the window without a
+	// fire: StepDownDelivered = fires / due (1 = no backlog).
+	StepDownFires     int64   `json:"stepdown_fires"`
+	StepDownDue       int64   `json:"stepdown_due"`
+	StepDownDelivered float64 `json:"stepdown_delivered"`
+	// StepDownRate is fires per group-second against one per period
+	// (75ms for timers, ceil(75ms/tick) ticks for tick loops): a
+	// fixed-delay timer that fires L late reaches 75/(75+L).
+	StepDownRate float64 `json:"stepdown_rate"`
+	// SpuriousElections counts election timer fires: with a heartbeat every
+	// 50ms and a timeout of at least 150ms, every one is spurious.
+	SpuriousElections int64 `json:"spurious_elections"`
+	// Step-down lateness on the sampled groups: fire time minus (previous
+	// fire + 75ms), in ms; EarlyFires counts negative ones.
+	LatenessSamples int     `json:"lateness_samples"`
+	LatenessP50Ms   float64 `json:"lateness_p50_ms"`
+	LatenessP99Ms   float64 `json:"lateness_p99_ms"`
+	LatenessMaxMs   float64 `json:"lateness_max_ms"`
+	EarlyFires      int64   `json:"early_fires"`
+	// WakeupsPerSec is the wheel driver's wake-ups per second (raftick),
+	// the ticker's rate (tick loops), or -1 (std, none).
+	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+}
+
+// group is one Raft group's bookkeeping, shared by every implementation.
+type group struct {
+	elapsed   atomic.Int32 // tick loops: ticks since the last heartbeat; none: heartbeats
+	fires     atomic.Int64 // step-down fires
+	lastFire  atomic.Int64 // coarse time of the last step-down fire (or arm), ns since start
+	elections atomic.Int64
+	sample    *sampler // nil unless sampled
+}
+
+// sampler records the step-down lateness of one group.
+type sampler struct {
+	mu   sync.Mutex
+	prev int64 // precise time of the previous fire (or arm), ns since start
+	late []int64
+}
+
+// run is the state of one run shared by the implementation and the
+// recording.
+type run struct {
+	cfg       Config
+	base      time.Time
+	coarse    atomic.Int64 // ns since base, published by the heartbeat goroutine
+	measuring atomic.Bool
+	period    time.Duration // the implementation's step-down period
+	groups    []group
+}
+
+func (r *run) since() int64 { return int64(time.Since(r.base)) }
+
+// stepDown is every implementation's step-down trigger.
+func (r *run) stepDown(g *group) {
+	g.fires.Add(1)
+	g.lastFire.Store(r.coarse.Load())
+	if s := g.sample; s != nil {
+		now := r.since()
+		s.mu.Lock()
+		if r.measuring.Load() {
+			s.late = append(s.late, now-s.prev-int64(StepDown))
+		}
+		s.prev = now
+		s.mu.Unlock()
+	}
+}
+
+// startAll starts the groups' timers spread evenly over one step-down
+// period, as the groups of a long-running process are out of phase, and
+// records when each step-down timer was armed.
+func (r *run) startAll(im impl) {
+	n := len(r.groups)
+	chunk := max(1, n/75)
+	t0 := time.Now()
+	for i := 0; i < n; i += chunk {
+		if ahead := time.Until(t0.Add(time.Duration(int64(StepDown) * int64(i) / int64(n)))); ahead > 0 {
+			time.Sleep(ahead)
+		}
+		for j := i; j < min(n, i+chunk); j++ {
+			g := &r.groups[j]
+			now := r.since()
+			g.lastFire.Store(now)
+			if s := g.sample; s != nil {
+				s.mu.Lock()
+				s.prev = now
+				s.mu.Unlock()
+			}
+			im.start(j)
+		}
+	}
+}
+
+// impl is one implementation of the workload.
+type impl interface {
+	start(i int)     // arm group i's timers
+	heartbeat(i int) // group i heard from its leader
+	stop()           // stop every timer; no trigger starts afterwards
+	wakeups() int64  // driver wake-ups so far, or -1
+}
+
+func (r *run) rng(i, k int) *rand.Rand {
+	return rand.New(rand.NewPCG(r.cfg.Seed^uint64(i)<<2^uint64(k), uint64(i)))
+}
+
+// Run runs the workload described by cfg and returns its measurements.
+func Run(cfg Config) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	r := &run{cfg: cfg, period: StepDown, groups: make([]group, cfg.Groups)}
+	for i := 0; i < cfg.Groups; i += cfg.SampleEvery {
+		r.groups[i].sample = &sampler{late: make([]int64, 0, int(cfg.Duration/StepDown)+16)}
+	}
+	var im impl
+	var err error
+	switch cfg.Impl {
+	case ImplRaftick:
+		im, err = newRaftick(r)
+	case ImplStd:
+		im = newStd(r)
+	case ImplTick10:
+		im = newTicker(r, 10*time.Millisecond)
+	case ImplTick100:
+		im = newTicker(r, 100*time.Millisecond)
+	case ImplNone:
+		im = none{r}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	runtime.GC()
+	r.base = time.Now()
+	r.startAll(im)
+
+	// The heartbeat goroutine.
+	n := cfg.Groups
+	batch := max(1, n/int(HeartbeatPeriod/HeartbeatBatch))
+	pace := time.Duration(int64(HeartbeatPeriod) * int64(batch) / int64(n)) // per batch
+	var delivered atomic.Int64
+	stopHB := make(chan struct{})
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		next, k := 0, 0
+		t0 := time.Now()
+		for {
+			select {
+			case <-stopHB:
+				return
+			default:
+			}
+			r.coarse.Store(r.since())
+			for range batch {
+				im.heartbeat(next)
+				if next++; next == n {
+					next = 0
+				}
+			}
+			delivered.Add(int64(batch))
+			k++
+			if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
+				time.Sleep(ahead)
+			}
+		}
+	}()
+
+	time.Sleep(cfg.Warmup)
+	sum := func() (fires, elections int64) {
+		for i := range r.groups {
+			fires += r.groups[i].fires.Load()
+			elections += r.groups[i].elections.Load()
+		}
+		return fires, elections
+	}
+	r.measuring.Store(true)
+	fires0, elections0 := sum()
+	hb0, wake0 := delivered.Load(), im.wakeups()
+	cpu0, wall0 := processCPU(), time.Now()
+	time.Sleep(cfg.Duration)
+	cpu1, wall1 := processCPU(), time.Now()
+	hb1, wake1 := delivered.Load(), im.wakeups()
+	fires1, elections1 := sum()
+	end := r.coarse.Load()
+	r.measuring.Store(false)
+	close(stopHB)
+	<-hbDone
+	im.stop()
+
+	wall := wall1.Sub(wall0)
+	secs := wall.Seconds()
+	res := Result{
+		Impl:              cfg.Impl,
+		Groups:            n,
+		Seconds:           secs,
+		Heartbeats:        hb1 - hb0,
+		StepDownFires:     fires1 - fires0,
+		SpuriousElections: elections1 - elections0,
+		WakeupsPerSec:     -1,
+	}
+	if cpu0 >= 0 && cpu1 >= 0 {
+		res.Cores = (cpu1 - cpu0).Seconds() / secs
+	} else {
+		res.Cores = math.NaN()
+	}
+	events := res.Heartbeats + res.StepDownFires + res.SpuriousElections
+	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
+	res.HeartbeatPace = float64(res.Heartbeats) / (secs * float64(n) / HeartbeatPeriod.Seconds())
+	if cfg.Impl != ImplNone {
+		owed := int64(0)
+		for i := range r.groups {
+			if r.groups[i].lastFire.Load()+int64(r.period)+int64(HeartbeatBatch) < end {
+				owed++
+			}
+		}
+		res.StepDownDue = res.StepDownFires + owed
+		res.StepDownDelivered = float64(res.StepDownFires) / float64(max(res.StepDownDue, 1))
+		res.StepDownRate = float64(res.StepDownFires) / (secs * float64(n) / r.period.Seconds())
+	}
+	if wake0 >= 0 {
+		res.WakeupsPerSec = float64(wake1-wake0) / secs
+	}
+	var late []int64
+	for i := range r.groups {
+		if s := r.groups[i].sample; s != nil {
+			s.mu.Lock()
+			late = append(late, s.late...)
+			s.mu.Unlock()
+		}
+	}
+	slices.Sort(late)
+	res.LatenessSamples = len(late)
+	if len(late) > 0 {
+		q := func(p float64) float64 {
+			return float64(late[min(len(late)-1, int(p*float64(len(late))))]) / 1e6
+		}
+		res.LatenessP50Ms, res.LatenessP99Ms = q(0.50), q(0.99)
+		res.LatenessMaxMs = float64(late[len(late)-1]) / 1e6
+		for _, l := range late {
+			if l < 0 {
+				res.EarlyFires++
+			}
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,247 @@
+// Command scalemix runs the timers of many Raft groups in one process, in
+// real time, on several implementations, and prints what each costs and
+// how well it keeps time (see package bench/raftmix for the workload):
+//
+//	go run ./bench/scalemix -groups 100000 -impl raftick,tick10,std,none -seconds 10
+//
+// -groups and -impl take comma-separated lists; every combination runs, one
+// after another in this process, groups in the outer loop (impl none, the
+// floor, first). After each group
+// count it prints CPU above the floor (impl none) as ratios: raftick
+// against tick10 and std. -json prints one JSON object per run instead.
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/raftick/raftick/bench/raftmix"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the parsed command line.
+type options struct {
+	groups []int
+	impls  []string
+	cfg    raftmix.Config // Impl and Groups set per run
+	json   bool
+	// cpuprofile is a file for a CPU profile of all runs, or "".
+	cpuprofile string
+}
+
+var errUsage = errors.New("scalemix: bad usage")
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("scalemix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	def := raftmix.DefaultConfig()
+	groups := fs.String("groups", "1000", "comma-separated numbers of Raft groups")
+	impls := fs.String("impl", strings.Join(raftmix.Impls, ","), "comma-separated implementations: "+strings.Join(raftmix.Impls, ", "))
+	seconds := fs.Float64("seconds", def.Duration.Seconds(), "measured seconds per run")
+	warmup := fs.Float64("warmup", def.Warmup.Seconds(), "warm-up seconds before each measurement")
+	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
+	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
+	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
+	if err := fs.Parse(args); err != nil {
+		return options{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	o := options{cfg: def, json: *js, cpuprofile: *prof}
+	for _, s := range strings.Split(*groups, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return options{}, fmt.Errorf("%w: -groups: %q is not a positive integer", errUsage, s)
+		}
+		o.groups = append(o.groups, n)
+	}
+	for _, s := range strings.Split(*impls, ",") {
+		o.impls = append(o.impls, strings.TrimSpace(s))
+	}
+	// The floor runs first, so that each row can show CPU above it.
+	slices.SortStableFunc(o.impls, func(a, b string) int {
+		return cmp.Compare(boolInt(b == raftmix.ImplNone), boolInt(a == raftmix.ImplNone))
+	})
+	secs := func(name string, v float64) (time.Duration, error) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e6 {
+			return 0, fmt.Errorf("%w: -%s: %v is not a number of seconds in [0, 1e6]", errUsage, name, v)
+		}
+		return time.Duration(v * float64(time.Second)), nil
+	}
+	var err error
+	if o.cfg.Duration, err = secs("seconds", *seconds); err != nil {
+		return options{}, err
+	}
+	if o.cfg.Warmup, err = secs("warmup", *warmup); err != nil {
+		return options{}, err
+	}
+	o.cfg.SampleEvery, o.cfg.Seed = *sample, *seed
+	for _, impl := range o.impls { // validate every run before the first starts
+		c := o.cfg
+		c.Impl, c.Groups = impl, o.groups[0]
+		if err := c.Validate(); err != nil {
+			return options{}, fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	return o, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, err)
+		}
+		return 2
+	}
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalemix: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "scalemix: -cpuprofile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if !o.json {
+		fmt.Fprintf(stdout, "scalemix: %v measured per run after %v of warm-up; lateness sampled on every %d-th group\n",
+			o.cfg.Duration, o.cfg.Warmup, o.cfg.SampleEvery)
+		fmt.Fprintln(stdout, formatRow(header))
+	}
+	enc := json.NewEncoder(stdout)
+	for _, n := range o.groups {
+		results := map[string]raftmix.Result{}
+		for _, impl := range o.impls {
+			c := o.cfg
+			c.Impl, c.Groups = impl, n
+			res, err := raftmix.Run(c)
+			if err != nil {
+				fmt.Fprintf(stderr, "scalemix: %d groups, %s: %v\n", n, impl, err)
+				return 1
+			}
+			results[impl] = res
+			if o.json {
+				if err := enc.Encode(res); err != nil {
+					fmt.Fprintf(stderr, "scalemix: %v\n", err)
+					return 1
+				}
+				continue
+			}
+			fmt.Fprintln(stdout, formatRow(row(res, results)))
+		}
+		if !o.json {
+			for _, line := range ratios(results) {
+				fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
+			}
+		}
+	}
+	return 0
+}
+
+// aboveFloor returns r's cores minus the floor's, if the floor ran.
+func aboveFloor(r raftmix.Result, results map[string]raftmix.Result) (float64, bool) {
+	floor, ok := results[raftmix.ImplNone]
+	if !ok || r.Impl == raftmix.ImplNone {
+		return 0, false
+	}
+	return r.Cores - floor.Cores, true
+}
+
+// The table's columns; rows are printed as each run ends, so widths are
+// fixed.
+var (
+	header = []string{"groups", "impl", "cores", "above floor", "cpu ns/event", "hb pace",
+		"step-downs fired/due", "fire rate", "spurious", "late p50 ms", "p99 ms", "max ms", "early", "wake-ups/s"}
+	widths = []int{7, 8, 6, 11, 12, 7, 30, 9, 8, 11, 7, 7, 5, 10}
+)
+
+func formatRow(cells []string) string {
+	var b strings.Builder
+	for i, c := range cells {
+		if i > 0 {
+			b.WriteString("  ")
+		}
+		fmt.Fprintf(&b, "%*s", widths[i], c)
+	}
+	return b.String()
+}
+
+func row(r raftmix.Result, results map[string]raftmix.Result) []string {
+	above := "-"
+	if a, ok := aboveFloor(r, results); ok {
+		above = fmt.Sprintf("%.3f", a)
+	}
+	fired, rate, late := "-", "-", [4]string{"-", "-", "-", "-"}
+	if r.Impl != raftmix.ImplNone {
+		fired = fmt.Sprintf("%d/%d = %.4f", r.StepDownFires, r.StepDownDue, r.StepDownDelivered)
+		rate = fmt.Sprintf("%.4f", r.StepDownRate)
+		if r.LatenessSamples > 0 {
+			late = [4]string{
+				fmt.Sprintf("%.2f", r.LatenessP50Ms), fmt.Sprintf("%.2f", r.LatenessP99Ms),
+				fmt.Sprintf("%.2f", r.LatenessMaxMs), strconv.FormatInt(r.EarlyFires, 10),
+			}
+		}
+	}
+	wake := "-"
+	if r.WakeupsPerSec >= 0 {
+		wake = fmt.Sprintf("%.0f", r.WakeupsPerSec)
+	}
+	return []string{strconv.Itoa(r.Groups), r.Impl, fmt.Sprintf("%.3f", r.Cores), above,
+		fmt.Sprintf("%.0f", r.CPUNsPerEvent), fmt.Sprintf("%.4f", r.HeartbeatPace), fired, rate,
+		strconv.FormatInt(r.SpuriousElections, 10), late[0], late[1], late[2], late[3], wake}
+}
+
+// ratios compares raftick's CPU above the floor, and per event, with the
+// other implementations of the same group count.
+func ratios(results map[string]raftmix.Result) []string {
+	rt, ok := results[raftmix.ImplRaftick]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
+		o, ok := results[other]
+		if !ok {
+			continue
+		}
+		line := fmt.Sprintf("raftick/%s: cpu per event %.2fx", other, rt.CPUNsPerEvent/o.CPUNsPerEvent)
+		a, ok1 := aboveFloor(rt, results)
+		b, ok2 := aboveFloor(o, results)
+		if ok1 && ok2 {
+			if b > 0 {
+				line += fmt.Sprintf(", cpu above floor %.2fx (%.3f vs %.3f cores)", a/b, a, b)
+			} else {
+				line += fmt.Sprintf(", cpu above floor %.3f vs %.3f cores (%s at or below the floor: no ratio)", a, b, other)
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}

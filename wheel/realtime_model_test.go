@@ -1,0 +1,146 @@
+package wheel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rtModelTimer is the reference model of one timer in TestRealtimeModel. Its
+// owner goroutine is the only one that schedules or stops it, so the model
+// is sequential; the driver fires concurrently.
+type rtModelTimer struct {
+	// Written by the owner only.
+	schedules int64 // Reset calls that found the timer idle (a new schedule)
+	stops     int64 // Stop calls that returned true
+	// earliest is, in ns since the test's start, a lower bound on when
+	// any schedule that may still fire is allowed to fire: the bound of
+	// the latest Reset once it is the only schedule outstanding, else the
+	// smallest bound of those that may be.
+	earliest atomic.Int64
+	// Written by the callback.
+	fires atomic.Int64
+	early atomic.Int64 // fires before earliest
+	worst atomic.Int64 // most negative margin seen, ns
+}
+
+// TestRealtimeModel checks the real-time wheel against a reference model
+// under concurrency: goroutines each own some timers and apply random
+// schedules, resets earlier and later (the locked and the lock-free paths),
+// and stops, while the driver fires. Every fire must come after the start
+// of the Reset that set its deadline plus the delay; Reset and Stop must
+// report the truth (each timer fires exactly once per schedule that was not
+// stopped); and stopping the wheel at the end must return every timer still
+// pending, so that schedules = fires + stops + dropped, timer by timer.
+func TestRealtimeModel(t *testing.T) {
+	for _, tick := range []time.Duration{100 * time.Microsecond, time.Millisecond, 4 * time.Millisecond} {
+		t.Run(fmt.Sprintf("tick=%v", tick), func(t *testing.T) {
+			seed := rtSeed(t)
+			w := newRealtime(t, tick)
+			const (
+				owners   = 4
+				perOwner = 64
+				ops      = 3000
+			)
+			start := time.Now()
+			since := func() int64 { return int64(time.Since(start)) }
+			models := make([]rtModelTimer, owners*perOwner)
+			timers := make([]Timer, len(models))
+			for i := range timers {
+				m := &models[i]
+				require.NoError(t, timers[i].Init(w, func() {
+					now := since()
+					if margin := now - m.earliest.Load(); margin < 0 {
+						m.early.Add(1)
+						for {
+							old := m.worst.Load()
+							if margin >= old || m.worst.CompareAndSwap(old, margin) {
+								break
+							}
+						}
+					}
+					m.fires.Add(1)
+				}))
+			}
+			var wg sync.WaitGroup
+			for g := range owners {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(seed, uint64(g)))
+					for k := range ops {
+						i := g*perOwner + rng.IntN(perOwner)
+						m, tm := &models[i], &timers[i]
+						if rng.IntN(4) == 0 {
+							if tm.Stop() {
+								m.stops++
+							}
+							continue
+						}
+						var d time.Duration
+						switch rng.IntN(3) {
+						case 0: // soon: often earlier than the pending deadline
+							d = time.Duration(rng.Int64N(int64(2 * tick)))
+						case 1: // later: the lock-free path when pending
+							d = time.Duration(rng.Int64N(int64(20 * tick)))
+						default: // far: still pending when the wheel stops
+							d = time.Duration(rng.Int64N(int64(time.Second)))
+						}
+						now := since()
+						bound := now + int64(d)
+						m.earliest.Store(min(m.earliest.Load(), bound))
+						if !tm.Reset(d) {
+							m.schedules++
+						}
+						// Raise the bound only once no older schedule's
+						// callback can still be on its way (claimed by the
+						// driver before this Reset found the timer idle).
+						if m.schedules-m.stops-m.fires.Load() == 1 {
+							m.earliest.Store(bound)
+						}
+						if k%32 == 0 {
+							time.Sleep(time.Duration(rng.Int64N(int64(tick)))) // let the driver fire; no synchronization relies on it
+						}
+					}
+				})
+			}
+			wg.Wait()
+			left := w.Stop()
+			select {
+			case <-w.Done():
+			case <-time.After(rtWaitLimit):
+				t.Fatal("driver did not exit after Stop")
+			}
+			index := make(map[*Timer]int, len(timers))
+			for i := range timers {
+				index[&timers[i]] = i
+			}
+			dropped := make([]int64, len(timers))
+			for _, tm := range left {
+				i, ok := index[tm]
+				require.True(t, ok, "Stop returned a timer that is not the test's")
+				dropped[i]++
+			}
+			var schedules, fires, stops int64
+			for i := range models {
+				m := &models[i]
+				require.Zero(t, m.early.Load(), "timer %d fired %d times early, worst by %v", i, m.early.Load(), time.Duration(-m.worst.Load()))
+				require.Equal(t, m.schedules, m.fires.Load()+m.stops+dropped[i],
+					"timer %d: schedules vs fires %d + stops %d + dropped %d", i, m.fires.Load(), m.stops, dropped[i])
+				require.False(t, timers[i].Pending(), "timer %d pending after Stop", i)
+				schedules += m.schedules
+				fires += m.fires.Load()
+				stops += m.stops
+			}
+			s := w.Stats()
+			require.Equal(t, s.Scheduled, s.Fired+s.Cancelled+s.Dropped+s.Pending, "%+v", s)
+			require.Equal(t, int64(len(left)), s.Dropped)
+			require.Positive(t, fires, "nothing fired: the test did not race the driver")
+			require.Positive(t, len(left), "nothing left at Stop")
+			t.Logf("%d schedules: %d fired, %d stopped, %d dropped at Stop; max lateness %v", schedules, fires, stops, len(left), s.MaxLateness)
+		})
+	}
+}
