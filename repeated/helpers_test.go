@@ -1,7 +1,6 @@
 package repeated_test
 
 import (
-	"flag"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 )
 
 const ms = time.Millisecond
-
-var seedFlag = flag.Int64("seed", 0, "run the randomized tests with this seed only (0: the default seed set)")
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -306,19 +307,23 @@ func runModelSeed(t *testing.T, seed uint64, steps int) {
 }
 
 func TestModelRandomized(t *testing.T) {
-	if *seedFlag != 0 {
-		t.Logf("seed %d", *seedFlag)
-		runModelSeed(t, uint64(*seedFlag), 300)
+	// -seed=N runs the one case N (the seed a failure prints); without it
+	// the cases are base, base+1, ... from a fresh base seed.
+	if s := testseed.Flag(); s != 0 {
+		t.Logf("seed %d", s)
+		runModelSeed(t, s, 300)
 		return
 	}
 	seeds := 300
 	if testing.Short() {
 		seeds = 50
 	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	base := rand.Uint64() >> 1
+	t.Logf("cases use seeds %d..%d; a failing case prints its own -seed", base, base+uint64(seeds)-1)
+	for seed := base; seed < base+uint64(seeds); seed++ {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runModelSeed(t, seed, 300) })
 		if !ok {
-			t.Fatalf("seed %d failed; reproduce: go test ./repeated -run TestModelRandomized -seed=%d", seed, seed)
+			t.Fatalf("seed %d failed; reproduce: go test ./repeated -run '^TestModelRandomized$' -seed=%d", seed, seed)
 		}
 	}
 }

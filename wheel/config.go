@@ -2,11 +2,11 @@ package wheel
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
+	"github.com/raftick/raftick/internal/cfgerr"
 )
 
 // Errors returned by the wheel. Compare with errors.Is.
@@ -73,17 +73,18 @@ func DefaultConfig() Config {
 	return Config{Tick: time.Millisecond}
 }
 
-// Validate reports the first invalid field of c, or nil.
+// Validate reports the first invalid field of c as a *FieldError wrapping
+// ErrInvalidConfig, or nil.
 func (c Config) Validate() error {
 	switch {
 	case c.Tick <= 0:
-		return fmt.Errorf("wheel: Config.Tick must be positive, got %v", c.Tick)
+		return fieldErr("Tick", c.Tick, "must be positive")
 	case c.Tick > MaxTick:
-		return fmt.Errorf("wheel: Config.Tick (%v) must be at most %v", c.Tick, MaxTick)
+		return fieldErr("Tick", c.Tick, "must be at most %v", MaxTick)
 	case c.MaxPending < 0:
-		return fmt.Errorf("wheel: Config.MaxPending must be >= 0 (0 means unlimited), got %d", c.MaxPending)
+		return fieldErr("MaxPending", c.MaxPending, "must be >= 0 (0 means unlimited)")
 	case c.MetricsInterval < 0:
-		return fmt.Errorf("wheel: Config.MetricsInterval must be >= 0 (0 means %v), got %v", DefaultMetricsInterval, c.MetricsInterval)
+		return fieldErr("MetricsInterval", c.MetricsInterval, "must be >= 0 (0 means %v)", DefaultMetricsInterval)
 	}
 	return nil
 }
@@ -109,3 +110,17 @@ func (k Task) Run() {
 
 // GoExecutor runs each callback on a new goroutine.
 func GoExecutor(task Task) { go task.Run() }
+
+// ErrInvalidConfig is wrapped by every error Config.Validate (and so New
+// and NewVirtual) returns; the error is a *FieldError naming the field.
+var ErrInvalidConfig = errors.New("wheel: invalid config")
+
+// A FieldError reports one invalid Config field: its name (e.g. "Tick"),
+// its value and why it is refused. It is the same type in every raftick
+// package (election.FieldError, sim.FieldError), so one errors.As reads
+// any of them.
+type FieldError = cfgerr.FieldError
+
+func fieldErr(field string, value any, format string, args ...any) error {
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
+}

@@ -106,13 +106,13 @@ func TestConfigValidate(t *testing.T) {
 			c.Executor = wheel.GoExecutor
 			c.Logger = hclog.NewNullLogger()
 		}, ""},
-		{"tick zero", func(c *wheel.Config) { c.Tick = 0 }, "Config.Tick"},
-		{"tick negative", func(c *wheel.Config) { c.Tick = -ms }, "Config.Tick"},
-		{"tick min int", func(c *wheel.Config) { c.Tick = math.MinInt64 }, "Config.Tick"},
-		{"tick above MaxTick", func(c *wheel.Config) { c.Tick = wheel.MaxTick + 1 }, "Config.Tick"},
-		{"tick max int", func(c *wheel.Config) { c.Tick = math.MaxInt64 }, "Config.Tick"},
-		{"MaxPending negative", func(c *wheel.Config) { c.MaxPending = -1 }, "Config.MaxPending"},
-		{"zero Config", func(c *wheel.Config) { *c = wheel.Config{} }, "Config.Tick"},
+		{"tick zero", func(c *wheel.Config) { c.Tick = 0 }, "Tick"},
+		{"tick negative", func(c *wheel.Config) { c.Tick = -ms }, "Tick"},
+		{"tick min int", func(c *wheel.Config) { c.Tick = math.MinInt64 }, "Tick"},
+		{"tick above MaxTick", func(c *wheel.Config) { c.Tick = wheel.MaxTick + 1 }, "Tick"},
+		{"tick max int", func(c *wheel.Config) { c.Tick = math.MaxInt64 }, "Tick"},
+		{"MaxPending negative", func(c *wheel.Config) { c.MaxPending = -1 }, "MaxPending"},
+		{"zero Config", func(c *wheel.Config) { *c = wheel.Config{} }, "Tick"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := wheel.DefaultConfig()
@@ -134,8 +134,11 @@ func TestConfigValidate(t *testing.T) {
 					v.Stop()
 					return
 				}
-				require.ErrorContains(t, err, tc.field)
-				require.True(t, strings.HasPrefix(err.Error(), "wheel: "), "error %q lacks the package prefix", err)
+				require.ErrorIs(t, err, wheel.ErrInvalidConfig)
+				var fe *wheel.FieldError
+				require.ErrorAs(t, err, &fe)
+				require.Equal(t, tc.field, fe.Field)
+				require.True(t, strings.HasPrefix(err.Error(), "wheel: invalid config: "+tc.field+" "), "error %q lacks the package prefix", err)
 				require.EqualError(t, errNew, err.Error())
 				require.EqualError(t, errVirtual, err.Error())
 				require.Nil(t, w)

@@ -72,7 +72,8 @@ func TestMetricNames(t *testing.T) {
 
 	cfg.MetricsInterval = -1
 	_, err = wheel.New(cfg)
-	require.ErrorContains(t, err, "Config.MetricsInterval")
+	require.ErrorIs(t, err, wheel.ErrInvalidConfig)
+	require.ErrorContains(t, err, "MetricsInterval -1ns: must be >= 0")
 }
 
 // TestSharedWheelGoleakName pins the goroutine name the package

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/stretchr/testify/require"
 )
 
 var (
-	seedFlag  = flag.Uint64("seed", 0, "run the model test with this seed only")
 	casesFlag = flag.Int("cases", 3000, "number of random cases in TestModel")
 )
 
@@ -246,11 +246,15 @@ func runProgram(p program) string {
 // and on the reference model; the fired (timer, time) sequences, return
 // values, deadlines and Now must agree exactly.
 func TestModel(t *testing.T) {
+	// -seed=N runs the one case N (the seed a failure prints); without it
+	// the cases derive from a fresh base seed.
 	seeds := make([]uint64, 0, *casesFlag)
-	if *seedFlag != 0 {
-		seeds = append(seeds, *seedFlag)
+	if s := testseed.Flag(); s != 0 {
+		seeds = append(seeds, s)
 	} else {
-		base := rand.New(rand.NewPCG(1, 2))
+		b := freshSeed()
+		t.Logf("%d cases derived from base seed %d; a failing case prints its own -seed", *casesFlag, b)
+		base := rand.New(rand.NewPCG(b, 2))
 		for range *casesFlag {
 			seeds = append(seeds, base.Uint64()|1)
 		}
@@ -261,7 +265,7 @@ func TestModel(t *testing.T) {
 	for _, seed := range seeds {
 		p := genProgram(rand.New(rand.NewPCG(seed, seed)))
 		if diff := runProgram(p); diff != "" {
-			t.Fatalf("seed %d (%v): %s\nreproduce: go test ./wheel -run 'TestModel$' -seed=%d -v", seed, p, diff, seed)
+			t.Fatalf("seed %d (%v): %s\nreproduce: go test ./wheel -run '^TestModel$' -seed=%d -v", seed, p, diff, seed)
 		}
 	}
 }
@@ -331,3 +335,7 @@ func fireDiff(got, want []fire) string {
 	return fmt.Sprintf("fire #%d differs (lengths %d vs %d)\n  wheel %v\n  model %v",
 		i, len(got), len(want), got[lo:min(len(got), i+3)], want[lo:min(len(want), i+3)])
 }
+
+// freshSeed picks a base seed for a run of many cases (the testseed rule:
+// no -seed means a fresh one, which the test logs).
+func freshSeed() uint64 { return rand.Uint64() | 1 }

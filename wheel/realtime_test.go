@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -20,21 +21,12 @@ import (
 
 const rtWaitLimit = 5 * time.Second
 
-// rtSeed returns the seed for a randomized real-time test and arranges for
-// it to be printed, with the command to reproduce, if the test fails.
+// rtSeed returns the seed for a randomized real-time test: the -seed flag
+// or a fresh one, logged with the command that reproduces the test (run it
+// with -race, as CI does, to reproduce a race).
 func rtSeed(t *testing.T) uint64 {
 	t.Helper()
-	seed := uint64(1)
-	if *seedFlag != 0 {
-		seed = *seedFlag
-	}
-	name := t.Name()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("seed %d; reproduce: go test ./wheel -race -run '^%s$' -seed=%d -v", seed, name, seed)
-		}
-	})
-	return seed
+	return testseed.Seed(t, "-race", "-v")
 }
 
 // newRealtime returns a real-time wheel with the given tick; the wheel is

@@ -45,3 +45,11 @@ func (w *Wheel) Stats() Stats {
 		Wakeups:     w.wakeups.Load(),
 	}
 }
+
+// warnRejected logs a rejected Reset (err says why) at the 1st, 2nd, 4th,
+// 8th... rejection of the wheel's life.
+func (w *Wheel) warnRejected(err error) {
+	if n := w.rejected.Load(); n > 0 && n&(n-1) == 0 {
+		w.log.Warn("timer could not be scheduled", "error", err, "rejected_so_far", n)
+	}
+}

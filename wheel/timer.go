@@ -78,13 +78,20 @@ func (t *Timer) Init(w *Wheel, f func()) error {
 }
 
 // Reset schedules t to fire d from now (d <= 0: due at once), whether or not
-// it is pending, and reports whether it was pending. If the timer cannot be
-// scheduled (wheel stopped, MaxPending reached, t not initialized) Reset
-// returns false and leaves it idle; TryReset says why, and the wheel counts
-// the rejection in Stats.Rejected. Reset may be called from any goroutine,
-// including from t's own callback.
+// it is pending, and reports whether it was pending, as time.Timer.Reset
+// does. If the timer cannot be scheduled (wheel stopped, MaxPending reached,
+// t not initialized) Reset also returns false and leaves it idle: callers
+// that must tell "was idle, now scheduled" from "could not schedule" use
+// TryReset, which returns the reason. A rejection is never silent: the
+// wheel counts it in Stats.Rejected (and raftick.wheel.rejected) and logs
+// it as a warning (the 1st, 2nd, 4th, 8th... rejection, so a storm cannot
+// flood the log). Reset may be called from any goroutine, including from
+// t's own callback.
 func (t *Timer) Reset(d time.Duration) bool {
-	pending, _ := t.TryReset(d)
+	pending, err := t.TryReset(d)
+	if err != nil && t.w != nil {
+		t.w.warnRejected(err)
+	}
 	return pending
 }
 
