@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
 	"github.com/raftick/raftick/sim/multiraftsim"
 )
@@ -116,7 +117,7 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 		return fmt.Errorf("multiraft: safety violated: %d terms with two leaders (seed %d)", r.Safety, c.Seed)
 	}
 	if o.json {
-		return json.NewEncoder(a.stdout).Encode(multiraftJSON(r))
+		return json.NewEncoder(a.stdout).Encode(multiraftJSON(r, "multiraft"))
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d\n",
@@ -133,22 +134,28 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	}{{"before crash", r.Before}, {"after crash", r.After}} {
 		fmt.Fprintf(w, "%-14s %14.0f %14.0f %14.0f %14.0f\n", row.name, row.r.Messages, row.r.Batches, row.r.TimerEvents, row.r.Deliveries)
 	}
-	fmt.Fprintf(w, "awake replicas before the crash: %d of %d; %v of virtual time in %v\n",
-		r.AwakeBefore, c.Groups*c.Replicas, r.VirtualTotal, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "awake replicas before the crash: %d of %d; %v of virtual time\n",
+		r.AwakeBefore, c.Groups*c.Replicas, r.VirtualTotal)
+	fmt.Fprintf(a.stderr, "raftsim: %v of virtual time in %v\n", r.VirtualTotal, r.Elapsed.Round(time.Millisecond))
 	if r.Recovered < r.Affected {
 		return fmt.Errorf("multiraft: %d of %d groups had no new leader %v after the crash (raise --settle)", r.Affected-r.Recovered, r.Affected, c.Settle+c.Window)
 	}
 	return nil
 }
 
-// multiraftJSON is the --json form of a result: durations in ms.
-func multiraftJSON(r multiraftsim.Result) map[string]any {
+// multiraftJSON is the --json form of a result, self-describing like every
+// raftsim record (record kind, tool, version, command, every parameter):
+// durations in ms.
+func multiraftJSON(r multiraftsim.Result, command string) map[string]any {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	c := r.Config
 	rates := func(x multiraftsim.Rates) map[string]float64 {
 		return map[string]float64{"messages": x.Messages, "batches": x.Batches, "timer_events": x.TimerEvents, "deliveries": x.Deliveries}
 	}
 	return map[string]any{
+		"record": "result", "tool": "raftsim", "version": version(), "command": command,
+		"latency": latencySpec(c.Latency), "heartbeat_ms": ms(c.Heartbeat),
+		"warmup_ms": ms(c.Warmup), "window_ms": ms(c.Window), "settle_ms": ms(c.Settle),
 		"experiment": "multiraft", "groups": c.Groups, "nodes": c.Nodes, "replicas": c.Replicas, "active": c.Active,
 		"hibernate_after_ms": ms(c.HibernateAfter), "coalesce": c.Coalesce,
 		"timeout_min_ms": ms(c.TimeoutMin), "timeout_max_ms": ms(c.TimeoutMax), "seed": c.Seed,
@@ -156,6 +163,14 @@ func multiraftJSON(r multiraftsim.Result) map[string]any {
 		"p50_ms": ms(r.P50), "p99_ms": ms(r.P99), "max_ms": ms(r.Max),
 		"unaffected_new_leaders": r.UnaffectedNewLeaders, "liveness_wakes": r.LivenessWakes,
 		"before": rates(r.Before), "after": rates(r.After), "awake_before": r.AwakeBefore,
-		"virtual_ms": ms(r.VirtualTotal), "elapsed_ms": ms(r.Elapsed),
+		"virtual_ms": ms(r.VirtualTotal),
 	}
+}
+
+// latencySpec is a latency model's spec, "none" for none.
+func latencySpec(l sim.Latency) string {
+	if l == nil {
+		return "none"
+	}
+	return l.String()
 }

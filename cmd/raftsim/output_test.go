@@ -63,6 +63,42 @@ func TestJSONLinesSchema(t *testing.T) {
 	}
 }
 
+// TestJSONLinesSchemaOwnRecords: the subcommands that write records of
+// their own (partition, multiraft) are self-describing too.
+func TestJSONLinesSchemaOwnRecords(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"partition", "--model", "plain", "--shape", "chain", "--prevote", "--checkquorum", "--for", "1m", "--trials", "1"},
+			[]string{"preset", "shape", "elections_per_hour", "leader_changes_per_hour", "leaderless_s_per_hour", "params"}},
+		{[]string{"multiraft", "--groups", "300", "--nodes", "3"},
+			[]string{"groups", "nodes", "replicas", "active", "hibernate_after_ms", "coalesce", "timeout_min_ms", "timeout_max_ms",
+				"heartbeat_ms", "latency", "warmup_ms", "window_ms", "settle_ms", "p50_ms", "p99_ms", "max_ms", "before", "after"}},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			code, out, errOut := raftsim(t, append(tc.args, "--json")...)
+			require.Equal(t, 0, code, errOut)
+			for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+				var m map[string]any
+				require.NoError(t, json.Unmarshal([]byte(l), &m), "one object per line: %s", l)
+				for _, k := range append([]string{"record", "tool", "version", "command", "seed"}, tc.want...) {
+					require.Contains(t, m, k, l)
+				}
+				require.Equal(t, "raftsim", m["tool"])
+				require.Equal(t, tc.args[0], m["command"])
+				if ps, ok := m["params"].(map[string]any); ok {
+					require.Contains(t, ps, "timer_lateness")
+				}
+				noGoNames(t, l)
+			}
+			code, again, _ := raftsim(t, append(tc.args, "--json")...)
+			require.Equal(t, 0, code)
+			require.Equal(t, out, again, "the same seed gives the same records")
+		})
+	}
+}
+
 // TestCensoredAreLowerBounds: statistics at a time limit that cut trials
 // are marked as lower bounds, in JSON, CSV and the table.
 func TestCensoredAreLowerBounds(t *testing.T) {

@@ -210,6 +210,11 @@ func partitionTable(rows []partitionRow) report.Table {
 }
 
 type partitionJSON struct {
+	Record               string  `json:"record"`
+	Tool                 string  `json:"tool"`
+	Version              string  `json:"version"`
+	Command              string  `json:"command"`
+	Preset               string  `json:"preset"`
 	Model                string  `json:"model"`
 	Shape                string  `json:"shape"`
 	Setup                string  `json:"setup"`
@@ -226,6 +231,8 @@ type partitionJSON struct {
 	LeaderChangesPerHour float64 `json:"leader_changes_per_hour"`
 	LeaderlessSPerHour   float64 `json:"leaderless_s_per_hour"`
 	Seed                 uint64  `json:"seed"`
+	// Params is every parameter of the row's setup (report.Params).
+	Params json.Marshaler `json:"params"`
 }
 
 func writePartitionJSON(w io.Writer, rows []partitionRow, seed uint64) error {
@@ -233,6 +240,8 @@ func writePartitionJSON(w io.Writer, rows []partitionRow, seed uint64) error {
 	for _, r := range rows {
 		h := max(r.sum.Measured.Hours(), 1e-12)
 		if err := enc.Encode(partitionJSON{
+			Record: "partition", Tool: "raftsim", Version: version(), Command: "partition",
+			Params: report.Params(r.p.Setup), Preset: r.model,
 			Model: r.model, Shape: r.p.Shape.Name, Setup: r.p.Describe(), PreVote: r.p.PreVote, CheckQuorum: r.p.CheckQuorum,
 			Windows: r.sum.Trials, Hours: r.sum.Measured.Hours(), Unsettled: r.sum.Unsettled,
 			Elections: r.sum.Elections, PreVotes: r.sum.PreVotes, LeaderChanges: r.sum.LeaderChanges,

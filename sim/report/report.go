@@ -180,6 +180,12 @@ type paramList []experiment.Param
 // params returns the parameters of a setup.
 func params(s experiment.Setup) paramList { return paramList(s.Params()) }
 
+// Params returns every parameter of s as the "params" member of a record:
+// a JSON object with one member per Setup field, in field order, as the
+// records of Meta.WriteJSON carry them (for commands that write records of
+// their own, such as partition).
+func Params(s experiment.Setup) json.Marshaler { return params(s) }
+
 // splitVoteParams returns the parameters of a splitvote result, whose
 // Setup only restates them.
 func splitVoteParams(r experiment.Result) paramList {
