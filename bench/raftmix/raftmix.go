@@ -14,6 +14,8 @@
 //     do: election timeout randomized in [ET, 2ET) ticks, step-down every
 //     ceil(75ms/tick) ticks.
 //   - none: heartbeats only, no timers: the floor.
+//   - raftick-host (ImplHost, not in Impls): the groups as replicas on
+//     multiraft.Hosts, a fraction of them active, the rest hibernating.
 package raftmix
 
 import (
@@ -68,18 +70,28 @@ type Config struct {
 	SampleEvery int
 	// Seed seeds the per-group jitter sources.
 	Seed uint64
+
+	// Nodes, Active and Coalesce apply to ImplHost only: the number of
+	// simulated nodes (one multiraft.Host each, at least 1), the fraction
+	// of the groups kept active (in [0, 1]) and whether the hosts
+	// coalesce heartbeats.
+	Nodes    int
+	Active   float64
+	Coalesce bool
 }
 
 // DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
-// lateness sampled on every 64th group.
+// lateness sampled on every 64th group; for ImplHost 3 nodes, all groups
+// active, coalescing on.
 func DefaultConfig() Config {
-	return Config{Impl: ImplRaftick, Groups: 1000, Warmup: time.Second, Duration: 10 * time.Second, SampleEvery: 64, Seed: 1}
+	return Config{Impl: ImplRaftick, Groups: 1000, Warmup: time.Second, Duration: 10 * time.Second, SampleEvery: 64, Seed: 1,
+		Nodes: 3, Active: 1, Coalesce: true}
 }
 
 // Validate reports the first invalid field, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	switch {
-	case !slices.Contains(Impls, c.Impl):
+	case !slices.Contains(Impls, c.Impl) && c.Impl != ImplHost:
 		return fmt.Errorf("%w: unknown implementation %q (want one of %v)", ErrInvalidConfig, c.Impl, Impls)
 	case c.Groups < 1:
 		return fmt.Errorf("%w: groups must be at least 1, got %d", ErrInvalidConfig, c.Groups)
@@ -89,6 +101,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: duration must be at least 1ms, got %v", ErrInvalidConfig, c.Duration)
 	case c.SampleEvery < 1:
 		return fmt.Errorf("%w: sample-every must be at least 1, got %d", ErrInvalidConfig, c.SampleEvery)
+	case c.Impl == ImplHost && c.Nodes < 1:
+		return fmt.Errorf("%w: nodes must be at least 1, got %d", ErrInvalidConfig, c.Nodes)
+	case c.Impl == ImplHost && !(c.Active >= 0 && c.Active <= 1):
+		return fmt.Errorf("%w: active must be a fraction in [0, 1], got %v", ErrInvalidConfig, c.Active)
 	}
 	return nil
 }
@@ -129,6 +145,12 @@ type Result struct {
 	// WakeupsPerSec is the wheel driver's wake-ups per second (raftick),
 	// the ticker's rate (tick loops), or -1 (std, none).
 	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+	// Host holds what only ImplHost measures; nil for the others. An
+	// ImplHost run leaves Heartbeats, HeartbeatPace, the step-down fields
+	// and the lateness fields zero: its heartbeats and step-down timers
+	// live inside election.Node (see Host.Delivered). CPUNsPerEvent
+	// counts messages delivered, timers fired and touches as events.
+	Host *HostResult `json:"host,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.
@@ -216,6 +238,9 @@ func (r *run) rng(i, k int) *rand.Rand {
 func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
+	}
+	if cfg.Impl == ImplHost {
+		return runHost(cfg)
 	}
 	r := &run{cfg: cfg, period: StepDown, groups: make([]group, cfg.Groups)}
 	for i := 0; i < cfg.Groups; i += cfg.SampleEvery {
