@@ -22,7 +22,8 @@ import (
 // GroupConfig.Leader. Every heartbeat period the replicas of the
 // Config.Active fraction of the groups are touched (a proposal keeps a
 // group awake); the other groups hibernate. The election timings are the
-// workload's: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
+// workload's unless Config.HostElectionTimeout and HostHeartbeat say
+// otherwise: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
 // timer is the leader's CheckQuorum timer inside election.Node, so
 // step-down fires and their lateness are not observed (n/a).
 const ImplHost = "raftick-host"
@@ -141,6 +142,7 @@ func heapLive() uint64 {
 func runHost(cfg Config) (Result, error) {
 	nodes, groups := cfg.Nodes, cfg.Groups
 	replicas := min(hostReplicas, nodes)
+	et, hb := cfg.hostElectionTimeout(), cfg.hostHeartbeat()
 	heap0 := heapLive()
 
 	w, err := wheel.New(wheel.DefaultConfig())
@@ -162,14 +164,14 @@ func runHost(cfg Config) (Result, error) {
 	for i := range nodes {
 		hc := multiraft.DefaultConfig()
 		hc.ID = election.ID(i + 1)
-		hc.Election.ElectionTimeout = ElectionTimeout
-		hc.Election.HeartbeatInterval = HeartbeatPeriod
+		hc.Election.ElectionTimeout = et
+		hc.Election.HeartbeatInterval = hb
 		hc.Election.Metrics = &metrics.BlackholeSink{}
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
 		// window (half a heartbeat period), which the default (one
 		// election timeout) is not at these timings.
-		hc.LivenessTimeout = ElectionTimeout + HeartbeatPeriod
+		hc.LivenessTimeout = et + hb
 		hc.Observer = observe
 		h, err := multiraft.NewHost(hc, w, multiraft.TransportFunc(net.send))
 		if err != nil {
@@ -219,7 +221,7 @@ func runHost(cfg Config) (Result, error) {
 	for k := range active {
 		active[k] = int(int64(k) * int64(groups) / int64(nActive))
 	}
-	// The toucher: every heartbeat period it touches every replica of
+	// The toucher: every heartbeat interval it touches every replica of
 	// every active group, in batches every 250µs, as the raftmix
 	// heartbeat goroutine delivers heartbeats.
 	var touches atomic.Int64
@@ -231,8 +233,8 @@ func runHost(cfg Config) (Result, error) {
 			<-stop
 			return
 		}
-		batch := max(1, nActive/int(HeartbeatPeriod/HeartbeatBatch))
-		pace := time.Duration(int64(HeartbeatPeriod) * int64(batch) / int64(nActive))
+		batch := max(1, nActive/int(hb/HeartbeatBatch))
+		pace := time.Duration(int64(hb) * int64(batch) / int64(nActive))
 		next, k := 0, 0
 		t0 := time.Now()
 		for {

@@ -78,6 +78,11 @@ type Config struct {
 	Nodes    int
 	Active   float64
 	Coalesce bool
+	// HostElectionTimeout and HostHeartbeat are ImplHost's election
+	// timeout (randomized to [ET, 2ET)) and heartbeat interval, also the
+	// period of the touches; 0 means the workload's (ElectionTimeout,
+	// HeartbeatPeriod). The heartbeat must be below the timeout.
+	HostElectionTimeout, HostHeartbeat time.Duration
 }
 
 // DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
@@ -105,8 +110,26 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: nodes must be at least 1, got %d", ErrInvalidConfig, c.Nodes)
 	case c.Impl == ImplHost && !(c.Active >= 0 && c.Active <= 1):
 		return fmt.Errorf("%w: active must be a fraction in [0, 1], got %v", ErrInvalidConfig, c.Active)
+	case c.HostElectionTimeout < 0 || c.HostHeartbeat < 0:
+		return fmt.Errorf("%w: host election timeout and heartbeat must be >= 0, got %v and %v", ErrInvalidConfig, c.HostElectionTimeout, c.HostHeartbeat)
+	case c.hostHeartbeat() >= c.hostElectionTimeout() || c.hostHeartbeat() < time.Millisecond:
+		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
 	}
 	return nil
+}
+
+func (c Config) hostElectionTimeout() time.Duration {
+	if c.HostElectionTimeout == 0 {
+		return ElectionTimeout
+	}
+	return c.HostElectionTimeout
+}
+
+func (c Config) hostHeartbeat() time.Duration {
+	if c.HostHeartbeat == 0 {
+		return HeartbeatPeriod
+	}
+	return c.HostHeartbeat
 }
 
 // Result is what one run measured over its window.

@@ -70,6 +70,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	nodes := fs.Int("nodes", def.Nodes, "raftick-host: simulated nodes, one multiraft.Host each")
 	active := fs.String("active", "1", "raftick-host: fraction of the groups kept active; one, or comma-separated one per -groups entry")
 	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
+	hostET := fs.Duration("election-timeout", raftmix.ElectionTimeout, "raftick-host: election timeout (randomized to [ET, 2ET))")
+	hostHB := fs.Duration("heartbeat", raftmix.HeartbeatPeriod, "raftick-host: heartbeat interval, also the period of the touches")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -123,6 +125,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	o.cfg.SampleEvery, o.cfg.Seed = *sample, *seed
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
+	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
 		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
