@@ -21,7 +21,8 @@ import (
 // balanced over the nodes, every group bootstrapped asleep with
 // GroupConfig.Leader. Every heartbeat period the replicas of the
 // Config.Active fraction of the groups are touched (a proposal keeps a
-// group awake); the other groups hibernate. The election timings are the
+// group awake); the other groups hibernate (after ten heartbeat
+// intervals without a touch). The election timings are the
 // workload's unless Config.HostElectionTimeout and HostHeartbeat say
 // otherwise: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
 // timer is the leader's CheckQuorum timer inside election.Node, so
@@ -172,6 +173,8 @@ func runHost(cfg Config) (Result, error) {
 		// window (half a heartbeat period), which the default (one
 		// election timeout) is not at these timings.
 		hc.LivenessTimeout = et + hb
+		// Ten touch periods: an active group never hibernates.
+		hc.HibernateAfter = 10 * hb
 		hc.Observer = observe
 		h, err := multiraft.NewHost(hc, w, multiraft.TransportFunc(net.send))
 		if err != nil {

@@ -133,6 +133,8 @@ func TestBadFlags(t *testing.T) {
 		{"-active", "x"},
 		{"-groups", "1,2,3", "-active", "1,0.5"},
 		{"-impl", "raftick-host", "-nodes", "0"},
+		{"-impl", "raftick-host", "-heartbeat", "2s", "-election-timeout", "1s"},
+		{"-impl", "raftick-host", "-heartbeat", "-1s"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
