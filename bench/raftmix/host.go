@@ -236,33 +236,17 @@ func runHost(cfg Config) (Result, error) {
 			<-stop
 			return
 		}
-		batch := max(1, nActive/int(hb/HeartbeatBatch))
-		pace := time.Duration(int64(hb) * int64(batch) / int64(nActive))
-		next, k := 0, 0
-		t0 := time.Now()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		paced(nActive, hb, stop, func(first, batch int) {
 			var n int64
-			for range batch {
-				g := active[next]
+			for i := range batch {
+				g := active[(first+i)%nActive]
 				for _, v := range voterSets[g%nodes] {
 					_ = net.hosts[v-1].Touch(multiraft.GroupID(g))
 					n++
 				}
-				if next++; next == nActive {
-					next = 0
-				}
 			}
 			touches.Add(n)
-			k++
-			if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
-				time.Sleep(ahead)
-			}
-		}
+		})
 	}()
 
 	type snap struct {

@@ -257,6 +257,29 @@ func (r *run) rng(i, k int) *rand.Rand {
 	return rand.New(rand.NewPCG(r.cfg.Seed^uint64(i)<<2^uint64(k), uint64(i)))
 }
 
+// paced calls visit(first, batch) until stop is closed, about every
+// HeartbeatBatch, with batches of consecutive indices (first, first+1, ...
+// mod n) so that every index in [0, n) comes round once per period.
+func paced(n int, period time.Duration, stop <-chan struct{}, visit func(first, batch int)) {
+	batch := max(1, n/int(period/HeartbeatBatch))
+	pace := time.Duration(int64(period) * int64(batch) / int64(n)) // per batch
+	next, k := 0, 0
+	t0 := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		visit(next, batch)
+		next = (next + batch) % n
+		k++
+		if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
+			time.Sleep(ahead)
+		}
+	}
+}
+
 // Run runs the workload described by cfg and returns its measurements.
 func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
@@ -292,34 +315,18 @@ func Run(cfg Config) (Result, error) {
 
 	// The heartbeat goroutine.
 	n := cfg.Groups
-	batch := max(1, n/int(HeartbeatPeriod/HeartbeatBatch))
-	pace := time.Duration(int64(HeartbeatPeriod) * int64(batch) / int64(n)) // per batch
 	var delivered atomic.Int64
 	stopHB := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		next, k := 0, 0
-		t0 := time.Now()
-		for {
-			select {
-			case <-stopHB:
-				return
-			default:
-			}
+		paced(n, HeartbeatPeriod, stopHB, func(first, batch int) {
 			r.coarse.Store(r.since())
-			for range batch {
-				im.heartbeat(next)
-				if next++; next == n {
-					next = 0
-				}
+			for i := range batch {
+				im.heartbeat((first + i) % n)
 			}
 			delivered.Add(int64(batch))
-			k++
-			if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
-				time.Sleep(ahead)
-			}
-		}
+		})
 	}()
 
 	time.Sleep(cfg.Warmup)
