@@ -14,6 +14,8 @@
 //     do: election timeout randomized in [ET, 2ET) ticks, step-down every
 //     ceil(75ms/tick) ticks.
 //   - none: heartbeats only, no timers: the floor.
+//   - raftick-host (ImplHost, not in Impls): the groups as replicas on
+//     multiraft.Hosts, a fraction of them active, the rest hibernating.
 package raftmix
 
 import (
@@ -68,18 +70,33 @@ type Config struct {
 	SampleEvery int
 	// Seed seeds the per-group jitter sources.
 	Seed uint64
+
+	// Nodes, Active and Coalesce apply to ImplHost only: the number of
+	// simulated nodes (one multiraft.Host each, at least 1), the fraction
+	// of the groups kept active (in [0, 1]) and whether the hosts
+	// coalesce heartbeats.
+	Nodes    int
+	Active   float64
+	Coalesce bool
+	// HostElectionTimeout and HostHeartbeat are ImplHost's election
+	// timeout (randomized to [ET, 2ET)) and heartbeat interval, also the
+	// period of the touches; 0 means the workload's (ElectionTimeout,
+	// HeartbeatPeriod). The heartbeat must be below the timeout.
+	HostElectionTimeout, HostHeartbeat time.Duration
 }
 
 // DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
-// lateness sampled on every 64th group.
+// lateness sampled on every 64th group; for ImplHost 3 nodes, all groups
+// active, coalescing on.
 func DefaultConfig() Config {
-	return Config{Impl: ImplRaftick, Groups: 1000, Warmup: time.Second, Duration: 10 * time.Second, SampleEvery: 64, Seed: 1}
+	return Config{Impl: ImplRaftick, Groups: 1000, Warmup: time.Second, Duration: 10 * time.Second, SampleEvery: 64, Seed: 1,
+		Nodes: 3, Active: 1, Coalesce: true}
 }
 
 // Validate reports the first invalid field, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	switch {
-	case !slices.Contains(Impls, c.Impl):
+	case !slices.Contains(Impls, c.Impl) && c.Impl != ImplHost:
 		return fmt.Errorf("%w: unknown implementation %q (want one of %v)", ErrInvalidConfig, c.Impl, Impls)
 	case c.Groups < 1:
 		return fmt.Errorf("%w: groups must be at least 1, got %d", ErrInvalidConfig, c.Groups)
@@ -89,8 +106,30 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: duration must be at least 1ms, got %v", ErrInvalidConfig, c.Duration)
 	case c.SampleEvery < 1:
 		return fmt.Errorf("%w: sample-every must be at least 1, got %d", ErrInvalidConfig, c.SampleEvery)
+	case c.Impl == ImplHost && c.Nodes < 1:
+		return fmt.Errorf("%w: nodes must be at least 1, got %d", ErrInvalidConfig, c.Nodes)
+	case c.Impl == ImplHost && !(c.Active >= 0 && c.Active <= 1):
+		return fmt.Errorf("%w: active must be a fraction in [0, 1], got %v", ErrInvalidConfig, c.Active)
+	case c.HostElectionTimeout < 0 || c.HostHeartbeat < 0:
+		return fmt.Errorf("%w: host election timeout and heartbeat must be >= 0, got %v and %v", ErrInvalidConfig, c.HostElectionTimeout, c.HostHeartbeat)
+	case c.hostHeartbeat() >= c.hostElectionTimeout() || c.hostHeartbeat() < time.Millisecond:
+		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
 	}
 	return nil
+}
+
+func (c Config) hostElectionTimeout() time.Duration {
+	if c.HostElectionTimeout == 0 {
+		return ElectionTimeout
+	}
+	return c.HostElectionTimeout
+}
+
+func (c Config) hostHeartbeat() time.Duration {
+	if c.HostHeartbeat == 0 {
+		return HeartbeatPeriod
+	}
+	return c.HostHeartbeat
 }
 
 // Result is what one run measured over its window.
@@ -129,6 +168,12 @@ type Result struct {
 	// WakeupsPerSec is the wheel driver's wake-ups per second (raftick),
 	// the ticker's rate (tick loops), or -1 (std, none).
 	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+	// Host holds what only ImplHost measures; nil for the others. An
+	// ImplHost run leaves Heartbeats, HeartbeatPace, the step-down fields
+	// and the lateness fields zero: its heartbeats and step-down timers
+	// live inside election.Node (see Host.Delivered). CPUNsPerEvent
+	// counts messages delivered, timers fired and touches as events.
+	Host *HostResult `json:"host,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.
@@ -212,10 +257,36 @@ func (r *run) rng(i, k int) *rand.Rand {
 	return rand.New(rand.NewPCG(r.cfg.Seed^uint64(i)<<2^uint64(k), uint64(i)))
 }
 
+// paced calls visit(first, batch) until stop is closed, about every
+// HeartbeatBatch, with batches of consecutive indices (first, first+1, ...
+// mod n) so that every index in [0, n) comes round once per period.
+func paced(n int, period time.Duration, stop <-chan struct{}, visit func(first, batch int)) {
+	batch := max(1, n/int(period/HeartbeatBatch))
+	pace := time.Duration(int64(period) * int64(batch) / int64(n)) // per batch
+	next, k := 0, 0
+	t0 := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		visit(next, batch)
+		next = (next + batch) % n
+		k++
+		if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
+			time.Sleep(ahead)
+		}
+	}
+}
+
 // Run runs the workload described by cfg and returns its measurements.
 func Run(cfg Config) (Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return Result{}, err
+	}
+	if cfg.Impl == ImplHost {
+		return runHost(cfg)
 	}
 	r := &run{cfg: cfg, period: StepDown, groups: make([]group, cfg.Groups)}
 	for i := 0; i < cfg.Groups; i += cfg.SampleEvery {
@@ -244,34 +315,18 @@ func Run(cfg Config) (Result, error) {
 
 	// The heartbeat goroutine.
 	n := cfg.Groups
-	batch := max(1, n/int(HeartbeatPeriod/HeartbeatBatch))
-	pace := time.Duration(int64(HeartbeatPeriod) * int64(batch) / int64(n)) // per batch
 	var delivered atomic.Int64
 	stopHB := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
-		next, k := 0, 0
-		t0 := time.Now()
-		for {
-			select {
-			case <-stopHB:
-				return
-			default:
-			}
+		paced(n, HeartbeatPeriod, stopHB, func(first, batch int) {
 			r.coarse.Store(r.since())
-			for range batch {
-				im.heartbeat(next)
-				if next++; next == n {
-					next = 0
-				}
+			for i := range batch {
+				im.heartbeat((first + i) % n)
 			}
 			delivered.Add(int64(batch))
-			k++
-			if ahead := time.Until(t0.Add(time.Duration(k) * pace)); ahead > 0 {
-				time.Sleep(ahead)
-			}
-		}
+		})
 	}()
 
 	time.Sleep(cfg.Warmup)

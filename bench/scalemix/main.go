@@ -9,6 +9,15 @@
 // floor, first). After each group
 // count it prints CPU above the floor (impl none) as ratios: raftick
 // against tick10 and std. -json prints one JSON object per run instead.
+//
+// -impl raftick-host (not run by default) runs the groups as replicas on
+// multiraft.Hosts, one per simulated node (-nodes), with the -active
+// fraction of the groups touched every heartbeat period and the rest
+// hibernating; it prints, under its row, memory per group, messages and
+// batches per second, and its CPU against its run at the first group
+// count. -active takes one fraction, or one per -groups entry:
+//
+//	go run ./bench/scalemix -impl raftick-host -groups 10000,1000000 -active 1,0.01
 package main
 
 import (
@@ -36,6 +45,7 @@ func main() {
 // options are the parsed command line.
 type options struct {
 	groups []int
+	active []float64 // per entry of groups (raftick-host)
 	impls  []string
 	cfg    raftmix.Config // Impl and Groups set per run
 	json   bool
@@ -57,6 +67,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
+	nodes := fs.Int("nodes", def.Nodes, "raftick-host: simulated nodes, one multiraft.Host each")
+	active := fs.String("active", "1", "raftick-host: fraction of the groups kept active; one, or comma-separated one per -groups entry")
+	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
+	hostET := fs.Duration("election-timeout", raftmix.ElectionTimeout, "raftick-host: election timeout (randomized to [ET, 2ET))")
+	hostHB := fs.Duration("heartbeat", raftmix.HeartbeatPeriod, "raftick-host: heartbeat interval, also the period of the touches")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -70,6 +85,23 @@ func parse(args []string, stderr io.Writer) (options, error) {
 			return options{}, fmt.Errorf("%w: -groups: %q is not a positive integer", errUsage, s)
 		}
 		o.groups = append(o.groups, n)
+	}
+	for _, s := range strings.Split(*active, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || !(f >= 0 && f <= 1) {
+			return options{}, fmt.Errorf("%w: -active: %q is not a fraction in [0, 1]", errUsage, s)
+		}
+		o.active = append(o.active, f)
+	}
+	switch len(o.active) {
+	case len(o.groups):
+	case 1:
+		for len(o.active) < len(o.groups) {
+			o.active = append(o.active, o.active[0])
+		}
+	default:
+		return options{}, fmt.Errorf("%w: -active: %d fractions for %d group counts (give one, or one per -groups entry)",
+			errUsage, len(o.active), len(o.groups))
 	}
 	for _, s := range strings.Split(*impls, ",") {
 		o.impls = append(o.impls, strings.TrimSpace(s))
@@ -92,9 +124,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return options{}, err
 	}
 	o.cfg.SampleEvery, o.cfg.Seed = *sample, *seed
+	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
+	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
-		c.Impl, c.Groups = impl, o.groups[0]
+		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
 		if err := c.Validate(); err != nil {
 			return options{}, fmt.Errorf("%w: %v", errUsage, err)
 		}
@@ -136,11 +170,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, formatRow(header))
 	}
 	enc := json.NewEncoder(stdout)
-	for _, n := range o.groups {
+	var firstHost *raftmix.Result // raftick-host at the first group count
+	for gi, n := range o.groups {
 		results := map[string]raftmix.Result{}
 		for _, impl := range o.impls {
 			c := o.cfg
-			c.Impl, c.Groups = impl, n
+			c.Impl, c.Groups, c.Active = impl, n, o.active[gi]
 			res, err := raftmix.Run(c)
 			if err != nil {
 				fmt.Fprintf(stderr, "scalemix: %d groups, %s: %v\n", n, impl, err)
@@ -155,6 +190,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			fmt.Fprintln(stdout, formatRow(row(res, results)))
+			if res.Host != nil {
+				if firstHost == nil {
+					firstHost = &res
+				}
+				for _, line := range hostLines(res, *firstHost) {
+					fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
+				}
+			}
 		}
 		if !o.json {
 			for _, line := range ratios(results) {
@@ -209,12 +252,19 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 			}
 		}
 	}
+	if r.Host != nil { // no heartbeat or step-down of its own to observe
+		fired, rate, late = "n/a", "n/a", [4]string{"n/a", "n/a", "n/a", "n/a"}
+	}
+	pace := fmt.Sprintf("%.4f", r.HeartbeatPace)
+	if r.Host != nil {
+		pace = "n/a"
+	}
 	wake := "-"
 	if r.WakeupsPerSec >= 0 {
 		wake = fmt.Sprintf("%.0f", r.WakeupsPerSec)
 	}
 	return []string{strconv.Itoa(r.Groups), r.Impl, fmt.Sprintf("%.3f", r.Cores), above,
-		fmt.Sprintf("%.0f", r.CPUNsPerEvent), fmt.Sprintf("%.4f", r.HeartbeatPace), fired, rate,
+		fmt.Sprintf("%.0f", r.CPUNsPerEvent), pace, fired, rate,
 		strconv.FormatInt(r.SpuriousElections, 10), late[0], late[1], late[2], late[3], wake}
 }
 
@@ -244,4 +294,27 @@ func ratios(results map[string]raftmix.Result) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// hostLines describes a raftick-host run beyond the table's columns, and
+// compares its CPU with first, the raftick-host run at the first group
+// count.
+func hostLines(r, first raftmix.Result) []string {
+	h := r.Host
+	lines := []string{
+		fmt.Sprintf("raftick-host: %d nodes x %d replicas, active %g (%d groups), coalesce %v; awake replicas at the end %d of %d",
+			h.Nodes, h.Replicas, h.Active, h.ActiveGroups, h.Coalesce, h.AwakeReplicas, r.Groups*h.Replicas),
+		fmt.Sprintf("raftick-host: heap per group %.0f B all asleep (%.0f B per replica), %.0f B at the end",
+			h.HeapPerGroupAsleep, h.HeapPerReplicaAsleep, h.HeapPerGroupEnd),
+		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes",
+			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes),
+	}
+	if first.Groups != r.Groups || first.Host.Active != h.Active {
+		line := fmt.Sprintf("raftick-host: cores %.3f vs %.3f for %d groups at active %g", r.Cores, first.Cores, first.Groups, first.Host.Active)
+		if first.Cores > 0 {
+			line += fmt.Sprintf(": %.2fx", r.Cores/first.Cores)
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }

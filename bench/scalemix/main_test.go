@@ -69,6 +69,57 @@ func TestSmoke(t *testing.T) {
 	require.Contains(t, text, " none ")
 }
 
+// TestHostSmoke runs raftick-host briefly on a few hundred groups over
+// five nodes, half of them active, and checks the host's counters: the
+// active groups' replicas are awake and the others asleep, heartbeats are
+// coalesced, the heap is measured. It checks no timing targets.
+func TestHostSmoke(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"-groups", "200", "-impl", raftmix.ImplHost, "-nodes", "5", "-active", "0.5",
+		"-seconds", "0.5", "-warmup", "0.3", "-json"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	var r raftmix.Result
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r), "output %q", out.String())
+	require.Equal(t, raftmix.ImplHost, r.Impl)
+	require.Equal(t, 200, r.Groups)
+	h := r.Host
+	require.NotNil(t, h)
+	require.Equal(t, 5, h.Nodes)
+	require.Equal(t, 3, h.Replicas)
+	require.Equal(t, 100, h.ActiveGroups)
+	require.True(t, h.Coalesce)
+	// The active groups' replicas were touched within the last heartbeat
+	// period, so they are awake. (Others may wake too if a stall of the
+	// machine looks like a silent node to liveness.)
+	require.GreaterOrEqual(t, h.AwakeReplicas, 300)
+	require.LessOrEqual(t, h.AwakeReplicas, 600)
+	require.Greater(t, h.Touches, int64(0))
+	require.Greater(t, h.Delivered, uint64(0))
+	require.Greater(t, h.TimersFired, int64(0))
+	require.Greater(t, h.MessagesPerSec, 0.0)
+	require.Greater(t, h.BatchesPerSec, 0.0)
+	require.Greater(t, h.Coalescing, 1.0, "heartbeats travel coalesced")
+	require.Greater(t, h.HeapPerGroupAsleep, 0.0)
+	require.Greater(t, h.HeapPerGroupEnd, 0.0)
+	require.InDelta(t, h.HeapPerGroupAsleep/3, h.HeapPerReplicaAsleep, 1e-6)
+	require.Greater(t, r.CPUNsPerEvent, 0.0)
+	require.GreaterOrEqual(t, r.WakeupsPerSec, 0.0)
+	require.Zero(t, r.StepDownFires, "step-downs live inside election.Node")
+
+	// The table form prints the row, the host's lines and, for a second
+	// group count, the CPU against the first.
+	out.Reset()
+	code = run([]string{"-groups", "30,60", "-impl", raftmix.ImplHost, "-active", "1,0.5",
+		"-seconds", "0.1", "-warmup", "0"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	text := out.String()
+	require.Contains(t, text, " raftick-host ")
+	require.Contains(t, text, "heap per group")
+	require.Contains(t, text, "messages/s in")
+	require.Contains(t, text, "vs")
+	require.Contains(t, text, "for 30 groups at active 1")
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-groups", "0"},
@@ -78,6 +129,12 @@ func TestBadFlags(t *testing.T) {
 		{"-seconds", "NaN"},
 		{"-warmup", "abc"},
 		{"-sample", "0"},
+		{"-active", "1.5"},
+		{"-active", "x"},
+		{"-groups", "1,2,3", "-active", "1,0.5"},
+		{"-impl", "raftick-host", "-nodes", "0"},
+		{"-impl", "raftick-host", "-heartbeat", "2s", "-election-timeout", "1s"},
+		{"-impl", "raftick-host", "-heartbeat", "-1s"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {

@@ -1,0 +1,318 @@
+package raftmix
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/wheel"
+)
+
+// ImplHost runs the groups as multiraft.Host replicas instead of bare
+// timers: Config.Nodes hosts (one per simulated node) on one real-time
+// wheel, three replicas per group (fewer if there are fewer nodes), leaders
+// balanced over the nodes, every group bootstrapped asleep with
+// GroupConfig.Leader. Every heartbeat period the replicas of the
+// Config.Active fraction of the groups are touched (a proposal keeps a
+// group awake); the other groups hibernate (after ten heartbeat
+// intervals without a touch). The election timings are the
+// workload's unless Config.HostElectionTimeout and HostHeartbeat say
+// otherwise: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
+// timer is the leader's CheckQuorum timer inside election.Node, so
+// step-down fires and their lateness are not observed (n/a).
+const ImplHost = "raftick-host"
+
+// hostReplicas is the number of replicas per group when there are enough
+// nodes.
+const hostReplicas = 3
+
+// HostResult is what a raftick-host run measures besides Result's
+// common fields.
+type HostResult struct {
+	Nodes        int     `json:"nodes"`
+	Replicas     int     `json:"replicas"`
+	Active       float64 `json:"active"`
+	ActiveGroups int     `json:"active_groups"`
+	Coalesce     bool    `json:"coalesce"`
+	// HeapPerGroupAsleep is the live heap after a GC with every group
+	// added and asleep, minus the heap before the hosts were built, per
+	// group (all replicas of a group together); HeapPerReplicaAsleep the
+	// same per replica.
+	HeapPerGroupAsleep   float64 `json:"heap_per_group_asleep"`
+	HeapPerReplicaAsleep float64 `json:"heap_per_replica_asleep"`
+	// HeapPerGroupEnd is the same at the end of the window, with the
+	// active groups awake.
+	HeapPerGroupEnd float64 `json:"heap_per_group_end"`
+	// AwakeReplicas is how many replicas were awake at the end of the
+	// window, of Groups*Replicas.
+	AwakeReplicas int `json:"awake_replicas"`
+	// MessagesPerSec are election and control messages sent per second
+	// before coalescing; BatchesPerSec the batches the hosts handed the
+	// transport (liveness batches included); Coalescing is their ratio.
+	MessagesPerSec float64 `json:"messages_per_sec"`
+	BatchesPerSec  float64 `json:"batches_per_sec"`
+	Coalescing     float64 `json:"coalescing"`
+	// Delivered are election messages stepped into groups in the window;
+	// TimersFired the wheel's fires; Touches the Touch calls.
+	Delivered   uint64 `json:"delivered"`
+	TimersFired int64  `json:"timers_fired"`
+	Touches     int64  `json:"touches"`
+	// Hibernations and Wakes in the window, summed over the hosts.
+	Hibernations uint64 `json:"hibernations"`
+	Wakes        uint64 `json:"wakes"`
+}
+
+// hostNet is the benchmark's transport: one inbound queue and goroutine
+// per host, so Send never delivers synchronously and never blocks.
+type hostNet struct {
+	hosts  []*multiraft.Host // by node ID - 1
+	queues []*inbox
+	wg     sync.WaitGroup
+}
+
+type inbox struct {
+	mu      sync.Mutex
+	pending []multiraft.Batch
+	closed  bool
+	signal  chan struct{} // capacity 1
+}
+
+func (n *hostNet) send(b multiraft.Batch) {
+	q := n.queues[b.To-1]
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.pending = append(q.pending, b)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (n *hostNet) loop(i int) {
+	defer n.wg.Done()
+	q := n.queues[i]
+	var work []multiraft.Batch
+	for range q.signal {
+		q.mu.Lock()
+		work, q.pending = q.pending, work[:0]
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return
+		}
+		for k, b := range work {
+			n.hosts[i].Step(b)
+			work[k] = multiraft.Batch{}
+		}
+	}
+}
+
+func (n *hostNet) close() {
+	for _, q := range n.queues {
+		q.mu.Lock()
+		q.closed = true
+		q.mu.Unlock()
+		select {
+		case q.signal <- struct{}{}:
+		default:
+		}
+	}
+	n.wg.Wait()
+}
+
+// heapLive returns the live heap after a full GC.
+func heapLive() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// runHost is Run for ImplHost.
+func runHost(cfg Config) (Result, error) {
+	nodes, groups := cfg.Nodes, cfg.Groups
+	replicas := min(hostReplicas, nodes)
+	et, hb := cfg.hostElectionTimeout(), cfg.hostHeartbeat()
+	heap0 := heapLive()
+
+	w, err := wheel.New(wheel.DefaultConfig())
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		w.Stop()
+		<-w.Done()
+	}()
+	var elections atomic.Int64
+	var measuring atomic.Bool
+	observe := func(_ multiraft.GroupID, e election.Event) {
+		if e.Type == election.EventElectionStart && measuring.Load() {
+			elections.Add(1)
+		}
+	}
+	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
+	for i := range nodes {
+		hc := multiraft.DefaultConfig()
+		hc.ID = election.ID(i + 1)
+		hc.Election.ElectionTimeout = et
+		hc.Election.HeartbeatInterval = hb
+		hc.Election.Metrics = &metrics.BlackholeSink{}
+		hc.Coalesce = cfg.Coalesce
+		// At least the lease (0.9 election timeouts) plus the coalescing
+		// window (half a heartbeat period), which the default (one
+		// election timeout) is not at these timings.
+		hc.LivenessTimeout = et + hb
+		// Ten touch periods: an active group never hibernates.
+		hc.HibernateAfter = 10 * hb
+		hc.Observer = observe
+		h, err := multiraft.NewHost(hc, w, multiraft.TransportFunc(net.send))
+		if err != nil {
+			return Result{}, fmt.Errorf("raftmix: host %d: %w", i+1, err)
+		}
+		net.hosts[i] = h
+		net.queues[i] = &inbox{signal: make(chan struct{}, 1)}
+	}
+	stopHosts := func() {
+		for _, h := range net.hosts {
+			h.Stop()
+		}
+	}
+	// The hosts' liveness timers run from now on: deliver before adding
+	// groups, or a long build would look like silent peers.
+	for i := range nodes {
+		net.wg.Add(1)
+		go net.loop(i)
+	}
+	defer net.close()
+	// Group g's replicas live on nodes g, g+1, ... (mod nodes); its leader
+	// is the first, so leaders are balanced.
+	voterSets := make([][]election.ID, nodes)
+	for i := range nodes {
+		for k := range replicas {
+			voterSets[i] = append(voterSets[i], election.ID((i+k)%nodes+1))
+		}
+	}
+	for g := range groups {
+		vs := voterSets[g%nodes]
+		for _, v := range vs {
+			err := net.hosts[v-1].AddGroup(multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: vs,
+				Storage: election.NewMemoryStorage(), Leader: vs[0]})
+			if err != nil {
+				stopHosts()
+				return Result{}, fmt.Errorf("raftmix: group %d on node %d: %w", g, v, err)
+			}
+		}
+	}
+	defer stopHosts()
+	heap1 := heapLive()
+
+	// The active groups, spread evenly over the group IDs (and so over
+	// the leaders' nodes).
+	nActive := int(math.Round(cfg.Active * float64(groups)))
+	active := make([]int, nActive)
+	for k := range active {
+		active[k] = int(int64(k) * int64(groups) / int64(nActive))
+	}
+	// The toucher: every heartbeat interval it touches every replica of
+	// every active group, in batches every 250µs, as the raftmix
+	// heartbeat goroutine delivers heartbeats.
+	var touches atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if nActive == 0 {
+			<-stop
+			return
+		}
+		paced(nActive, hb, stop, func(first, batch int) {
+			var n int64
+			for i := range batch {
+				g := active[(first+i)%nActive]
+				for _, v := range voterSets[g%nodes] {
+					_ = net.hosts[v-1].Touch(multiraft.GroupID(g))
+					n++
+				}
+			}
+			touches.Add(n)
+		})
+	}()
+
+	type snap struct {
+		st    multiraft.Stats
+		ws    wheel.Stats
+		touch int64
+	}
+	take := func() snap {
+		var s snap
+		for _, h := range net.hosts {
+			hs := h.Stats()
+			s.st.Messages += hs.Messages
+			s.st.Batches += hs.Batches
+			s.st.Delivered += hs.Delivered
+			s.st.Hibernations += hs.Hibernations
+			s.st.Wakes += hs.Wakes
+			s.st.Hibernating += hs.Hibernating
+			s.st.Groups += hs.Groups
+		}
+		s.ws, s.touch = w.Stats(), touches.Load()
+		return s
+	}
+	time.Sleep(cfg.Warmup)
+	measuring.Store(true)
+	s0 := take()
+	cpu0, wall0 := processCPU(), time.Now()
+	time.Sleep(cfg.Duration)
+	cpu1, wall1 := processCPU(), time.Now()
+	s1 := take()
+	measuring.Store(false)
+	close(stop)
+	<-done
+	heap2 := heapLive()
+
+	secs := wall1.Sub(wall0).Seconds()
+	hr := &HostResult{
+		Nodes: nodes, Replicas: replicas, Active: cfg.Active, ActiveGroups: nActive, Coalesce: cfg.Coalesce,
+		HeapPerGroupAsleep:   (float64(heap1) - float64(heap0)) / float64(groups),
+		HeapPerReplicaAsleep: (float64(heap1) - float64(heap0)) / float64(groups*replicas),
+		HeapPerGroupEnd:      (float64(heap2) - float64(heap0)) / float64(groups),
+		AwakeReplicas:        s1.st.Groups - s1.st.Hibernating,
+		MessagesPerSec:       float64(s1.st.Messages-s0.st.Messages) / secs,
+		BatchesPerSec:        float64(s1.st.Batches-s0.st.Batches) / secs,
+		Delivered:            s1.st.Delivered - s0.st.Delivered,
+		TimersFired:          s1.ws.Fired - s0.ws.Fired,
+		Touches:              s1.touch - s0.touch,
+		Hibernations:         s1.st.Hibernations - s0.st.Hibernations,
+		Wakes:                s1.st.Wakes - s0.st.Wakes,
+	}
+	if hr.BatchesPerSec > 0 {
+		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec
+	}
+	res := Result{
+		Impl:              ImplHost,
+		Groups:            groups,
+		Seconds:           secs,
+		SpuriousElections: elections.Load(),
+		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
+		Host:              hr,
+	}
+	if cpu0 >= 0 && cpu1 >= 0 {
+		res.Cores = (cpu1 - cpu0).Seconds() / secs
+	} else {
+		res.Cores = math.NaN()
+	}
+	events := int64(hr.Delivered) + hr.TimersFired + hr.Touches
+	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
+	return res, nil
+}
