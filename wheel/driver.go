@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"time"
@@ -146,36 +147,61 @@ func (w *Wheel) collect(now int64) {
 }
 
 // batchSlot takes level-0 slot idx (tick start), whose end has passed, and
-// appends its due timers to the batch in one pass over the list; timers
+// appends its due timers to the batch in one pass over its lists; timers
 // pushed later, or whose epoch's slack has not passed yet, are re-placed.
 // mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
-	head := w.take(0, idx)
+	lists := w.take(idx)
 	w.moveCursor(start + 1)
 	n0 := len(w.batch)
-	for t := head; t != nil; {
-		next := t.next
-		t.next, t.prev, t.loc = nil, nil, locNone
-		if due := t.due.Load(); due > 0 {
-			when := due - 1
-			if when/w.tick == start && when+w.slackFor(when&tagMask, now) <= now {
-				// As in place: unpublish the slot, then re-check, so that
-				// a concurrent lock-free Reset either lands before the
-				// check or takes the locked path.
-				t.slotStart.Store(-1)
-				if t.due.Load() == due {
-					w.batch = append(w.batch, firing{t: t, f: t.f, when: when})
-					t = next
-					continue
-				}
+	// Walk the slot's lists side by side, prefetching each list's next
+	// timer as soon as its address is known: the lists' cache misses
+	// overlap instead of queueing one behind another.
+	for more := true; more; {
+		more = false
+		for k, t := range lists {
+			if t == nil {
+				continue
+			}
+			next := t.next
+			if next != nil {
+				prefetch.Line(uintptr(unsafe.Pointer(next)))
+				more = true
+			}
+			lists[k] = next
+			t.next, t.prev, t.loc = nil, nil, locNone
+			if f, ok := w.takeDue(t, start, now); ok {
+				w.batch = append(w.batch, f)
+			} else {
+				w.place(t)
 			}
 		}
-		w.place(t)
-		t = next
 	}
-	// Lists are last in, first out: run the slot in the order its timers
-	// were scheduled (re-bucketed ones aside; real time promises no order).
-	slices.Reverse(w.batch[n0:])
+	// Run the slot in the order its timers were scheduled (real time
+	// promises no order, but timers scheduled for the same instant keep
+	// theirs); the walk interleaved the lists.
+	slices.SortFunc(w.batch[n0:], func(a, b firing) int { return cmp.Compare(a.seq, b.seq) })
+}
+
+// takeDue returns the firing of t, just taken from level-0 slot start,
+// if it is due, and unpublishes its slot. mu held.
+func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, bool) {
+	due := t.due.Load()
+	if due <= 0 {
+		return firing{}, false
+	}
+	when := due - 1
+	if when/w.tick != start || when+w.slackFor(when&tagMask, now) > now {
+		return firing{}, false
+	}
+	// As in place: unpublish the slot, then re-check, so that a concurrent
+	// lock-free Reset either lands before the check or takes the locked
+	// path.
+	t.slotStart.Store(-1)
+	if t.due.Load() != due {
+		return firing{}, false
+	}
+	return firing{t: t, f: t.f, when: when, seq: t.seq.Load()}, true
 }
 
 // runBatch claims and runs the collected timers, without the lock. A timer
