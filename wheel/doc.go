@@ -65,28 +65,34 @@
 // above has 64 slots covering 64 times the span of the one below. Occupancy
 // bitmaps find the next occupied slot without scanning, and enough levels
 // are used to reach any time.Duration at the configured tick. Deadlines are
-// exact; the tick only decides bucketing. Each slot is an intrusive list, so
-// a Timer costs no allocation beyond itself.
+// exact; the tick only decides bucketing. Each slot is made of intrusive
+// lists (eight at level 0, filled round-robin, one above), so a Timer costs
+// no allocation beyond itself.
 //
 // # The real-time driver
 //
 // One goroutine per wheel. Each round it reads the clock once, ends the
 // coarse clock's epoch, and, holding the wheel's lock, collects what is due:
 // a level-0 slot whose end has passed is taken whole, in one pass over its
-// list; each timer in it is due (collected), pushed later since it was
-// placed (re-placed in its new slot: the lazy extension of lock-free
-// Resets), or stopped (dropped). Higher-level slots are re-bucketed when
-// their start comes, in chunks so that locked Resets are not held up. Then
-// the driver releases the lock and runs the batch: it claims each timer
-// with one compare-and-swap just before its callback (so a callback or Stop
-// can still stop a timer of the same batch) and reads the clock once per
-// fire, for lateness and to keep the coarse clock fresh. While its callback
-// runs, a timer re-armed by it (the periodic timer's cycle) just stores its
-// new deadline, and the driver places it with the rest of the batch, so
-// the fire-and-re-arm cycle takes the lock once per batch rather than once
-// per timer. Then the driver sleeps until the end of the next occupied
-// level-0 slot (or the start of a higher-level one), or until a timer that
-// needs it earlier wakes it.
+// eight lists walked side by side (each list's next timer prefetched as soon
+// as its address is known, so that up to eight cache misses are in flight
+// instead of one), then sorted back into schedule order, cheaply, since the
+// walk leaves it almost sorted; each timer in it is due (collected), pushed
+// later since it was placed (re-placed in its new slot: the lazy extension
+// of lock-free Resets), or stopped (dropped). Higher-level slots are
+// re-bucketed when their start comes, in chunks so that locked Resets are
+// not held up. Then the driver releases the lock and runs the batch: it
+// claims each timer with one compare-and-swap just before its callback (so a
+// callback or Stop can still stop a timer of the same batch), prefetching
+// the memory of the timer a few fires ahead (the timer, the line after it,
+// where an embedding struct such as repeated's keeps its state, and the
+// callback's closure), and reads the clock once per fire, for lateness and
+// to keep the coarse clock fresh. While its callback runs, a timer re-armed
+// by it (the periodic timer's cycle) just stores its new deadline, and the
+// driver places it with the rest of the batch, so the fire-and-re-arm cycle
+// takes the lock once per batch rather than once per timer. Then the driver
+// sleeps until the end of the next occupied level-0 slot (or the start of a
+// higher-level one), or until a timer that needs it earlier wakes it.
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the

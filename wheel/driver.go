@@ -1,9 +1,13 @@
 package wheel
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"time"
+	"unsafe"
+
+	"github.com/raftick/raftick/internal/prefetch"
 )
 
 const (
@@ -143,36 +147,83 @@ func (w *Wheel) collect(now int64) {
 }
 
 // batchSlot takes level-0 slot idx (tick start), whose end has passed, and
-// appends its due timers to the batch in one pass over the list; timers
+// appends its due timers to the batch in one pass over its lists; timers
 // pushed later, or whose epoch's slack has not passed yet, are re-placed.
 // mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
-	head := w.take(0, idx)
+	lists := w.take(idx)
 	w.moveCursor(start + 1)
 	n0 := len(w.batch)
-	for t := head; t != nil; {
-		next := t.next
-		t.next, t.prev, t.loc = nil, nil, locNone
-		if due := t.due.Load(); due > 0 {
-			when := due - 1
-			if when/w.tick == start && when+w.slackFor(when&tagMask, now) <= now {
-				// As in place: unpublish the slot, then re-check, so that
-				// a concurrent lock-free Reset either lands before the
-				// check or takes the locked path.
-				t.slotStart.Store(-1)
-				if t.due.Load() == due {
-					w.batch = append(w.batch, firing{t: t, f: t.f, when: when})
-					t = next
-					continue
-				}
+	// Walk the slot's lists side by side, prefetching each list's next
+	// timer as soon as its address is known: the lists' cache misses
+	// overlap instead of queueing one behind another.
+	for more := true; more; {
+		more = false
+		for k, t := range lists {
+			if t == nil {
+				continue
+			}
+			next := t.next
+			if next != nil {
+				prefetch.Line(uintptr(unsafe.Pointer(next)))
+				more = true
+			}
+			lists[k] = next
+			t.next, t.prev, t.loc = nil, nil, locNone
+			if f, ok := w.takeDue(t, start, now); ok {
+				w.batch = append(w.batch, f)
+			} else {
+				w.place(t)
 			}
 		}
-		w.place(t)
-		t = next
 	}
-	// Lists are last in, first out: run the slot in the order its timers
-	// were scheduled (re-bucketed ones aside; real time promises no order).
-	slices.Reverse(w.batch[n0:])
+	// Run the slot in the order its timers were scheduled, as one list
+	// would (real time promises no order, but timers scheduled for the same
+	// instant keep theirs, and timers tend to be allocated in the order
+	// they were first scheduled, so this order is also kind to the caches).
+	sortBySeq(w.batch[n0:])
+}
+
+// sortBySeq sorts a slot's batch by schedule sequence. The walk of
+// round-robin lists, each last in first out, leaves it nearly sorted once
+// reversed (each timer a few places from home), which insertion sort fixes
+// in about linear time; if that takes too many moves it falls back to a
+// general sort.
+func sortBySeq(b []firing) {
+	slices.Reverse(b)
+	budget := 16 * len(b)
+	for i := 1; i < len(b); i++ {
+		x, j := b[i], i
+		for ; j > 0 && b[j-1].seq > x.seq; j-- {
+			b[j] = b[j-1]
+		}
+		b[j] = x
+		if budget -= i - j; budget < 0 {
+			slices.SortFunc(b, func(a, b firing) int { return cmp.Compare(a.seq, b.seq) })
+			return
+		}
+	}
+}
+
+// takeDue returns the firing of t, just taken from level-0 slot start,
+// if it is due, and unpublishes its slot. mu held.
+func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, bool) {
+	due := t.due.Load()
+	if due <= 0 {
+		return firing{}, false
+	}
+	when := due - 1
+	if when/w.tick != start || when+w.slackFor(when&tagMask, now) > now {
+		return firing{}, false
+	}
+	// As in place: unpublish the slot, then re-check, so that a concurrent
+	// lock-free Reset either lands before the check or takes the locked
+	// path.
+	t.slotStart.Store(-1)
+	if t.due.Load() != due {
+		return firing{}, false
+	}
+	return firing{t: t, f: t.f, when: when, seq: t.seq.Load()}, true
 }
 
 // runBatch claims and runs the collected timers, without the lock. A timer
@@ -187,6 +238,9 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 // (placeRearmed).
 func (w *Wheel) runBatch(now int64) {
 	for i := range w.batch {
+		if j := i + prefetchAhead; j < len(w.batch) {
+			w.batch[j].prefetch()
+		}
 		e := &w.batch[i]
 		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
 			continue
@@ -207,6 +261,22 @@ func (w *Wheel) runBatch(now int64) {
 			w.rearmed++
 		}
 	}
+}
+
+// prefetchAhead is how many fires ahead runBatch prefetches a timer's
+// memory. With many timers every fire starts with cache misses (the timer,
+// the struct that embeds it, the callback's closure); prefetched a few
+// fires ahead they overlap with the callbacks in between.
+const prefetchAhead = 6
+
+// prefetch hints the cache lines the fire of e will touch first: the
+// timer, the line after it (the embedding struct's fields, which a
+// callback such as repeated's reads next) and the callback's closure.
+func (e *firing) prefetch() {
+	p := uintptr(unsafe.Pointer(e.t))
+	prefetch.Line(p)
+	prefetch.Line(p + unsafe.Sizeof(Timer{}))
+	prefetch.Line(*(*uintptr)(unsafe.Pointer(&e.f)))
 }
 
 // placeRearmed places the timers of the batch that were re-armed through

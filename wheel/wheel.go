@@ -37,13 +37,32 @@ const (
 )
 
 // level is one ring of the hierarchy: slots (1024 at level 0, 64 above),
-// each an intrusive doubly linked list of timers, and a bitmap of the
-// non-empty ones.
+// each made of 1<<ways intrusive doubly linked lists of timers, and a
+// bitmap of the non-empty slots. Slot i's lists are slots[i<<ways:][:1<<ways].
+//
+// Level 0 spreads a slot over level0Ways lists, placing timers round-robin,
+// so that the driver can walk them side by side: a list walk is a chain of
+// dependent cache misses, and with several lists in step those misses
+// overlap (see batchSlot).
 type level struct {
 	shift    uint // ticks are shifted right by this to index the level
 	bits     uint // log2 of the number of slots
+	ways     uint // log2 of the number of lists per slot
 	occupied []uint64
-	slots    []*Timer
+	slots    []*Timer // lists; slot i's are slots[i<<ways:][:1<<ways]
+}
+
+// level0Ways is log2 of the number of lists per level-0 slot.
+const level0Ways = 3
+
+// emptySlot reports whether every list of slot idx is empty.
+func (lv *level) emptySlot(idx int) bool {
+	for _, h := range lv.slots[idx<<lv.ways:][:1<<lv.ways] {
+		if h != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (lv *level) mark(idx int)       { lv.occupied[idx>>6] |= 1 << uint(idx&63) }
@@ -72,12 +91,13 @@ func newLevels(maxTick int64) []level {
 	need := uint(bits.Len64(uint64(maxTick) + 1))
 	var levels []level
 	for shift := uint(0); shift < need || len(levels) == 0; {
-		b := uint(slotBits)
+		b, ways := uint(slotBits), uint(0)
 		if len(levels) == 0 {
-			b = level0Bits
+			b, ways = level0Bits, level0Ways
 		}
 		n := 1 << b
-		levels = append(levels, level{shift: shift, bits: b, occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n)})
+		levels = append(levels, level{shift: shift, bits: b, ways: ways,
+			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways)})
 		shift += b
 	}
 	return levels
@@ -118,6 +138,9 @@ type Wheel struct {
 	stopped bool
 	started bool // real-time driver running
 	running bool // the driver is running a batch of callbacks (set and cleared under mu)
+	// spread picks the list of a level-0 slot that place links a timer
+	// into, round-robin.
+	spread uint
 	// batch holds the timers the driver collected under mu and runs
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
@@ -160,6 +183,7 @@ type firing struct {
 	t    *Timer
 	f    func()
 	when int64
+	seq  uint64 // batchSlot's sort key
 }
 
 func newWheel(cfg Config, virtual bool) (*Wheel, error) {
@@ -436,14 +460,16 @@ func (w *Wheel) place(t *Timer) {
 			continue
 		}
 		idx := lv.index(tk)
-		head := lv.slots[idx]
+		list := idx<<lv.ways | int(w.spread&(1<<lv.ways-1))
+		w.spread++
+		head := lv.slots[list]
 		t.prev, t.next = nil, head
 		if head != nil {
 			head.prev = t
 		}
-		lv.slots[idx] = t
+		lv.slots[list] = t
 		lv.mark(idx)
-		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(idx)
+		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
 		return
 	}
 }
@@ -458,8 +484,8 @@ func (w *Wheel) unlink(t *Timer) {
 			t.prev.next = t.next
 		} else {
 			lv.slots[t.idx] = t.next
-			if t.next == nil {
-				lv.unmark(int(t.idx))
+			if idx := int(t.idx) >> lv.ways; t.next == nil && lv.emptySlot(idx) {
+				lv.unmark(idx)
 			}
 		}
 		if t.next != nil {
@@ -482,7 +508,7 @@ func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
 		pos := lv.index(w.cur)
 		if l > 0 {
 			pos++
-			if pos == len(lv.slots) {
+			if pos == 1<<lv.bits {
 				continue
 			}
 		}
@@ -495,13 +521,14 @@ func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
 	return 0, 0, 0, false
 }
 
-// take empties a slot and returns its list.
-func (w *Wheel) take(lvl, idx int) *Timer {
-	lv := &w.levels[lvl]
-	head := lv.slots[idx]
-	lv.slots[idx] = nil
+// take empties a level-0 slot and returns its lists.
+func (w *Wheel) take(idx int) (heads [1 << level0Ways]*Timer) {
+	lv := &w.levels[0]
+	lists := lv.slots[idx<<level0Ways:][:1<<level0Ways]
+	copy(heads[:], lists)
+	clear(lists)
 	lv.unmark(idx)
-	return head
+	return heads
 }
 
 // replace re-places every timer of a list taken from a slot. Their slot
@@ -521,9 +548,11 @@ func (w *Wheel) replace(head *Timer) {
 // one level down, or into the ready heap when due within the cursor's tick.
 func (w *Wheel) processSlot(lvl, idx int, start int64) {
 	if lvl == 0 {
-		head := w.take(lvl, idx)
+		heads := w.take(idx)
 		w.moveCursor(start + 1)
-		w.replace(head)
+		for _, head := range heads {
+			w.replace(head)
+		}
 		return
 	}
 	w.moveCursor(start) // queues this slot for draining

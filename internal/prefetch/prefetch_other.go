@@ -1,0 +1,7 @@
+//go:build !amd64 && !arm64
+
+package prefetch
+
+// Line hints that the cache line holding addr will be read soon. On this
+// architecture it does nothing.
+func Line(addr uintptr) {}
