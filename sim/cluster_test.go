@@ -157,10 +157,13 @@ func TestClusterPauseHoldsMessages(t *testing.T) {
 	require.NoError(t, c.Node(1).Campaign())
 	require.True(t, c.Run(time.Second, func() bool { id, _ := leaderOf(c); return id == 1 }))
 	start := c.Now()
-	require.NoError(t, c.Pause(1, 400*ms)) // longer than any election timeout
+	// Long enough for many election rounds (timeouts are 150-300ms), so
+	// split votes between n2 and n3 cannot outlast it whatever the seed.
+	const pause = 5 * time.Second
+	require.NoError(t, c.Pause(1, pause))
 	require.Error(t, c.Pause(9, ms))
 	// The others elect a new leader while n1 is frozen.
-	require.True(t, c.Run(start+400*ms, func() bool {
+	require.True(t, c.Run(start+pause, func() bool {
 		for _, id := range []election.ID{2, 3} {
 			if c.Node(id).Status().Role == election.Leader {
 				return true
@@ -168,9 +171,10 @@ func TestClusterPauseHoldsMessages(t *testing.T) {
 		}
 		return false
 	}))
+	require.True(t, c.Node(1).Status().Role == election.Leader, "n1 is still frozen: it cannot have stepped down yet")
 	require.Positive(t, c.Stats().Held)
 	// After the pause n1 learns the higher term and follows.
-	require.True(t, c.Run(start+2*time.Second, func() bool {
+	require.True(t, c.Run(start+pause+2*time.Second, func() bool {
 		st := c.Node(1).Status()
 		return st.Role == election.Follower && st.Leader != election.None
 	}))
