@@ -55,6 +55,9 @@ type Config struct {
 	// Coalesce sends the heartbeats of all groups, and their answers,
 	// as one Batch per peer node per CoalesceWindow instead of one message
 	// each. Votes and every other message are sent at once either way.
+	// It also aligns the heartbeats of the groups this host leads: one
+	// host tick, every nine tenths of HeartbeatInterval, makes all of them
+	// heartbeat at once (see the package documentation).
 	Coalesce bool
 	// CoalesceWindow is how long heartbeats and their answers wait to be
 	// coalesced; in [0, HeartbeatInterval/2], 0 means HeartbeatInterval/2

@@ -28,6 +28,22 @@
 // Hundreds of thousands of heartbeats per interval become one batch per
 // peer node per window.
 //
+// With Coalesce the Host also aligns its leaders' heartbeats, as a
+// CockroachDB node's tick drives all its ranges: one heartbeat tick per
+// host, a tenth shorter than HeartbeatInterval, calls
+// election.Node.BroadcastHeartbeat on every awake group, which sends for
+// the groups this host leads and re-arms their heartbeat timers a full
+// interval later, so those timers never come due while the host ticks (a
+// HeartbeatJitter that draws shorter periods may still fire one: an extra
+// heartbeat, nothing else). All of a host's heartbeats thus enter its
+// outboxes together and leave in one flush, and their answers come back
+// together; hibernating groups are not visited, and a group that starts
+// leading joins the host's phase at the next tick. Only when heartbeats
+// are sent changes, and they come 11% more often: per-group semantics are
+// unchanged. A tick iterates the awake groups under the host's lock; each
+// led group's own heartbeat timer is re-armed instead of firing, so the
+// timer work does not grow.
+//
 // # Hibernation
 //
 // A group's leader decides: at a sweep (every heartbeat interval) a leader

@@ -43,6 +43,8 @@ type Host struct {
 	out      map[election.ID]*outbox
 	outOrder []election.ID // keys of out, sorted
 	flushT   wheel.Timer   // every CoalesceWindow (Coalesce only)
+	hbT      wheel.Timer   // every hbTick: the led groups heartbeat (Coalesce only)
+	hbTick   time.Duration
 	ostats   outStats
 }
 
@@ -149,12 +151,17 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := h.flushT.Init(w, h.onFlush); err != nil {
 		return nil, err
 	}
+	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
+		return nil, err
+	}
 	if _, err := h.sweepT.TryReset(eff.HeartbeatInterval); err != nil {
 		return nil, err
 	}
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
+		h.hbTick = heartbeatTick(eff.HeartbeatInterval)
+		h.hbT.Reset(h.hbTick)
 	}
 	return h, nil
 }
@@ -557,6 +564,33 @@ func (h *Host) onSweep() {
 	}
 }
 
+// heartbeatTick returns the period of the host's heartbeat tick for the
+// groups' heartbeat interval hb: a tenth less, so that a leader's own
+// heartbeat timer, re-armed a full hb later by every tick, never comes
+// due while the host ticks (a jittered period shorter than that may still
+// fire it: one extra heartbeat, out of phase).
+func heartbeatTick(hb time.Duration) time.Duration {
+	return max(hb-hb/10, 1)
+}
+
+// onHeartbeatTick runs every hbTick with Coalesce: every awake group this
+// host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
+// re-arms the leader's heartbeat timer a full interval later), so all of
+// the host's heartbeats enter the outboxes together and leave in the same
+// flush. The other awake groups answer ErrNotLeader and are skipped;
+// hibernating groups are not in the awake list.
+func (h *Host) onHeartbeatTick() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return
+	}
+	h.hbT.Reset(h.hbTick)
+	for _, g := range h.awakeL {
+		_ = g.node.BroadcastHeartbeat()
+	}
+}
+
 // followersCaughtUp reports whether every follower answered a heartbeat
 // of term within the lease, or lives on a node liveness takes for dead.
 // It also returns the followers it skipped as dead.
@@ -683,6 +717,7 @@ func (h *Host) Stop() {
 	}
 	h.sweepT.Stop()
 	h.pingT.Stop()
+	h.hbT.Stop()
 	h.mu.Unlock()
 	h.flushT.Stop()
 }

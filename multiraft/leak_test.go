@@ -17,8 +17,9 @@ func TestMain(m *testing.M) {
 }
 
 // hostTimers is the number of timers a host keeps whatever its groups do:
-// sweep, liveness ping, coalescing flush and one liveness timer per peer.
-func hostTimers(hosts int) int64 { return int64(hosts * (3 + hosts - 1)) }
+// sweep, liveness ping, coalescing flush, heartbeat tick and one liveness
+// timer per peer.
+func hostTimers(hosts int) int64 { return int64(hosts * (4 + hosts - 1)) }
 
 // TestHibernatedGroupsHoldNoTimers wakes every group, lets them hibernate
 // and checks that only the hosts' own timers stay on the wheel.
