@@ -248,3 +248,29 @@ func Func(f func(base time.Duration, st State, rng *rand.Rand) time.Duration) Ji
 
 // String returns "func".
 func (JitterFunc) String() string { return "func" }
+
+// inlineJitter holds a copy of a built-in policy that has parameters, so
+// that a timer's jitter interface can point into the timer itself rather
+// than at a separate allocation.
+type inlineJitter struct {
+	p proportional
+	u uniformExtra
+	b backoff
+}
+
+// hold returns j, pointing into h when j is a built-in policy with
+// parameters (policies without, such as None, take no memory at all).
+func (h *inlineJitter) hold(j Jitter) Jitter {
+	switch v := j.(type) {
+	case proportional:
+		h.p = v
+		return &h.p
+	case uniformExtra:
+		h.u = v
+		return &h.u
+	case backoff:
+		h.b = v
+		return &h.b
+	}
+	return j
+}

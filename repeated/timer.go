@@ -29,6 +29,12 @@ var (
 	// ErrNotRunning is returned by Reset on a stopped timer, which Reset
 	// does not start.
 	ErrNotRunning = errors.New("repeated: timer not running")
+	// ErrNotInitialized is returned by Start, Restart and
+	// TryResetTimeout on a zero Timer that neither New nor Init made.
+	ErrNotInitialized = errors.New("repeated: timer not initialized (use New or Init)")
+	// ErrInitialized is returned by Init on a Timer initialized before
+	// (by New or Init).
+	ErrInitialized = errors.New("repeated: timer already initialized")
 )
 
 // Stats counts what happened to one Timer since New. All counters only grow.
@@ -95,6 +101,15 @@ type Timer struct {
 	trigger     func()     // immutable after New
 	triggers    uint64     // Stats.Triggers
 
+	// Inline storage, so that a schedule reads no memory outside the
+	// timer (with 100k groups each such pointer chase is a cache miss):
+	// the random source unless WithRand gave one (rng then points at
+	// rnd, whose source is src), and a copy of a built-in jitter policy
+	// with parameters (jitter then points into inl).
+	src rand.PCG
+	rnd rand.Rand
+	inl inlineJitter
+
 	// Immutable after New.
 	name      string
 	onDestroy func()
@@ -115,14 +130,33 @@ type Timer struct {
 // wherever the wheel's Executor sends it. Either way at most one trigger of
 // a timer runs at a time.
 func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) (*Timer, error) {
+	t := new(Timer)
+	if err := t.Init(w, name, timeout, trigger, opts...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Init makes the zero Timer t what New returns, for a Timer embedded in a
+// struct of the caller's: a multi-raft host keeps each group's timers in
+// the group's own struct, and the groups in one slice, so that the timers
+// cost no allocation of their own and the timers of groups visited in
+// order (a batch of heartbeats) lie in order in memory. Init returns New's
+// errors, and ErrInitialized if t was initialized before. It must not run
+// concurrently with any other method of t, and a Timer must not be copied
+// after Init.
+func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) error {
+	if t.trigger != nil {
+		return fmt.Errorf("%w (timer %q)", ErrInitialized, t.name)
+	}
 	if w == nil {
-		return nil, fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
+		return fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
 	}
 	if trigger == nil {
-		return nil, fmt.Errorf("%w (timer %q)", ErrNilTrigger, name)
+		return fmt.Errorf("%w (timer %q)", ErrNilTrigger, name)
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("%w: timer %q has timeout %v", ErrInvalidTimeout, name, timeout)
+		return fmt.Errorf("%w: timer %q has timeout %v", ErrInvalidTimeout, name, timeout)
 	}
 	var o options
 	for _, opt := range opts {
@@ -131,33 +165,43 @@ func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opt
 		}
 	}
 	if err := ValidateJitter(o.jitter); err != nil {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
 	if w.Stopped() {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, wheel.ErrStopped)
+		return fmt.Errorf("repeated: timer %q: %w", name, wheel.ErrStopped)
 	}
 	if o.jitter == nil {
 		o.jitter = none{}
 	}
-	if o.rng == nil {
-		o.rng = randsrc.New()
-	}
 	if o.logger == nil {
 		o.logger = hclog.NewNullLogger()
 	}
-	t := &Timer{
-		name:      name,
-		trigger:   trigger,
-		jitter:    o.jitter,
-		rng:       o.rng,
-		onDestroy: o.onDestroy,
-		logger:    o.logger,
-		timeout:   timeout,
-	}
 	if err := t.wt.Init(w, t.fire); err != nil {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	return t, nil
+	t.name = name
+	t.jitter = t.inl.hold(o.jitter)
+	t.onDestroy = o.onDestroy
+	t.logger = o.logger
+	t.timeout = timeout
+	switch {
+	case o.rng != nil:
+		t.rng = o.rng
+	case o.seeded:
+		t.useInlineSource(o.seed)
+	default:
+		t.useInlineSource(randsrc.Seed())
+	}
+	t.trigger = trigger // last: marks t initialized
+	return nil
+}
+
+// useInlineSource makes the timer draw its jitter from a PCG kept inside
+// it, seeded with seed.
+func (t *Timer) useInlineSource(seed [2]uint64) {
+	t.src.Seed(seed[0], seed[1])
+	t.rnd = *rand.New(&t.src)
+	t.rng = &t.rnd
 }
 
 // Start starts a stopped timer: it schedules the first trigger after the
@@ -201,6 +245,9 @@ func (t *Timer) Restart() error {
 }
 
 func (t *Timer) startLocked() error {
+	if t.trigger == nil {
+		return ErrNotInitialized
+	}
 	t.running = true
 	t.first = true
 	t.consecutive = 0
@@ -281,6 +328,9 @@ func (t *Timer) TryResetTimeout(d time.Duration) error {
 	}
 	if t.destroyed {
 		return ErrDestroyed
+	}
+	if t.trigger == nil {
+		return ErrNotInitialized
 	}
 	t.timeout = d
 	if t.running && !t.invoking {

@@ -443,10 +443,16 @@ func (w *Wheel) place(t *Timer) {
 			w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
 			return
 		}
+		// Level 0 takes every deadline less than its size ahead of the
+		// cursor, also past the end of the cursor's window (its slots
+		// before the cursor's hold the next window, see nextSlot): timers
+		// a step-down period ahead must not pile up in a higher level at
+		// the end of every window, to be re-bucketed all at once when the
+		// cursor crosses into the next.
 		var lvl int
-		if x := uint64(tk ^ w.cur); x >= 1<<level0Bits {
-			lvl = 1 + (bits.Len64(x)-1-level0Bits)/slotBits
-		} else if d := tk - w.cur; w.batchSlots && d >= alignLead {
+		if d := tk - w.cur; d >= 1<<level0Bits {
+			lvl = 1 + (bits.Len64(uint64(tk^w.cur))-1-level0Bits)/slotBits
+		} else if w.batchSlots && d >= alignLead {
 			// A real-time timer far ahead sits in the slot halfway to its
 			// deadline, so that Resets moving it earlier but not before
 			// that (a heartbeat drawing a shorter timeout) stay lock-free;
@@ -501,24 +507,35 @@ func (w *Wheel) unlink(t *Timer) {
 
 // nextSlot finds the earliest occupied slot at or after the cursor.
 // On levels above 0 the cursor's own slot has been drained (see
-// moveCursor), so the search starts after it.
+// moveCursor), so the search starts after it. Level 0 is a ring: a slot
+// before the cursor's holds timers of the next 1<<level0Bits-tick window
+// (see place), which come after every higher-level slot starting at that
+// window's start or earlier (those are drained into level 0 first).
 func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
-	for l := range w.levels {
+	lv0 := &w.levels[0]
+	pos := lv0.index(w.cur)
+	base := w.cur >> level0Bits << level0Bits
+	if i, found := lv0.firstFrom(pos); found {
+		return 0, i, base | int64(i), true
+	}
+	for l := 1; l < len(w.levels); l++ {
 		lv := &w.levels[l]
-		pos := lv.index(w.cur)
-		if l > 0 {
-			pos++
-			if pos == 1<<lv.bits {
-				continue
-			}
+		p := lv.index(w.cur) + 1
+		if p == 1<<lv.bits {
+			continue
 		}
-		if i, found := lv.firstFrom(pos); found {
+		if i, found := lv.firstFrom(p); found {
 			up := lv.shift + lv.bits
-			start = (w.cur>>up)<<up | int64(i)<<lv.shift
-			return l, i, start, true
+			lvl, idx, start, ok = l, i, (w.cur>>up)<<up|int64(i)<<lv.shift, true
+			break
 		}
 	}
-	return 0, 0, 0, false
+	if i, found := lv0.firstFrom(0); found && i < pos {
+		if s := base + 1<<level0Bits | int64(i); !ok || s < start {
+			return 0, i, s, true
+		}
+	}
+	return lvl, idx, start, ok
 }
 
 // take empties a level-0 slot and returns its lists.

@@ -10,10 +10,13 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// raftick: three repeated.Timers per group on one real-time wheel.
+// raftick: three repeated.Timers per group on one real-time wheel,
+// embedded in one slice of per-group structs as a multi-raft host keeps
+// them (a group's timers live in the group's struct): no allocation per
+// timer, and heartbeats visiting groups in order touch memory in order.
 type raftick struct {
 	w      *wheel.Wheel
-	timers [][3]*repeated.Timer // election, step-down, snapshot
+	timers [][3]repeated.Timer // election, step-down, snapshot
 }
 
 func newRaftick(r *run) (*raftick, error) {
@@ -21,7 +24,7 @@ func newRaftick(r *run) (*raftick, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &raftick{w: w, timers: make([][3]*repeated.Timer, len(r.groups))}
+	im := &raftick{w: w, timers: make([][3]repeated.Timer, len(r.groups))}
 	for i := range r.groups {
 		g := &r.groups[i]
 		specs := [3]struct {
@@ -35,20 +38,20 @@ func newRaftick(r *run) (*raftick, error) {
 			{"snapshot", Snapshot, func() {}, repeated.FirstOnly()},
 		}
 		for k, s := range specs {
-			tm, err := repeated.New(w, s.name, s.d, s.f, repeated.WithJitter(s.j), repeated.WithRand(r.rng(i, k)))
+			seed := r.seed(i, k)
+			err := im.timers[i][k].Init(w, s.name, s.d, s.f, repeated.WithJitter(s.j), repeated.WithSeed(seed[0], seed[1]))
 			if err != nil {
 				w.Stop()
 				return nil, fmt.Errorf("raftmix: group %d: %w", i, err)
 			}
-			im.timers[i][k] = tm
 		}
 	}
 	return im, nil
 }
 
 func (im *raftick) start(i int) {
-	for _, tm := range im.timers[i] {
-		tm.Start()
+	for k := range im.timers[i] {
+		im.timers[i][k].Start()
 	}
 }
 
@@ -56,8 +59,8 @@ func (im *raftick) heartbeat(i int) { im.timers[i][0].Reset() }
 
 func (im *raftick) stop() {
 	for i := range im.timers {
-		for _, tm := range im.timers[i] {
-			tm.Destroy()
+		for k := range im.timers[i] {
+			im.timers[i][k].Destroy()
 		}
 	}
 	im.w.Stop()
