@@ -1,9 +1,7 @@
 package wheel
 
 import (
-	"cmp"
 	"runtime"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -147,16 +145,18 @@ func (w *Wheel) collect(now int64) {
 }
 
 // batchSlot takes level-0 slot idx (tick start), whose end has passed, and
-// appends its due timers to the batch in one pass over its lists; timers
-// pushed later, or whose epoch's slack has not passed yet, are re-placed.
-// mu held.
+// appends its due timers to the batch in one pass over its lists. A timer
+// pushed later is re-placed; one whose epoch's slack has not passed yet
+// (see coarse.go) waits in the next slot. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lists := w.take(idx)
 	w.moveCursor(start + 1)
-	n0 := len(w.batch)
 	// Walk the slot's lists side by side, prefetching each list's next
 	// timer as soon as its address is known: the lists' cache misses
-	// overlap instead of queueing one behind another.
+	// overlap instead of queueing one behind another. Timers are placed
+	// round-robin over the lists and appended, so this walk visits them
+	// in about the order they were placed, which is kind to the caches of
+	// the callbacks (timers tend to be allocated, and re-armed, in order).
 	for more := true; more; {
 		more = false
 		for k, t := range lists {
@@ -170,60 +170,60 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			}
 			lists[k] = next
 			t.next, t.prev, t.loc = nil, nil, locNone
-			if f, ok := w.takeDue(t, start, now); ok {
+			switch f, st := w.takeDue(t, start, now); st {
+			case takeFire:
 				w.batch = append(w.batch, f)
-			} else {
+			case takeWait:
+				w.waitNextSlot(t, start+1)
+			default:
 				w.place(t)
 			}
 		}
 	}
-	// Run the slot in the order its timers were scheduled, as one list
-	// would (real time promises no order, but timers scheduled for the same
-	// instant keep theirs, and timers tend to be allocated in the order
-	// they were first scheduled, so this order is also kind to the caches).
-	sortBySeq(w.batch[n0:])
 }
 
-// sortBySeq sorts a slot's batch by schedule sequence. The walk of
-// round-robin lists, each last in first out, leaves it nearly sorted once
-// reversed (each timer a few places from home), which insertion sort fixes
-// in about linear time; if that takes too many moves it falls back to a
-// general sort.
-func sortBySeq(b []firing) {
-	slices.Reverse(b)
-	budget := 16 * len(b)
-	for i := 1; i < len(b); i++ {
-		x, j := b[i], i
-		for ; j > 0 && b[j-1].seq > x.seq; j-- {
-			b[j] = b[j-1]
-		}
-		b[j] = x
-		if budget -= i - j; budget < 0 {
-			slices.SortFunc(b, func(a, b firing) int { return cmp.Compare(a.seq, b.seq) })
-			return
-		}
-	}
-}
+// What takeDue decided.
+const (
+	takePlace = iota // not due in this slot (moved later, stopped): place it
+	takeFire         // due: fire it
+	takeWait         // due in this slot, but its epoch's slack has not passed
+)
 
 // takeDue returns the firing of t, just taken from level-0 slot start,
 // if it is due, and unpublishes its slot. mu held.
-func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, bool) {
+func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, int) {
 	due := t.due.Load()
 	if due <= 0 {
-		return firing{}, false
+		return firing{}, takePlace
 	}
 	when := due - 1
-	if when/w.tick != start || when+w.slackFor(when&tagMask, now) > now {
-		return firing{}, false
+	if when/w.tick > start {
+		return firing{}, takePlace
+	}
+	if when+w.slackFor(when&tagMask, now) > now {
+		return firing{}, takeWait
 	}
 	// As in place: unpublish the slot, then re-check, so that a concurrent
 	// lock-free Reset either lands before the check or takes the locked
 	// path.
 	t.slotStart.Store(-1)
 	if t.due.Load() != due {
-		return firing{}, false
+		return firing{}, takePlace
 	}
-	return firing{t: t, f: t.f, when: when, seq: t.seq.Load()}, true
+	return firing{t: t, f: t.f, when: when}, takeFire
+}
+
+// waitNextSlot links t, due but not yet fireable, into level-0 slot tk,
+// the cursor's, to be looked at again when that slot ends; a timer whose
+// deadline moved meanwhile is placed as usual. mu held.
+func (w *Wheel) waitNextSlot(t *Timer, tk int64) {
+	due := t.due.Load()
+	t.slotStart.Store(w.tickStart(tk))
+	if d := t.due.Load(); d != due || d <= 0 || (d-1)/w.tick > tk {
+		w.place(t)
+		return
+	}
+	w.link(t, 0, tk)
 }
 
 // runBatch claims and runs the collected timers, without the lock. A timer
@@ -247,9 +247,13 @@ func (w *Wheel) runBatch(now int64) {
 		}
 		w.pending.Add(-1)
 		w.fired.Add(1)
-		if i > 0 {
-			// The clock is read once per fire: it measures lateness
-			// (behind slow callbacks too) and keeps epochs short.
+		if i > 0 && (i < clockEvery || i%clockEvery == 0) {
+			// The clock measures lateness (behind slow callbacks too) and
+			// keeps epochs short. It is read before each of the first
+			// clockEvery fires of a batch, then before every clockEvery-th:
+			// a clock read costs about as much as a fire's work, and the
+			// lateness of a fire is then measured at most clockEvery-1
+			// callbacks early.
 			now = int64(time.Since(w.epoch))
 			if w.openTag != 0 && now-w.openBase >= republishAfter {
 				w.closeEpoch()
@@ -262,6 +266,9 @@ func (w *Wheel) runBatch(now int64) {
 		}
 	}
 }
+
+// clockEvery is how many fires of a long batch share one clock read.
+const clockEvery = 8
 
 // prefetchAhead is how many fires ahead runBatch prefetches a timer's
 // memory. With many timers every fire starts with cache misses (the timer,

@@ -49,7 +49,12 @@ type level struct {
 	bits     uint // log2 of the number of slots
 	ways     uint // log2 of the number of lists per slot
 	occupied []uint64
-	slots    []*Timer // lists; slot i's are slots[i<<ways:][:1<<ways]
+	slots    []*Timer // list heads; slot i's are slots[i<<ways:][:1<<ways]
+	tails    []*Timer // list tails: timers are appended, so a list runs in placement order
+	// fill counts the timers placed in each slot since it was last
+	// empty: the k-th goes to list k mod 1<<ways, so that walking the
+	// lists side by side visits a slot's timers in placement order.
+	fill []uint8
 }
 
 // level0Ways is log2 of the number of lists per level-0 slot.
@@ -97,7 +102,7 @@ func newLevels(maxTick int64) []level {
 		}
 		n := 1 << b
 		levels = append(levels, level{shift: shift, bits: b, ways: ways,
-			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways)})
+			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways), tails: make([]*Timer, n<<ways), fill: make([]uint8, n)})
 		shift += b
 	}
 	return levels
@@ -138,9 +143,6 @@ type Wheel struct {
 	stopped bool
 	started bool // real-time driver running
 	running bool // the driver is running a batch of callbacks (set and cleared under mu)
-	// spread picks the list of a level-0 slot that place links a timer
-	// into, round-robin.
-	spread uint
 	// batch holds the timers the driver collected under mu and runs
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
@@ -183,7 +185,6 @@ type firing struct {
 	t    *Timer
 	f    func()
 	when int64
-	seq  uint64 // batchSlot's sort key
 }
 
 func newWheel(cfg Config, virtual bool) (*Wheel, error) {
@@ -337,7 +338,7 @@ func (w *Wheel) Stop() []*Timer {
 				claim(t)
 				t = next
 			}
-			lv.slots[i] = nil
+			lv.slots[i], lv.tails[i] = nil, nil
 		}
 		clear(lv.occupied)
 	}
@@ -465,19 +466,31 @@ func (w *Wheel) place(t *Timer) {
 		if t.due.Load() != due {
 			continue
 		}
-		idx := lv.index(tk)
-		list := idx<<lv.ways | int(w.spread&(1<<lv.ways-1))
-		w.spread++
-		head := lv.slots[list]
-		t.prev, t.next = nil, head
-		if head != nil {
-			head.prev = t
-		}
-		lv.slots[list] = t
-		lv.mark(idx)
-		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
+		w.link(t, lvl, tk)
 		return
 	}
+}
+
+// link appends t to a list of the slot of tick tk on level lvl, whose start
+// the caller has published in t.slotStart.
+func (w *Wheel) link(t *Timer, lvl int, tk int64) {
+	lv := &w.levels[lvl]
+	idx := lv.index(tk)
+	if !lv.isSet(idx) {
+		lv.fill[idx] = 0
+	}
+	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
+	lv.fill[idx]++
+	tail := lv.tails[list]
+	t.next, t.prev = nil, tail
+	if tail != nil {
+		tail.next = t
+	} else {
+		lv.slots[list] = t
+	}
+	lv.tails[list] = t
+	lv.mark(idx)
+	t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
 }
 
 // unlink removes t from its slot list, if it is in one, and detaches it from
@@ -496,6 +509,8 @@ func (w *Wheel) unlink(t *Timer) {
 		}
 		if t.next != nil {
 			t.next.prev = t.prev
+		} else {
+			lv.tails[t.idx] = t.prev
 		}
 		t.next, t.prev = nil, nil
 	case locReady:
@@ -544,6 +559,7 @@ func (w *Wheel) take(idx int) (heads [1 << level0Ways]*Timer) {
 	lists := lv.slots[idx<<level0Ways:][:1<<level0Ways]
 	copy(heads[:], lists)
 	clear(lists)
+	clear(lv.tails[idx<<level0Ways:][:1<<level0Ways])
 	lv.unmark(idx)
 	return heads
 }
@@ -624,6 +640,7 @@ func (w *Wheel) drainSome() bool {
 			if t != nil {
 				t.prev = nil
 			} else {
+				lv.tails[idx] = nil
 				lv.unmark(idx)
 			}
 			w.replace(head)
