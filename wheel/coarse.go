@@ -59,7 +59,12 @@ const (
 	// driver keeps the clock published for tickLease, waking every
 	// maxEpoch although nothing fires; clockReadWake clock reads since its
 	// last look wake it to check the rate.
-	tickRate      = int64(time.Microsecond) // ns per clock read, at most
+	tickRate = int64(time.Microsecond) // ns per clock read, at most
+
+	// shortEpoch is the longest remembered slack of a tag that publish
+	// reuses without looking further; maxTagSkips bounds the search.
+	shortEpoch    = int64(50 * time.Microsecond)
+	maxTagSkips   = 16
 	tickLease     = int64(50 * time.Millisecond)
 	clockReadWake = 1024
 )
@@ -158,7 +163,7 @@ func (w *Wheel) suspendCoarse() int64 {
 func (w *Wheel) closeEpoch() (now int64) {
 	now = w.suspendCoarse()
 	if w.demand.Load() && w.demand.Swap(false) {
-		w.publish(now)
+		w.publish(now, now)
 	}
 	return now
 }
@@ -189,16 +194,29 @@ func (w *Wheel) planSleep(now, next int64) int64 {
 // goroutine only.
 func (w *Wheel) sleepEpoch(wake int64) {
 	published := w.openTag != 0
-	w.suspendCoarse()
+	now := w.suspendCoarse()
 	if w.demand.Swap(false) || published {
-		w.publish(wake)
+		w.publish(wake, now)
 	}
 }
 
 // publish starts an epoch at base (rounded down to make room for the tag).
-func (w *Wheel) publish(base int64) {
-	w.epochSeq++
-	tag := 1 + w.epochSeq%tagMask
+// now is the driver's latest clock reading. Tags come round every tagMask
+// epochs, well within slackWindow when the driver is busy, and a tag's
+// remembered slack is the longest of its recent epochs (slackFor): one
+// long epoch (an oversleep, a stall) would lend its slack to every later
+// epoch with its tag, and delay their timers by a slot. publish therefore
+// skips, up to a bound, tags whose remembered slack is longer than
+// shortEpoch.
+func (w *Wheel) publish(base, now int64) {
+	var tag int64
+	for range maxTagSkips {
+		w.epochSeq++
+		tag = 1 + w.epochSeq%tagMask
+		if e := w.slack[tag]; e.len <= shortEpoch || now-e.end > slackWindow {
+			break
+		}
+	}
 	w.openTag, w.openBase = tag, base&^tagMask
 	w.coarse.Store(w.openBase | tag)
 }

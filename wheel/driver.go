@@ -62,7 +62,7 @@ func (w *Wheel) drive() {
 		}
 		// Every slot that collect may process by now has been processed.
 		if w.batchSlots {
-			w.moveCursor(now / w.tick)
+			w.moveCursor(max(now-slotGrace, 0) / w.tick)
 		} else {
 			w.moveCursor(now/w.tick + 1)
 		}
@@ -131,17 +131,48 @@ func (w *Wheel) collect(now int64) {
 			return
 		}
 		if lvl == 0 && w.batchSlots {
-			if w.tickStart(start+1) > now {
+			if w.slotDue(start) > now {
 				return
 			}
 			w.batchSlot(idx, start, now)
+			w.freshenEpoch()
 			continue
 		}
 		if w.tickStart(start) > now {
 			return
 		}
 		w.processSlot(lvl, idx, start)
+		w.freshenEpoch()
 	}
+}
+
+// freshenEpoch publishes a fresh epoch if the published one is
+// republishAfter old. The driver calls it between slots while it collects
+// (a big slot takes a few hundred microseconds): every epoch's length
+// becomes the slack of all deadlines with its tag for a while (see
+// slackFor), so epochs are kept short while Resets use them. mu held.
+func (w *Wheel) freshenEpoch() {
+	if w.openTag != 0 && int64(time.Since(w.epoch))-w.openBase >= republishAfter {
+		w.closeEpoch()
+	}
+}
+
+// slotGrace is how long after a level-0 slot's end the real-time driver
+// takes it. A deadline computed from the coarse clock may fire only once
+// its epoch's slack has passed too (see coarse.go); the slack is typically
+// how late the driver woke or how long a batch of callbacks ran, tens of
+// microseconds. Taking the slot a little after its end lets those timers
+// fire with the slot instead of waiting a whole tick for the next one.
+const slotGrace = int64(100 * time.Microsecond)
+
+// slotDue returns when the real-time driver takes level-0 slot start (a
+// tick) whole: its end plus slotGrace, or never.
+func (w *Wheel) slotDue(start int64) int64 {
+	end := w.tickStart(start + 1)
+	if end == never {
+		return never
+	}
+	return end + slotGrace
 }
 
 // batchSlot takes level-0 slot idx (tick start), whose end has passed, and
@@ -157,8 +188,11 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 	// round-robin over the lists and appended, so this walk visits them
 	// in about the order they were placed, which is kind to the caches of
 	// the callbacks (timers tend to be allocated, and re-armed, in order).
-	for more := true; more; {
-		more = false
+	for walked := 0; ; walked++ {
+		if walked%32 == 31 {
+			w.freshenEpoch() // a big slot takes a while
+		}
+		more := false
 		for k, t := range lists {
 			if t == nil {
 				continue
@@ -178,6 +212,9 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			default:
 				w.place(t)
 			}
+		}
+		if !more {
+			return
 		}
 	}
 }

@@ -682,7 +682,7 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
 // When the driver batches fine-grained slots, a level-0 slot is due at its
-// end and a heap deadline at the end of its tick.
+// end (plus slotGrace) and a heap deadline at the end of its tick (too).
 func (w *Wheel) nextEvent() int64 {
 	if len(w.drains) > 0 {
 		return 0 // timers are still being re-bucketed: look again at once
@@ -693,20 +693,21 @@ func (w *Wheel) nextEvent() int64 {
 	}
 	if lvl, _, start, ok := w.nextSlot(); ok {
 		if lvl == 0 && w.batchSlots {
-			start++
+			next = min(next, w.slotDue(start))
+		} else {
+			next = min(next, w.tickStart(start))
 		}
-		next = min(next, w.tickStart(start))
 	}
 	return next
 }
 
-// wakeFor returns when the driver must wake for a timer due at when: at the
-// end of its tick when batching slots, else at when.
+// wakeFor returns when the driver must wake for a timer due at when: when
+// its tick's slot is due (slotDue) when batching slots, else at when.
 func (w *Wheel) wakeFor(when int64) int64 {
 	if !w.batchSlots {
 		return when
 	}
-	return w.tickStart(when/w.tick + 1)
+	return w.slotDue(when / w.tick)
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
