@@ -168,6 +168,16 @@ func (w *Wheel) closeEpoch() (now int64) {
 	return now
 }
 
+// republish ends the published epoch and publishes a fresh one, whether or
+// not timers were scheduled in it: the driver is busy, and Resets between
+// now and its next round (a heartbeat batch arriving while the driver
+// sleeps) should find the clock published. Driver goroutine only.
+func (w *Wheel) republish() {
+	now := w.suspendCoarse()
+	w.demand.Store(false)
+	w.publish(now, now)
+}
+
 // planSleep decides, before a sleep until next (more than maxEpoch away),
 // whether to keep the clock published (it returns an earlier wake-up,
 // maxEpoch away) or to stop publishing. Driver goroutine only.

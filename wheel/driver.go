@@ -153,7 +153,7 @@ func (w *Wheel) collect(now int64) {
 // slackFor), so epochs are kept short while Resets use them. mu held.
 func (w *Wheel) freshenEpoch() {
 	if w.openTag != 0 && int64(time.Since(w.epoch))-w.openBase >= republishAfter {
-		w.closeEpoch()
+		w.republish()
 	}
 }
 
@@ -293,7 +293,7 @@ func (w *Wheel) runBatch(now int64) {
 			// callbacks early.
 			now = int64(time.Since(w.epoch))
 			if w.openTag != 0 && now-w.openBase >= republishAfter {
-				w.closeEpoch()
+				w.republish()
 			}
 		}
 		w.noteLateness(now - e.when)
