@@ -274,3 +274,18 @@ func (h *inlineJitter) hold(j Jitter) Jitter {
 	}
 	return j
 }
+
+// minDelay returns the least delay that policy j can return for base
+// timeout base, for the built-in policies, or 0 if unknown (a Func or a
+// policy of the caller's). A timer passes it to its wheel timer
+// (wheel.Timer.SetMinReset) so that the wheel can keep the timer where
+// heartbeat Resets stay lock-free.
+func minDelay(j Jitter, base time.Duration) time.Duration {
+	switch j.(type) {
+	case none, *none, proportional, *proportional, uniformExtra, *uniformExtra, backoff, *backoff:
+		return base
+	case firstOnly, *firstOnly:
+		return base / 2
+	}
+	return 0
+}

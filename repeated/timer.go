@@ -192,6 +192,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	default:
 		t.useInlineSource(randsrc.Seed())
 	}
+	t.wt.SetMinReset(minDelay(t.jitter, timeout))
 	t.trigger = trigger // last: marks t initialized
 	return nil
 }
@@ -333,6 +334,7 @@ func (t *Timer) TryResetTimeout(d time.Duration) error {
 		return ErrNotInitialized
 	}
 	t.timeout = d
+	t.wt.SetMinReset(minDelay(t.jitter, d))
 	if t.running && !t.invoking {
 		return t.armLocked()
 	}

@@ -158,24 +158,18 @@ func (w *Wheel) suspendCoarse() int64 {
 	return now
 }
 
-// closeEpoch ends the current epoch and publishes a new one if timers were
-// scheduled since the last one. It returns the time. Driver goroutine only.
-func (w *Wheel) closeEpoch() (now int64) {
-	now = w.suspendCoarse()
-	if w.demand.Load() && w.demand.Swap(false) {
-		w.publish(now, now)
-	}
-	return now
-}
-
 // republish ends the published epoch and publishes a fresh one, whether or
-// not timers were scheduled in it: the driver is busy, and Resets between
-// now and its next round (a heartbeat batch arriving while the driver
-// sleeps) should find the clock published. Driver goroutine only.
-func (w *Wheel) republish() {
-	now := w.suspendCoarse()
+// not timers were scheduled in it, and returns the time. The driver calls
+// it at the start of every round and while busy: the round's callbacks
+// re-arm their timers, and Resets between now and the next round (a
+// heartbeat batch arriving while the driver sleeps) should find the clock
+// published. Only a long sleep stops publishing (planSleep). Driver
+// goroutine only.
+func (w *Wheel) republish() (now int64) {
+	now = w.suspendCoarse()
 	w.demand.Store(false)
 	w.publish(now, now)
+	return now
 }
 
 // planSleep decides, before a sleep until next (more than maxEpoch away),

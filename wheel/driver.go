@@ -33,7 +33,7 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
-		now := w.closeEpoch()
+		now := w.republish()
 		w.collect(now)
 		if len(w.batch) > 0 {
 			// Set under the lock, so that a Stop that finds it false knows

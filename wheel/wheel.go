@@ -25,6 +25,10 @@ const (
 	// alignLead is how many ticks ahead a real-time timer must be for
 	// place to put it in an earlier level-0 slot than its deadline's.
 	alignLead = 128
+	// minResetMargin is how many ticks short of a SetMinReset promise
+	// place keeps a timer: the cursor may trail the clock by a tick, and a
+	// Reset's deadline from the coarse clock be early by an epoch.
+	minResetMargin = 3
 
 	// maxWhen is the latest representable deadline; Timer.due stores
 	// deadline+1, so one value is kept free.
@@ -457,8 +461,15 @@ func (w *Wheel) place(t *Timer) {
 			// A real-time timer far ahead sits in the slot halfway to its
 			// deadline, so that Resets moving it earlier but not before
 			// that (a heartbeat drawing a shorter timeout) stay lock-free;
-			// the driver re-places it when that slot comes.
-			tk = w.cur + d/2
+			// the driver re-places it when that slot comes. With a
+			// SetMinReset promise of m, it can sit as far as m ahead
+			// (less a margin for the coarse clock and the cursor, which
+			// may trail real time): every later Reset lands after that.
+			ahead := d / 2
+			if m := int64(t.minReset.Load()) - minResetMargin; m > ahead {
+				ahead = min(m, d)
+			}
+			tk = w.cur + ahead
 		}
 		lv := &w.levels[lvl]
 		start := (tk >> lv.shift) << lv.shift
