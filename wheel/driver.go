@@ -157,22 +157,26 @@ func (w *Wheel) freshenEpoch() {
 	}
 }
 
-// slotGrace is how long after a level-0 slot's end the real-time driver
+// slotGrace is how long after a level-0 slot is due the real-time driver
 // takes it. A deadline computed from the coarse clock may fire only once
 // its epoch's slack has passed too (see coarse.go); the slack is typically
 // how late the driver woke or how long a batch of callbacks ran, tens of
-// microseconds. Taking the slot a little after its end lets those timers
-// fire with the slot instead of waiting a whole tick for the next one.
+// microseconds. Taking the slot a little later lets those timers fire with
+// the slot instead of waiting for the next one.
 const slotGrace = int64(100 * time.Microsecond)
 
 // slotDue returns when the real-time driver takes level-0 slot start (a
-// tick) whole: its end plus slotGrace, or never.
+// tick) whole: once the latest deadline placed in it has passed, plus
+// slotGrace. A slot is due by its end at the latest; it is due earlier when
+// its timers are (periodic timers re-armed right after the driver fired
+// their slot fall early in their next slot, and a fixed-delay timer would
+// otherwise wait out the rest of the slot every period).
 func (w *Wheel) slotDue(start int64) int64 {
 	end := w.tickStart(start + 1)
 	if end == never {
 		return never
 	}
-	return end + slotGrace
+	return min(end, w.slotMax[start&(1<<level0Bits-1)]+1) + slotGrace
 }
 
 // batchSlot takes level-0 slot idx (tick start), whose end has passed, and
@@ -208,7 +212,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			case takeFire:
 				w.batch = append(w.batch, f)
 			case takeWait:
-				w.waitNextSlot(t, start+1)
+				w.waitNextSlot(t, start+1, now)
 			default:
 				w.place(t)
 			}
@@ -253,14 +257,17 @@ func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, int) {
 // waitNextSlot links t, due but not yet fireable, into level-0 slot tk,
 // the cursor's, to be looked at again when that slot ends; a timer whose
 // deadline moved meanwhile is placed as usual. mu held.
-func (w *Wheel) waitNextSlot(t *Timer, tk int64) {
+func (w *Wheel) waitNextSlot(t *Timer, tk, now int64) {
 	due := t.due.Load()
-	t.slotStart.Store(w.tickStart(tk))
+	start := w.tickStart(tk)
+	t.slotStart.Store(start)
 	if d := t.due.Load(); d != due || d <= 0 || (d-1)/w.tick > tk {
 		w.place(t)
 		return
 	}
-	w.link(t, 0, tk)
+	// Look again once the epoch's slack has passed, within the slot.
+	key := max(start, min(due-1+w.slackFor((due-1)&tagMask, now), start+w.tick-1))
+	w.link(t, 0, tk, key)
 }
 
 // runBatch claims and runs the collected timers, without the lock. A timer

@@ -158,6 +158,10 @@ type Wheel struct {
 	seq    atomic.Uint64 // schedule sequence
 	closed atomic.Bool   // stopped is set (for the lock-free paths)
 
+	// slotMax is, per level-0 slot, the latest deadline placed in it since
+	// it was last empty (see slotDue).
+	slotMax []int64
+
 	// Counters.
 	pending, scheduled, fired, cancelled, dropped atomic.Int64
 	rejected, panics, lateFires, wakeups          atomic.Int64
@@ -210,6 +214,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		log:        log,
 		epoch:      time.Now(),
 		levels:     newLevels(maxTick),
+		slotMax:    make([]int64, 1<<level0Bits),
 		wakeCh:     make(chan struct{}, 1),
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
@@ -477,14 +482,20 @@ func (w *Wheel) place(t *Timer) {
 		if t.due.Load() != due {
 			continue
 		}
-		w.link(t, lvl, tk)
+		key := w.tickStart(start)
+		if when/w.tick == tk {
+			key = when
+		}
+		w.link(t, lvl, tk, key)
 		return
 	}
 }
 
 // link appends t to a list of the slot of tick tk on level lvl, whose start
-// the caller has published in t.slotStart.
-func (w *Wheel) link(t *Timer, lvl int, tk int64) {
+// the caller has published in t.slotStart. On level 0, key is when the
+// driver needs to look at t: its deadline if due in this slot, the slot's
+// start if t sits ahead of its deadline (see place).
+func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
 	lv := &w.levels[lvl]
 	idx := lv.index(tk)
 	if !lv.isSet(idx) {
@@ -500,6 +511,12 @@ func (w *Wheel) link(t *Timer, lvl int, tk int64) {
 		lv.slots[list] = t
 	}
 	lv.tails[list] = t
+	if lvl == 0 {
+		// The slot is due once its latest key has passed (slotDue).
+		if !lv.isSet(idx) || key > w.slotMax[idx] {
+			w.slotMax[idx] = key
+		}
+	}
 	lv.mark(idx)
 	t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
 }
@@ -712,13 +729,14 @@ func (w *Wheel) nextEvent() int64 {
 	return next
 }
 
-// wakeFor returns when the driver must wake for a timer due at when: when
-// its tick's slot is due (slotDue) when batching slots, else at when.
+// wakeFor returns when the driver must wake for a timer due at when: when,
+// plus slotGrace when batching slots (its slot is due no earlier, see
+// slotDue).
 func (w *Wheel) wakeFor(when int64) int64 {
 	if !w.batchSlots {
 		return when
 	}
-	return w.slotDue(when / w.tick)
+	return min(when, maxWhen-slotGrace) + slotGrace
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
