@@ -60,9 +60,14 @@ func (w *Wheel) drive() {
 			runtime.Gosched()
 			continue
 		}
-		// Every slot that collect may process by now has been processed.
+		// Every slot that collect may process by now has been processed,
+		// but for the head of a level-0 slot that is not due yet.
 		if w.batchSlots {
-			w.moveCursor(max(now-slotGrace, 0) / w.tick)
+			c := max(now-slotGrace, 0) / w.tick
+			if lvl, _, start, ok := w.nextSlot(); ok && lvl == 0 && start < c {
+				c = start
+			}
+			w.moveCursor(c)
 		} else {
 			w.moveCursor(now/w.tick + 1)
 		}
@@ -131,11 +136,14 @@ func (w *Wheel) collect(now int64) {
 			return
 		}
 		if lvl == 0 && w.batchSlots {
-			if w.slotDue(start) > now {
+			if w.slotLook(start) > now {
 				return
 			}
 			w.batchSlot(idx, start, now)
 			w.freshenEpoch()
+			if w.levels[0].isSet(idx) {
+				return // what is left in the slot is not due yet
+			}
 			continue
 		}
 		if w.tickStart(start) > now {
@@ -179,19 +187,44 @@ func (w *Wheel) slotDue(start int64) int64 {
 	return min(end, w.slotMax[start&(1<<level0Bits-1)]+1) + slotGrace
 }
 
-// batchSlot takes level-0 slot idx (tick start), whose end has passed, and
-// appends its due timers to the batch in one pass over its lists. A timer
-// pushed later is re-placed; one whose epoch's slack has not passed yet
-// (see coarse.go) waits in the next slot. mu held.
+// slotLook returns when the real-time driver should next look at level-0
+// slot start: once the earliest deadline in it (slotNext) may have passed,
+// plus slotGrace.
+func (w *Wheel) slotLook(start int64) int64 {
+	return min(w.slotNext[start&(1<<level0Bits-1)], maxWhen-slotGrace) + slotGrace
+}
+
+// batchSlot fires what is due in level-0 slot idx (tick start). Once the
+// slot is due (slotDue: its latest deadline and slotGrace have passed) it
+// is taken whole: its due timers join the batch, timers pushed later are
+// re-placed, and timers whose epoch's slack has not passed yet (see
+// coarse.go) wait in the next slot. Before that, the driver takes the due
+// head of each of its lists and leaves the rest in place: timers are
+// appended in about deadline order, and the Go runtime wakes a sleeping
+// driver only to the millisecond, so waiting for the whole slot would add
+// up to a tick of lateness to every timer on top of the wake-up's. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
-	lists := w.take(idx)
-	w.moveCursor(start + 1)
+	lv := &w.levels[0]
+	heads := lv.slots[idx<<level0Ways:][:1<<level0Ways]
+	tails := lv.tails[idx<<level0Ways:][:1<<level0Ways]
+	partial := w.slotDue(start) > now
+	var lists [1 << level0Ways]*Timer
+	copy(lists[:], heads)
+	if partial {
+		w.moveCursor(start)
+	} else {
+		clear(heads)
+		clear(tails)
+		lv.unmark(idx)
+		w.moveCursor(start + 1)
+	}
 	// Walk the slot's lists side by side, prefetching each list's next
 	// timer as soon as its address is known: the lists' cache misses
 	// overlap instead of queueing one behind another. Timers are placed
 	// round-robin over the lists and appended, so this walk visits them
 	// in about the order they were placed, which is kind to the caches of
 	// the callbacks (timers tend to be allocated, and re-armed, in order).
+	look := never // partial: when a timer left in the slot may be due
 	for walked := 0; ; walked++ {
 		if walked%32 == 31 {
 			w.freshenEpoch() // a big slot takes a while
@@ -201,14 +234,28 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			if t == nil {
 				continue
 			}
+			f, st := w.takeDue(t, start, now)
+			if partial && st == takeWait {
+				// Not due yet: this list stays from t on.
+				lists[k] = nil
+				heads[k], t.prev = t, nil
+				look = min(look, f.when+w.slackFor(f.when&tagMask, now))
+				continue
+			}
 			next := t.next
 			if next != nil {
 				prefetch.Line(uintptr(unsafe.Pointer(next)))
 				more = true
 			}
 			lists[k] = next
+			if partial {
+				heads[k] = next
+				if next == nil {
+					tails[k] = nil
+				}
+			}
 			t.next, t.prev, t.loc = nil, nil, locNone
-			switch f, st := w.takeDue(t, start, now); st {
+			switch st {
 			case takeFire:
 				w.batch = append(w.batch, f)
 			case takeWait:
@@ -218,9 +265,18 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			}
 		}
 		if !more {
-			return
+			break
 		}
 	}
+	if !partial {
+		return
+	}
+	if lv.emptySlot(idx) {
+		lv.unmark(idx)
+		w.moveCursor(start + 1)
+		return
+	}
+	w.slotNext[idx] = max(look, start*w.tick)
 }
 
 // What takeDue decided.
@@ -242,7 +298,7 @@ func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, int) {
 		return firing{}, takePlace
 	}
 	if when+w.slackFor(when&tagMask, now) > now {
-		return firing{}, takeWait
+		return firing{when: when}, takeWait
 	}
 	// As in place: unpublish the slot, then re-check, so that a concurrent
 	// lock-free Reset either lands before the check or takes the locked

@@ -161,6 +161,10 @@ type Wheel struct {
 	// slotMax is, per level-0 slot, the latest deadline placed in it since
 	// it was last empty (see slotDue).
 	slotMax []int64
+	// slotNext is, per level-0 slot, the earliest time a timer in it may
+	// be due: the earliest deadline placed in it since the driver last
+	// looked, or when the driver last found the rest not due (batchSlot).
+	slotNext []int64
 
 	// Counters.
 	pending, scheduled, fired, cancelled, dropped atomic.Int64
@@ -215,6 +219,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		epoch:      time.Now(),
 		levels:     newLevels(maxTick),
 		slotMax:    make([]int64, 1<<level0Bits),
+		slotNext:   make([]int64, 1<<level0Bits),
 		wakeCh:     make(chan struct{}, 1),
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
@@ -513,8 +518,11 @@ func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
 	lv.tails[list] = t
 	if lvl == 0 {
 		// The slot is due once its latest key has passed (slotDue).
-		if !lv.isSet(idx) || key > w.slotMax[idx] {
-			w.slotMax[idx] = key
+		if !lv.isSet(idx) {
+			w.slotMax[idx], w.slotNext[idx] = key, key
+		} else {
+			w.slotMax[idx] = max(w.slotMax[idx], key)
+			w.slotNext[idx] = min(w.slotNext[idx], key)
 		}
 	}
 	lv.mark(idx)
@@ -721,7 +729,7 @@ func (w *Wheel) nextEvent() int64 {
 	}
 	if lvl, _, start, ok := w.nextSlot(); ok {
 		if lvl == 0 && w.batchSlots {
-			next = min(next, w.slotDue(start))
+			next = min(next, w.slotLook(start))
 		} else {
 			next = min(next, w.tickStart(start))
 		}
