@@ -25,9 +25,13 @@ import "time"
 // wake-up (CPU starvation) therefore delays only the timers scheduled during
 // the stall, and never lets one fire early.
 //
-// The clock stays published while callbacks run (a busy driver is exactly
-// when Resets are many): the driver publishes a fresh epoch at every
-// wake-up and, during a long batch of callbacks, every republishAfter. A
+// The clock stays published while the driver collects and runs callbacks
+// (a busy driver is exactly when Resets are many): the driver publishes a
+// fresh epoch at every round and, while it walks a big slot or runs a long
+// batch of callbacks, every republishAfter. Because a tag's slack is the
+// longest of its recent epochs, publish skips tags that a long epoch (an
+// oversleep, a stall) left with a long slack, so that one stall does not
+// delay the timers of every later epoch that reuses its tag. A
 // callback that runs long stretches its epoch, so timers scheduled while
 // it runs may fire up to its duration late; timers scheduled after it
 // returned are not affected. Before a sleep longer than maxEpoch the driver
