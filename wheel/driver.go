@@ -225,6 +225,10 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 	// in about the order they were placed, which is kind to the caches of
 	// the callbacks (timers tend to be allocated, and re-armed, in order).
 	look := never // partial: when a timer left in the slot may be due
+	// Timers to re-place wait in a short queue, their target list's tail
+	// prefetched, so that the miss on it overlaps with the walk.
+	var queue [placeAhead]*Timer
+	queued := 0
 	for walked := 0; ; walked++ {
 		if walked%32 == 31 {
 			w.freshenEpoch() // a big slot takes a while
@@ -261,11 +265,21 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			case takeWait:
 				w.waitNextSlot(t, start+1, now)
 			default:
-				w.place(t)
+				w.prefetchPlace(t)
+				if old := queue[queued%placeAhead]; old != nil {
+					w.place(old)
+				}
+				queue[queued%placeAhead] = t
+				queued++
 			}
 		}
 		if !more {
 			break
+		}
+	}
+	for i := range placeAhead {
+		if t := queue[(queued+i)%placeAhead]; t != nil {
+			w.place(t)
 		}
 	}
 	if !partial {
@@ -278,6 +292,9 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 	}
 	w.slotNext[idx] = max(look, start*w.tick)
 }
+
+// placeAhead is how many timers batchSlot queues for re-placing.
+const placeAhead = 8
 
 // What takeDue decided.
 const (

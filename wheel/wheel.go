@@ -9,8 +9,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/internal/prefetch"
 )
 
 const (
@@ -448,8 +451,8 @@ func (w *Wheel) place(t *Timer) {
 			return
 		}
 		when := due - 1
-		tk := when / w.tick
-		if tk < w.cur {
+		lvl, tk := w.target(t, when)
+		if lvl < 0 {
 			t.slotStart.Store(-1)
 			if t.due.Load() != due {
 				continue
@@ -457,29 +460,6 @@ func (w *Wheel) place(t *Timer) {
 			t.loc = locReady
 			w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
 			return
-		}
-		// Level 0 takes every deadline less than its size ahead of the
-		// cursor, also past the end of the cursor's window (its slots
-		// before the cursor's hold the next window, see nextSlot): timers
-		// a step-down period ahead must not pile up in a higher level at
-		// the end of every window, to be re-bucketed all at once when the
-		// cursor crosses into the next.
-		var lvl int
-		if d := tk - w.cur; d >= 1<<level0Bits {
-			lvl = 1 + (bits.Len64(uint64(tk^w.cur))-1-level0Bits)/slotBits
-		} else if w.batchSlots && d >= alignLead {
-			// A real-time timer far ahead sits in the slot halfway to its
-			// deadline, so that Resets moving it earlier but not before
-			// that (a heartbeat drawing a shorter timeout) stay lock-free;
-			// the driver re-places it when that slot comes. With a
-			// SetMinReset promise of m, it can sit as far as m ahead
-			// (less a margin for the coarse clock and the cursor, which
-			// may trail real time): every later Reset lands after that.
-			ahead := d / 2
-			if m := int64(t.minReset.Load()) - minResetMargin; m > ahead {
-				ahead = min(m, d)
-			}
-			tk = w.cur + ahead
 		}
 		lv := &w.levels[lvl]
 		start := (tk >> lv.shift) << lv.shift
@@ -493,6 +473,60 @@ func (w *Wheel) place(t *Timer) {
 		}
 		w.link(t, lvl, tk, key)
 		return
+	}
+}
+
+// target returns where place puts a timer with deadline when: the level
+// and the tick whose slot it goes to, or level -1 for the ready heap (due
+// before the cursor). mu held.
+func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
+	tk = when / w.tick
+	if tk < w.cur {
+		return -1, tk
+	}
+	// Level 0 takes every deadline less than its size ahead of the
+	// cursor, also past the end of the cursor's window (its slots before
+	// the cursor's hold the next window, see nextSlot): timers a step-down
+	// period ahead must not pile up in a higher level at the end of every
+	// window, to be re-bucketed all at once when the cursor crosses into
+	// the next.
+	if d := tk - w.cur; d >= 1<<level0Bits {
+		return 1 + (bits.Len64(uint64(tk^w.cur))-1-level0Bits)/slotBits, tk
+	} else if w.batchSlots && d >= alignLead {
+		// A real-time timer far ahead sits in the slot halfway to its
+		// deadline, so that Resets moving it earlier but not before that
+		// (a heartbeat drawing a shorter timeout) stay lock-free; the
+		// driver re-places it when that slot comes. With a SetMinReset
+		// promise of m, it can sit as far as m ahead (less a margin for
+		// the coarse clock and the cursor, which may trail real time):
+		// every later Reset lands after that.
+		ahead := d / 2
+		if m := int64(t.minReset.Load()) - minResetMargin; m > ahead {
+			ahead = min(m, d)
+		}
+		tk = w.cur + ahead
+	}
+	return 0, tk
+}
+
+// prefetchPlace hints the cache line that placing t will write besides
+// t's own: the tail of the list it will most likely be appended to, which
+// is usually cold when the driver re-places timers into many slots. mu
+// held.
+func (w *Wheel) prefetchPlace(t *Timer) {
+	due := t.due.Load()
+	if due <= 0 {
+		return
+	}
+	lvl, tk := w.target(t, due-1)
+	if lvl < 0 {
+		return
+	}
+	lv := &w.levels[lvl]
+	idx := lv.index(tk)
+	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
+	if tail := lv.tails[list]; tail != nil {
+		prefetch.Line(uintptr(unsafe.Pointer(tail)))
 	}
 }
 
