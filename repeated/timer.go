@@ -71,18 +71,10 @@ type Stats struct {
 // trigger, including the timer's own; none of them waits for a running
 // trigger to return. A Timer must not be copied.
 type Timer struct {
-	timer
-	// Pad to a multiple of 128 bytes (see timer).
-	_ [(128 - unsafe.Sizeof(timer{})%128) % 128]byte
-}
-
-// timer is Timer's state. Layout: with 100k groups every touch of a timer
-// is a cache miss, so the fields a fire-and-re-arm cycle touches (the wheel
-// timer and the state below it) fill exactly the first two 64-byte lines,
-// what a heartbeat Reset adds (the jitter source) the third, and the size
-// is a multiple of 128 bytes (Timer pads it) so that in a slice of Timers,
-// or as allocated by New, every Timer starts on a line boundary.
-type timer struct {
+	// The fields the heartbeat Reset and the fire-and-re-arm cycle touch
+	// come first, next to the embedded wheel timer, so that they share as
+	// few cache lines as possible: with 100k groups a Reset is mostly
+	// cache misses.
 	wt wheel.Timer // the single wheel schedule, Init'ed once with t.fire
 
 	mu sync.Mutex
@@ -103,23 +95,22 @@ type timer struct {
 	timeout time.Duration
 	// consecutive counts triggers since the last Start/Restart.
 	consecutive int
-	jitter      Jitter // immutable after New
-	trigger     func() // immutable after New
-	triggers    uint64 // Stats.Triggers
+	jitter      Jitter     // immutable after New
+	rng         *rand.Rand // immutable after New; used only with mu held
+	schedules   uint64     // Stats.Schedules
+	trigger     func()     // immutable after New
+	triggers    uint64     // Stats.Triggers
 
-	// The third line: the jitter source and the schedule count. Inline
-	// storage, so that a schedule reads no memory outside the timer: the
-	// random source unless WithRand gave one (rng then points at rnd,
-	// whose source is src), and a copy of a built-in jitter policy with
-	// parameters (jitter then points into inl).
-	rng       *rand.Rand // immutable after New; used only with mu held
-	schedules uint64     // Stats.Schedules
-	src       rand.PCG
-	rnd       rand.Rand
-
+	// Inline storage, so that a schedule reads no memory outside the
+	// timer (with 100k groups each such pointer chase is a cache miss):
+	// the random source unless WithRand gave one (rng then points at
+	// rnd, whose source is src), and a copy of a built-in jitter policy
+	// with parameters (jitter then points into inl).
+	src rand.PCG
+	rnd rand.Rand
 	inl inlineJitter
 
-	// Cold: immutable after New, or touched only on errors and by Stats.
+	// Immutable after New.
 	name      string
 	onDestroy func()
 	logger    hclog.Logger
