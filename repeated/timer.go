@@ -110,13 +110,34 @@ type Timer struct {
 	rnd rand.Rand
 	inl inlineJitter
 
-	// Immutable after New.
+	// What no hot path reads, kept apart so that the timer is small: the
+	// heartbeat Resets of many timers in a slice stream through them.
+	// Set by Init; nil in a zero Timer.
+	cold *coldState
+}
+
+// coldState is the part of a Timer read only on errors, by accessors and
+// by Stats. Guarded by the timer's mu, but for the immutable fields.
+type coldState struct {
+	// Immutable after Init.
 	name      string
 	onDestroy func()
 	logger    hclog.Logger
 
 	err   error
-	stats Stats // but Schedules and Triggers, kept above
+	stats Stats // but Schedules and Triggers, kept in the Timer
+}
+
+// zeroCold stands for the cold state of a zero Timer, read only.
+var zeroCold = coldState{logger: hclog.NewNullLogger()}
+
+// c returns t's cold state, or zeroCold (which must not be written) for a
+// zero Timer.
+func (t *Timer) c() *coldState {
+	if t.cold == nil {
+		return &zeroCold
+	}
+	return t.cold
 }
 
 // New returns a stopped Timer named name on wheel w that calls trigger
@@ -147,7 +168,7 @@ func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opt
 // after Init.
 func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) error {
 	if t.trigger != nil {
-		return fmt.Errorf("%w (timer %q)", ErrInitialized, t.name)
+		return fmt.Errorf("%w (timer %q)", ErrInitialized, t.cold.name)
 	}
 	if w == nil {
 		return fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
@@ -179,10 +200,8 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	if err := t.wt.Init(w, t.fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	t.name = name
+	t.cold = &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger}
 	t.jitter = t.inl.hold(o.jitter)
-	t.onDestroy = o.onDestroy
-	t.logger = o.logger
 	t.timeout = timeout
 	switch {
 	case o.rng != nil:
@@ -252,7 +271,7 @@ func (t *Timer) startLocked() error {
 	t.running = true
 	t.first = true
 	t.consecutive = 0
-	t.err = nil
+	t.cold.err = nil
 	if !t.invoking {
 		return t.armLocked()
 	}
@@ -313,7 +332,7 @@ func (t *Timer) Reset() error {
 // TryResetTimeout reports these cases as errors.
 func (t *Timer) ResetTimeout(d time.Duration) {
 	if err := t.TryResetTimeout(d); err != nil && !errors.Is(err, ErrDestroyed) {
-		t.logger.Warn("repeated: ResetTimeout failed", "timer", t.name, "error", err)
+		t.c().logger.Warn("repeated: ResetTimeout failed", "timer", t.c().name, "error", err)
 	}
 }
 
@@ -323,15 +342,15 @@ func (t *Timer) ResetTimeout(d time.Duration) {
 func (t *Timer) TryResetTimeout(d time.Duration) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.trigger == nil {
+		return ErrNotInitialized
+	}
 	if d <= 0 {
-		t.stats.Rejected++
-		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.name, d)
+		t.cold.stats.Rejected++
+		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.cold.name, d)
 	}
 	if t.destroyed {
 		return ErrDestroyed
-	}
-	if t.trigger == nil {
-		return ErrNotInitialized
 	}
 	t.timeout = d
 	t.wt.SetMinReset(minDelay(t.jitter, d))
@@ -399,7 +418,7 @@ func (t *Timer) Destroy() {
 func (t *Timer) fire() {
 	t.mu.Lock()
 	if !t.armed || t.invoking || t.wt.Pending() {
-		t.stats.Stale++
+		t.cold.stats.Stale++
 		t.mu.Unlock()
 		return
 	}
@@ -449,18 +468,19 @@ func (t *Timer) armLocked() error {
 	t.first = false
 	t.schedules++
 	if d <= 0 {
-		t.stats.Clamped++
-		t.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
-			"timer", t.name, "delay", d, "timeout", t.timeout)
+		t.cold.stats.Clamped++
+		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
+			"timer", t.cold.name, "delay", d, "timeout", t.timeout)
 		d = t.timeout
 	}
 	if _, err := t.wt.TryReset(d); err != nil {
 		t.armed = false
 		t.running = false
-		t.err = fmt.Errorf("repeated: timer %q: %w", t.name, err)
-		t.stats.ScheduleErrors++
-		t.logger.Error("repeated: cannot schedule; timer stopped", "timer", t.name, "error", err)
-		return t.err
+		c := t.cold
+		c.err = fmt.Errorf("repeated: timer %q: %w", c.name, err)
+		c.stats.ScheduleErrors++
+		c.logger.Error("repeated: cannot schedule; timer stopped", "timer", c.name, "error", err)
+		return c.err
 	}
 	t.armed = true
 	return nil
@@ -474,25 +494,26 @@ func (t *Timer) disarmLocked() {
 }
 
 func (t *Timer) runHook() {
-	if t.onDestroy == nil {
+	onDestroy := t.c().onDestroy
+	if onDestroy == nil {
 		return
 	}
 	defer t.recoverPanic("on-destroy hook")
-	t.onDestroy()
+	onDestroy()
 }
 
 // recoverPanic must be deferred directly.
 func (t *Timer) recoverPanic(what string) {
 	if r := recover(); r != nil {
 		t.mu.Lock()
-		t.stats.Panics++
+		t.cold.stats.Panics++
 		t.mu.Unlock()
-		t.logger.Error("repeated: recovered panic", "timer", t.name, "in", what, "panic", r)
+		t.cold.logger.Error("repeated: recovered panic", "timer", t.cold.name, "in", what, "panic", r)
 	}
 }
 
 // Name returns the name given to New.
-func (t *Timer) Name() string { return t.name }
+func (t *Timer) Name() string { return t.c().name }
 
 // Timeout returns the current base timeout (before jitter).
 func (t *Timer) Timeout() time.Duration {
@@ -548,14 +569,14 @@ func (t *Timer) Deadline() (time.Duration, bool) {
 func (t *Timer) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.err
+	return t.c().err
 }
 
 // Stats returns a snapshot of the timer's counters.
 func (t *Timer) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st := t.stats
+	st := t.c().stats
 	st.Schedules, st.Triggers = t.schedules, t.triggers
 	return st
 }
@@ -582,5 +603,5 @@ func (t *Timer) String() string {
 		next = deadline.String()
 	}
 	return fmt.Sprintf("repeated.Timer{name=%q timeout=%v jitter=%v state=%s invoking=%t next=%s}",
-		t.name, timeout, t.jitter, state, invoking, next)
+		t.c().name, timeout, t.jitter, state, invoking, next)
 }
