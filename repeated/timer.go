@@ -96,10 +96,10 @@ type Timer struct {
 	// consecutive counts triggers since the last Start/Restart.
 	consecutive int
 	jitter      Jitter     // immutable after New
-	rng         *rand.Rand // immutable after New; used only with mu held
-	schedules   uint64     // Stats.Schedules
 	trigger     func()     // immutable after New
 	triggers    uint64     // Stats.Triggers
+	schedules   uint64     // Stats.Schedules
+	rng         *rand.Rand // immutable after New; used only with mu held
 
 	// Inline storage, so that a schedule reads no memory outside the
 	// timer (with 100k groups each such pointer chase is a cache miss):
@@ -310,7 +310,9 @@ func (t *Timer) Reset() error {
 	// With many timers a Reset starts with cache misses: the mutex's line
 	// and the wheel timer's. Hint the second before taking the first, so
 	// that they overlap.
-	prefetch.Line(uintptr(unsafe.Pointer(&t.wt)))
+	p := uintptr(unsafe.Pointer(&t.wt))
+	prefetch.Line(p)
+	prefetch.Line(p + unsafe.Sizeof(t.wt) - 1)
 	t.mu.Lock()
 	var err error
 	switch {

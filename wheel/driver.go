@@ -248,7 +248,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 			}
 			next := t.next
 			if next != nil {
-				prefetch.Line(uintptr(unsafe.Pointer(next)))
+				prefetchTimer(next)
 				more = true
 			}
 			lists[k] = next
@@ -384,6 +384,14 @@ func (w *Wheel) runBatch(now int64) {
 	}
 }
 
+// prefetchTimer hints both cache lines a Timer may straddle (a Timer is
+// 64 bytes, but embedded in a caller's struct it need not start on a line).
+func prefetchTimer(t *Timer) {
+	p := uintptr(unsafe.Pointer(t))
+	prefetch.Line(p)
+	prefetch.Line(p + unsafe.Sizeof(Timer{}) - 1)
+}
+
 // clockEvery is how many fires of a long batch share one clock read.
 const clockEvery = 8
 
@@ -394,12 +402,18 @@ const clockEvery = 8
 const prefetchAhead = 6
 
 // prefetch hints the cache lines the fire of e will touch first: the
-// timer, the line after it (the embedding struct's fields, which a
+// timer, the 128 bytes after it (the embedding struct's fields, which a
 // callback such as repeated's reads next) and the callback's closure.
 func (e *firing) prefetch() {
 	p := uintptr(unsafe.Pointer(e.t))
-	prefetch.Line(p)
-	prefetch.Line(p + unsafe.Sizeof(Timer{}))
+	// A Timer need not start on a line: cover every line of the timer and
+	// of the 128 bytes after it (repeated keeps its fire-and-re-arm state
+	// there).
+	const n = 3 * unsafe.Sizeof(Timer{})
+	for off := uintptr(0); off < n; off += 64 {
+		prefetch.Line(p + off)
+	}
+	prefetch.Line(p + n - 1)
 	prefetch.Line(*(*uintptr)(unsafe.Pointer(&e.f)))
 }
 

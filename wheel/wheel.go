@@ -9,11 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/raftick/raftick/internal/prefetch"
 )
 
 const (
@@ -526,7 +523,7 @@ func (w *Wheel) prefetchPlace(t *Timer) {
 	idx := lv.index(tk)
 	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
 	if tail := lv.tails[list]; tail != nil {
-		prefetch.Line(uintptr(unsafe.Pointer(tail)))
+		prefetchTimer(tail)
 	}
 }
 
