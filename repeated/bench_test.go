@@ -252,3 +252,75 @@ func benchRaftMix(b *testing.B, n int, impl string) {
 		b.ReportMetric(float64(st.MaxLateness)/float64(ms), "wheel-max-late-ms")
 	}
 }
+
+// BenchmarkRepeatedResetMany is the heartbeat path at scale: 100k running
+// election timers (150ms, Proportional(1)), reset one after another in
+// order, as a batch of heartbeats visits its groups. layout=embedded keeps
+// the timers in one slice (Init), as a multi-raft host keeps them in its
+// per-group structs; layout=new allocates each (New, WithRand); impl=std
+// is raftmix.StdTimer. With this many timers a Reset is mostly cache
+// misses, so the memory a Reset touches is what this measures.
+func BenchmarkRepeatedResetMany(b *testing.B) {
+	const n = 100_000
+	run := func(b *testing.B, reset func(i int)) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			reset(i)
+			if i++; i == n {
+				i = 0
+			}
+		}
+	}
+	b.Run("impl=repeated/layout=embedded", func(b *testing.B) {
+		w, err := wheel.New(wheel.DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		timers := make([]repeated.Timer, n)
+		for i := range timers {
+			if err := timers[i].Init(w, "election", 150*ms, func() {},
+				repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(uint64(i), 1)); err != nil {
+				b.Fatal(err)
+			}
+			timers[i].Start()
+		}
+		run(b, func(i int) { timers[i].Reset() })
+		for i := range timers {
+			timers[i].Destroy()
+		}
+	})
+	b.Run("impl=repeated/layout=new", func(b *testing.B) {
+		w, err := wheel.New(wheel.DefaultConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		timers := make([]*repeated.Timer, n)
+		for i := range timers {
+			tm, err := repeated.New(w, "election", 150*ms, func() {},
+				repeated.WithJitter(repeated.Proportional(1)), repeated.WithRand(seeded(uint64(i))))
+			if err != nil {
+				b.Fatal(err)
+			}
+			tm.Start()
+			timers[i] = tm
+		}
+		run(b, func(i int) { timers[i].Reset() })
+		for _, tm := range timers {
+			tm.Destroy()
+		}
+	})
+	b.Run("impl=std", func(b *testing.B) {
+		timers := make([]*raftmix.StdTimer, n)
+		for i := range timers {
+			timers[i] = raftmix.NewStdTimer(150*ms, repeated.Proportional(1), seeded(uint64(i)), func() {})
+			timers[i].Start()
+		}
+		run(b, func(i int) { timers[i].Reset() })
+		for _, s := range timers {
+			s.Stop()
+		}
+	})
+}

@@ -248,3 +248,44 @@ func Func(f func(base time.Duration, st State, rng *rand.Rand) time.Duration) Ji
 
 // String returns "func".
 func (JitterFunc) String() string { return "func" }
+
+// inlineJitter holds a copy of a built-in policy that has parameters, so
+// that a timer's jitter interface can point into the timer itself rather
+// than at a separate allocation.
+type inlineJitter struct {
+	p proportional
+	u uniformExtra
+	b backoff
+}
+
+// hold returns j, pointing into h when j is a built-in policy with
+// parameters (policies without, such as None, take no memory at all).
+func (h *inlineJitter) hold(j Jitter) Jitter {
+	switch v := j.(type) {
+	case proportional:
+		h.p = v
+		return &h.p
+	case uniformExtra:
+		h.u = v
+		return &h.u
+	case backoff:
+		h.b = v
+		return &h.b
+	}
+	return j
+}
+
+// minDelay returns the least delay that policy j can return for base
+// timeout base, for the built-in policies, or 0 if unknown (a Func or a
+// policy of the caller's). A timer passes it to its wheel timer
+// (wheel.Timer.SetMinReset) so that the wheel can keep the timer where
+// heartbeat Resets stay lock-free.
+func minDelay(j Jitter, base time.Duration) time.Duration {
+	switch j.(type) {
+	case none, *none, proportional, *proportional, uniformExtra, *uniformExtra, backoff, *backoff:
+		return base
+	case firstOnly, *firstOnly:
+		return base / 2
+	}
+	return 0
+}

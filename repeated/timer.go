@@ -29,6 +29,12 @@ var (
 	// ErrNotRunning is returned by Reset on a stopped timer, which Reset
 	// does not start.
 	ErrNotRunning = errors.New("repeated: timer not running")
+	// ErrNotInitialized is returned by Start, Restart and
+	// TryResetTimeout on a zero Timer that neither New nor Init made.
+	ErrNotInitialized = errors.New("repeated: timer not initialized (use New or Init)")
+	// ErrInitialized is returned by Init on a Timer initialized before
+	// (by New or Init).
+	ErrInitialized = errors.New("repeated: timer already initialized")
 )
 
 // Stats counts what happened to one Timer since New. All counters only grow.
@@ -90,18 +96,48 @@ type Timer struct {
 	// consecutive counts triggers since the last Start/Restart.
 	consecutive int
 	jitter      Jitter     // immutable after New
-	rng         *rand.Rand // immutable after New; used only with mu held
-	schedules   uint64     // Stats.Schedules
 	trigger     func()     // immutable after New
 	triggers    uint64     // Stats.Triggers
+	schedules   uint64     // Stats.Schedules
+	rng         *rand.Rand // immutable after New; used only with mu held
 
-	// Immutable after New.
+	// Inline storage, so that a schedule reads no memory outside the
+	// timer (with 100k groups each such pointer chase is a cache miss):
+	// the random source unless WithRand gave one (rng then points at
+	// rnd, whose source is src), and a copy of a built-in jitter policy
+	// with parameters (jitter then points into inl).
+	src rand.PCG
+	rnd rand.Rand
+	inl inlineJitter
+
+	// What no hot path reads, kept apart so that the timer is small: the
+	// heartbeat Resets of many timers in a slice stream through them.
+	// Set by Init; nil in a zero Timer.
+	cold *coldState
+}
+
+// coldState is the part of a Timer read only on errors, by accessors and
+// by Stats. Guarded by the timer's mu, but for the immutable fields.
+type coldState struct {
+	// Immutable after Init.
 	name      string
 	onDestroy func()
 	logger    hclog.Logger
 
 	err   error
-	stats Stats // but Schedules and Triggers, kept above
+	stats Stats // but Schedules and Triggers, kept in the Timer
+}
+
+// zeroCold stands for the cold state of a zero Timer, read only.
+var zeroCold = coldState{logger: hclog.NewNullLogger()}
+
+// c returns t's cold state, or zeroCold (which must not be written) for a
+// zero Timer.
+func (t *Timer) c() *coldState {
+	if t.cold == nil {
+		return &zeroCold
+	}
+	return t.cold
 }
 
 // New returns a stopped Timer named name on wheel w that calls trigger
@@ -115,14 +151,33 @@ type Timer struct {
 // wherever the wheel's Executor sends it. Either way at most one trigger of
 // a timer runs at a time.
 func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) (*Timer, error) {
+	t := new(Timer)
+	if err := t.Init(w, name, timeout, trigger, opts...); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Init makes the zero Timer t what New returns, for a Timer embedded in a
+// struct of the caller's: a multi-raft host keeps each group's timers in
+// the group's own struct, and the groups in one slice, so that the timers
+// cost no allocation of their own and the timers of groups visited in
+// order (a batch of heartbeats) lie in order in memory. Init returns New's
+// errors, and ErrInitialized if t was initialized before. It must not run
+// concurrently with any other method of t, and a Timer must not be copied
+// after Init.
+func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opts ...Option) error {
+	if t.trigger != nil {
+		return fmt.Errorf("%w (timer %q)", ErrInitialized, t.cold.name)
+	}
 	if w == nil {
-		return nil, fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
+		return fmt.Errorf("%w (timer %q)", ErrNilWheel, name)
 	}
 	if trigger == nil {
-		return nil, fmt.Errorf("%w (timer %q)", ErrNilTrigger, name)
+		return fmt.Errorf("%w (timer %q)", ErrNilTrigger, name)
 	}
 	if timeout <= 0 {
-		return nil, fmt.Errorf("%w: timer %q has timeout %v", ErrInvalidTimeout, name, timeout)
+		return fmt.Errorf("%w: timer %q has timeout %v", ErrInvalidTimeout, name, timeout)
 	}
 	var o options
 	for _, opt := range opts {
@@ -131,33 +186,42 @@ func New(w *wheel.Wheel, name string, timeout time.Duration, trigger func(), opt
 		}
 	}
 	if err := ValidateJitter(o.jitter); err != nil {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
 	if w.Stopped() {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, wheel.ErrStopped)
+		return fmt.Errorf("repeated: timer %q: %w", name, wheel.ErrStopped)
 	}
 	if o.jitter == nil {
 		o.jitter = none{}
 	}
-	if o.rng == nil {
-		o.rng = randsrc.New()
-	}
 	if o.logger == nil {
 		o.logger = hclog.NewNullLogger()
 	}
-	t := &Timer{
-		name:      name,
-		trigger:   trigger,
-		jitter:    o.jitter,
-		rng:       o.rng,
-		onDestroy: o.onDestroy,
-		logger:    o.logger,
-		timeout:   timeout,
-	}
 	if err := t.wt.Init(w, t.fire); err != nil {
-		return nil, fmt.Errorf("repeated: timer %q: %w", name, err)
+		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	return t, nil
+	t.cold = &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger}
+	t.jitter = t.inl.hold(o.jitter)
+	t.timeout = timeout
+	switch {
+	case o.rng != nil:
+		t.rng = o.rng
+	case o.seeded:
+		t.useInlineSource(o.seed)
+	default:
+		t.useInlineSource(randsrc.Seed())
+	}
+	t.wt.SetMinReset(minDelay(t.jitter, timeout))
+	t.trigger = trigger // last: marks t initialized
+	return nil
+}
+
+// useInlineSource makes the timer draw its jitter from a PCG kept inside
+// it, seeded with seed.
+func (t *Timer) useInlineSource(seed [2]uint64) {
+	t.src.Seed(seed[0], seed[1])
+	t.rnd = *rand.New(&t.src)
+	t.rng = &t.rnd
 }
 
 // Start starts a stopped timer: it schedules the first trigger after the
@@ -201,10 +265,13 @@ func (t *Timer) Restart() error {
 }
 
 func (t *Timer) startLocked() error {
+	if t.trigger == nil {
+		return ErrNotInitialized
+	}
 	t.running = true
 	t.first = true
 	t.consecutive = 0
-	t.err = nil
+	t.cold.err = nil
 	if !t.invoking {
 		return t.armLocked()
 	}
@@ -243,7 +310,9 @@ func (t *Timer) Reset() error {
 	// With many timers a Reset starts with cache misses: the mutex's line
 	// and the wheel timer's. Hint the second before taking the first, so
 	// that they overlap.
-	prefetch.Line(uintptr(unsafe.Pointer(&t.wt)))
+	p := uintptr(unsafe.Pointer(&t.wt))
+	prefetch.Line(p)
+	prefetch.Line(p + unsafe.Sizeof(t.wt) - 1)
 	t.mu.Lock()
 	var err error
 	switch {
@@ -265,7 +334,7 @@ func (t *Timer) Reset() error {
 // TryResetTimeout reports these cases as errors.
 func (t *Timer) ResetTimeout(d time.Duration) {
 	if err := t.TryResetTimeout(d); err != nil && !errors.Is(err, ErrDestroyed) {
-		t.logger.Warn("repeated: ResetTimeout failed", "timer", t.name, "error", err)
+		t.c().logger.Warn("repeated: ResetTimeout failed", "timer", t.c().name, "error", err)
 	}
 }
 
@@ -275,14 +344,18 @@ func (t *Timer) ResetTimeout(d time.Duration) {
 func (t *Timer) TryResetTimeout(d time.Duration) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.trigger == nil {
+		return ErrNotInitialized
+	}
 	if d <= 0 {
-		t.stats.Rejected++
-		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.name, d)
+		t.cold.stats.Rejected++
+		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.cold.name, d)
 	}
 	if t.destroyed {
 		return ErrDestroyed
 	}
 	t.timeout = d
+	t.wt.SetMinReset(minDelay(t.jitter, d))
 	if t.running && !t.invoking {
 		return t.armLocked()
 	}
@@ -347,7 +420,7 @@ func (t *Timer) Destroy() {
 func (t *Timer) fire() {
 	t.mu.Lock()
 	if !t.armed || t.invoking || t.wt.Pending() {
-		t.stats.Stale++
+		t.cold.stats.Stale++
 		t.mu.Unlock()
 		return
 	}
@@ -397,18 +470,19 @@ func (t *Timer) armLocked() error {
 	t.first = false
 	t.schedules++
 	if d <= 0 {
-		t.stats.Clamped++
-		t.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
-			"timer", t.name, "delay", d, "timeout", t.timeout)
+		t.cold.stats.Clamped++
+		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
+			"timer", t.cold.name, "delay", d, "timeout", t.timeout)
 		d = t.timeout
 	}
 	if _, err := t.wt.TryReset(d); err != nil {
 		t.armed = false
 		t.running = false
-		t.err = fmt.Errorf("repeated: timer %q: %w", t.name, err)
-		t.stats.ScheduleErrors++
-		t.logger.Error("repeated: cannot schedule; timer stopped", "timer", t.name, "error", err)
-		return t.err
+		c := t.cold
+		c.err = fmt.Errorf("repeated: timer %q: %w", c.name, err)
+		c.stats.ScheduleErrors++
+		c.logger.Error("repeated: cannot schedule; timer stopped", "timer", c.name, "error", err)
+		return c.err
 	}
 	t.armed = true
 	return nil
@@ -422,25 +496,26 @@ func (t *Timer) disarmLocked() {
 }
 
 func (t *Timer) runHook() {
-	if t.onDestroy == nil {
+	onDestroy := t.c().onDestroy
+	if onDestroy == nil {
 		return
 	}
 	defer t.recoverPanic("on-destroy hook")
-	t.onDestroy()
+	onDestroy()
 }
 
 // recoverPanic must be deferred directly.
 func (t *Timer) recoverPanic(what string) {
 	if r := recover(); r != nil {
 		t.mu.Lock()
-		t.stats.Panics++
+		t.cold.stats.Panics++
 		t.mu.Unlock()
-		t.logger.Error("repeated: recovered panic", "timer", t.name, "in", what, "panic", r)
+		t.cold.logger.Error("repeated: recovered panic", "timer", t.cold.name, "in", what, "panic", r)
 	}
 }
 
 // Name returns the name given to New.
-func (t *Timer) Name() string { return t.name }
+func (t *Timer) Name() string { return t.c().name }
 
 // Timeout returns the current base timeout (before jitter).
 func (t *Timer) Timeout() time.Duration {
@@ -496,14 +571,14 @@ func (t *Timer) Deadline() (time.Duration, bool) {
 func (t *Timer) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.err
+	return t.c().err
 }
 
 // Stats returns a snapshot of the timer's counters.
 func (t *Timer) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	st := t.stats
+	st := t.c().stats
 	st.Schedules, st.Triggers = t.schedules, t.triggers
 	return st
 }
@@ -530,5 +605,5 @@ func (t *Timer) String() string {
 		next = deadline.String()
 	}
 	return fmt.Sprintf("repeated.Timer{name=%q timeout=%v jitter=%v state=%s invoking=%t next=%s}",
-		t.name, timeout, t.jitter, state, invoking, next)
+		t.c().name, timeout, t.jitter, state, invoking, next)
 }

@@ -180,3 +180,59 @@ func TestStringDescribesState(t *testing.T) {
 	tm.Destroy()
 	require.True(t, strings.Contains(tm.String(), "state=destroyed"))
 }
+
+// TestInitEmbedded: a Timer embedded in a struct and made by Init behaves
+// as one from New; a second Init, and the zero Timer's methods, are errors
+// rather than panics.
+func TestInitEmbedded(t *testing.T) {
+	v := newVirtual(t)
+	type group struct {
+		election, stepDown repeated.Timer
+		fired              int
+	}
+	groups := make([]group, 3)
+	for i := range groups {
+		g := &groups[i]
+		require.NoError(t, g.election.Init(v.Wheel, "election", 10*ms, func() { g.fired++ },
+			repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(uint64(i), 1)))
+		require.NoError(t, g.election.Start())
+	}
+	err := groups[0].election.Init(v.Wheel, "again", ms, func() {})
+	require.ErrorIs(t, err, repeated.ErrInitialized)
+	require.Contains(t, err.Error(), `"election"`)
+
+	v.AdvanceBy(20 * ms) // every timeout is in [10ms, 20ms)
+	for i := range groups {
+		require.Equal(t, 1, groups[i].fired, "group %d", i)
+	}
+
+	var zero repeated.Timer
+	require.ErrorIs(t, zero.Start(), repeated.ErrNotInitialized)
+	require.ErrorIs(t, zero.Restart(), repeated.ErrNotInitialized)
+	require.ErrorIs(t, zero.Reset(), repeated.ErrNotRunning)
+	require.ErrorIs(t, zero.TryResetTimeout(ms), repeated.ErrNotInitialized)
+	zero.RunOnceNow()
+	zero.Stop()
+	zero.Destroy()
+	require.False(t, zero.IsRunning())
+}
+
+// TestWithSeedDrawsLikePCG: WithSeed's inline source draws what the
+// equivalent WithRand source draws, so switching between them keeps a
+// seeded run's schedule.
+func TestWithSeedDrawsLikePCG(t *testing.T) {
+	deadlines := func(opt repeated.Option) []time.Duration {
+		v := newVirtual(t)
+		var out []time.Duration
+		tm, err := repeated.New(v.Wheel, "e", 10*ms, func() { out = append(out, v.Now()) },
+			repeated.WithJitter(repeated.Proportional(1)), opt)
+		require.NoError(t, err)
+		require.NoError(t, tm.Start())
+		v.AdvanceBy(time.Second)
+		return out
+	}
+	a := deadlines(repeated.WithSeed(7, 9))
+	b := deadlines(repeated.WithRand(rand.New(rand.NewPCG(7, 9))))
+	require.Greater(t, len(a), 30)
+	require.Equal(t, b, a)
+}

@@ -25,9 +25,13 @@ import "time"
 // wake-up (CPU starvation) therefore delays only the timers scheduled during
 // the stall, and never lets one fire early.
 //
-// The clock stays published while callbacks run (a busy driver is exactly
-// when Resets are many): the driver publishes a fresh epoch at every
-// wake-up and, during a long batch of callbacks, every republishAfter. A
+// The clock stays published while the driver collects and runs callbacks
+// (a busy driver is exactly when Resets are many): the driver publishes a
+// fresh epoch at every round and, while it walks a big slot or runs a long
+// batch of callbacks, every republishAfter. Because a tag's slack is the
+// longest of its recent epochs, publish skips tags that a long epoch (an
+// oversleep, a stall) left with a long slack, so that one stall does not
+// delay the timers of every later epoch that reuses its tag. A
 // callback that runs long stretches its epoch, so timers scheduled while
 // it runs may fire up to its duration late; timers scheduled after it
 // returned are not affected. Before a sleep longer than maxEpoch the driver
@@ -59,7 +63,12 @@ const (
 	// driver keeps the clock published for tickLease, waking every
 	// maxEpoch although nothing fires; clockReadWake clock reads since its
 	// last look wake it to check the rate.
-	tickRate      = int64(time.Microsecond) // ns per clock read, at most
+	tickRate = int64(time.Microsecond) // ns per clock read, at most
+
+	// shortEpoch is the longest remembered slack of a tag that publish
+	// reuses without looking further; maxTagSkips bounds the search.
+	shortEpoch    = int64(50 * time.Microsecond)
+	maxTagSkips   = 16
 	tickLease     = int64(50 * time.Millisecond)
 	clockReadWake = 1024
 )
@@ -153,13 +162,17 @@ func (w *Wheel) suspendCoarse() int64 {
 	return now
 }
 
-// closeEpoch ends the current epoch and publishes a new one if timers were
-// scheduled since the last one. It returns the time. Driver goroutine only.
-func (w *Wheel) closeEpoch() (now int64) {
+// republish ends the published epoch and publishes a fresh one, whether or
+// not timers were scheduled in it, and returns the time. The driver calls
+// it at the start of every round and while busy: the round's callbacks
+// re-arm their timers, and Resets between now and the next round (a
+// heartbeat batch arriving while the driver sleeps) should find the clock
+// published. Only a long sleep stops publishing (planSleep). Driver
+// goroutine only.
+func (w *Wheel) republish() (now int64) {
 	now = w.suspendCoarse()
-	if w.demand.Load() && w.demand.Swap(false) {
-		w.publish(now)
-	}
+	w.demand.Store(false)
+	w.publish(now, now)
 	return now
 }
 
@@ -189,16 +202,29 @@ func (w *Wheel) planSleep(now, next int64) int64 {
 // goroutine only.
 func (w *Wheel) sleepEpoch(wake int64) {
 	published := w.openTag != 0
-	w.suspendCoarse()
+	now := w.suspendCoarse()
 	if w.demand.Swap(false) || published {
-		w.publish(wake)
+		w.publish(wake, now)
 	}
 }
 
 // publish starts an epoch at base (rounded down to make room for the tag).
-func (w *Wheel) publish(base int64) {
-	w.epochSeq++
-	tag := 1 + w.epochSeq%tagMask
+// now is the driver's latest clock reading. Tags come round every tagMask
+// epochs, well within slackWindow when the driver is busy, and a tag's
+// remembered slack is the longest of its recent epochs (slackFor): one
+// long epoch (an oversleep, a stall) would lend its slack to every later
+// epoch with its tag, and delay their timers by a slot. publish therefore
+// skips, up to a bound, tags whose remembered slack is longer than
+// shortEpoch.
+func (w *Wheel) publish(base, now int64) {
+	var tag int64
+	for range maxTagSkips {
+		w.epochSeq++
+		tag = 1 + w.epochSeq%tagMask
+		if e := w.slack[tag]; e.len <= shortEpoch || now-e.end > slackWindow {
+			break
+		}
+	}
 	w.openTag, w.openBase = tag, base&^tagMask
 	w.coarse.Store(w.openBase | tag)
 }

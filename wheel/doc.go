@@ -57,59 +57,72 @@
 //
 // # Structure
 //
-// Level 0 has 1024 slots of one tick (1.024s at the default 1ms tick), so
-// that Raft's timeouts are placed on it at once, not re-bucketed from a
-// coarser level first (on a real-time wheel a timer 128 or more ticks ahead
-// waits in the slot halfway to its deadline, so that a heartbeat drawing a
-// shorter timeout can still move it earlier without the lock); each level
-// above has 64 slots covering 64 times the span of the one below. Occupancy
-// bitmaps find the next occupied slot without scanning, and enough levels
-// are used to reach any time.Duration at the configured tick. Deadlines are
-// exact; the tick only decides bucketing. Each slot is made of intrusive
-// lists (eight at level 0, filled round-robin, one above), so a Timer costs
-// no allocation beyond itself.
+// Level 0 is a ring of 1024 slots of one tick (1.024s at the default 1ms
+// tick): every deadline less than 1024 ticks ahead goes straight into its
+// slot, also across the end of the current 1024-tick window, so Raft's
+// timeouts are never re-bucketed from a coarser level first, and timers a
+// step-down period ahead do not pile up in level 1 at the end of every
+// window to be moved all at once. On a real-time wheel a timer 128 or more
+// ticks ahead waits in an earlier slot, halfway to its deadline or, if its
+// owner promised (Timer.SetMinReset) that every later Reset is at least m
+// ahead, m ahead: a heartbeat drawing a shorter timeout can then still move
+// it without the lock, and the driver touches it about once per m. Each
+// level above has 64 slots covering 64 times the span of the one below.
+// Occupancy bitmaps find the next occupied slot without scanning, and
+// enough levels are used to reach any time.Duration at the configured
+// tick. Deadlines are exact; the tick only decides bucketing. Each slot is
+// made of intrusive lists (eight at level 0, one above) to which timers are
+// appended, at level 0 round-robin, so a Timer costs no allocation beyond
+// itself and a slot's lists, walked side by side, give back its timers in
+// the order they were placed.
 //
 // # The real-time driver
 //
-// One goroutine per wheel. Each round it reads the clock once, ends the
-// coarse clock's epoch, and, holding the wheel's lock, collects what is due:
-// a level-0 slot whose end has passed is taken whole, in one pass over its
-// eight lists walked side by side (each list's next timer prefetched as soon
-// as its address is known, so that up to eight cache misses are in flight
-// instead of one), then sorted back into schedule order, cheaply, since the
-// walk leaves it almost sorted; each timer in it is due (collected), pushed
-// later since it was placed (re-placed in its new slot: the lazy extension
-// of lock-free Resets), or stopped (dropped). Higher-level slots are
-// re-bucketed when their start comes, in chunks so that locked Resets are
-// not held up. Then the driver releases the lock and runs the batch: it
-// claims each timer with one compare-and-swap just before its callback (so a
-// callback or Stop can still stop a timer of the same batch), prefetching
-// the memory of the timer a few fires ahead (the timer, the line after it,
-// where an embedding struct such as repeated's keeps its state, and the
-// callback's closure), and reads the clock once per fire, for lateness and
-// to keep the coarse clock fresh. While its callback runs, a timer re-armed
-// by it (the periodic timer's cycle) just stores its new deadline, and the
-// driver places it with the rest of the batch, so the fire-and-re-arm cycle
-// takes the lock once per batch rather than once per timer. Then the driver
-// sleeps until the end of the next occupied level-0 slot (or the start of a
-// higher-level one), or until a timer that needs it earlier wakes it.
+// One goroutine per wheel. Each round it reads the clock once, publishes a
+// fresh coarse-clock epoch, and, holding the wheel's lock, collects what is
+// due in one pass over the earliest level-0 slot's eight lists walked side
+// by side (each list's next timer prefetched as soon as its address is
+// known, so that eight cache misses are in flight instead of one). Each
+// timer is due (collected), pushed later since it was placed (re-placed in
+// its new slot: the lazy extension of lock-free Resets), or stopped
+// (dropped). Before the slot is due as a whole (its latest deadline has
+// passed), the driver takes only the due head of each list, since timers
+// are appended in about deadline order; once it is, the driver takes the
+// slot whole, and a timer still inside its epoch's slack waits in the next
+// slot. Higher-level slots are re-bucketed when their start comes, in
+// chunks so that locked Resets are not held up. Then the driver releases
+// the lock and runs the batch: it claims each timer with one
+// compare-and-swap just before its callback (so a callback or Stop can
+// still stop a timer of the same batch), prefetching the memory of the
+// timer a few fires ahead (the timer, the line after it, where an embedding
+// struct such as repeated's keeps its state, and the callback's closure),
+// and reads the clock every few fires, for lateness and to keep the coarse
+// clock's epochs short. While its callback runs, a timer re-armed by it
+// (the periodic timer's cycle) just stores its new deadline, and the driver
+// places it with the rest of the batch, so the fire-and-re-arm cycle takes
+// the lock once per batch rather than once per timer. Then the driver
+// sleeps until the earliest deadline of the next occupied level-0 slot
+// (plus 100µs, the typical epoch slack) or the start of a higher-level
+// one, or until a timer that needs it earlier wakes it.
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the
-// hot paths; a Reset writes only its own timer, and the driver wakes once
-// per occupied millisecond at most, however many timers fire in it.
+// hot paths; a Reset writes only its own timer, and the driver wakes about
+// once per millisecond at most however many timers fire (the Go runtime
+// wakes a sleeping goroutine to the millisecond), firing everything due by
+// then.
 //
 // What real time promises: a timer never fires before the Reset call plus
-// d. It fires within about a tick after its deadline (a level-0 slot is
-// fired once its end has passed), plus scheduler delay and the time the
-// driver takes for the callbacks ahead of it; a callback that runs long
-// delays the others, and timers scheduled while it runs (they may fire up
-// to its duration late). Timers due in the same slot have no defined order
-// on a real-time wheel (in practice mostly the order they were scheduled
-// in); the exact (deadline, schedule order) order is a promise of the
-// virtual wheel, which fires every timer at its exact deadline and keeps
-// timers due within the current tick in a small heap ordered by (deadline,
-// schedule order).
+// d. It fires after its deadline by the time the driver takes to wake (up
+// to about a millisecond: the runtime's timer granularity when the process
+// is idle), plus 100µs, plus the time the driver takes for the callbacks
+// ahead of it; a callback that runs long delays the others, and timers
+// scheduled while it runs (they may fire up to its duration late). Timers
+// due together have no defined order on a real-time wheel (in practice
+// mostly the order they were scheduled in); the exact (deadline, schedule
+// order) order is a promise of the virtual wheel, which fires every timer
+// at its exact deadline and keeps timers due within the current tick in a
+// small heap ordered by (deadline, schedule order).
 //
 // # Callbacks, errors, shutdown
 //

@@ -1,9 +1,7 @@
 package wheel
 
 import (
-	"cmp"
 	"runtime"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -35,7 +33,7 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
-		now := w.closeEpoch()
+		now := w.republish()
 		w.collect(now)
 		if len(w.batch) > 0 {
 			// Set under the lock, so that a Stop that finds it false knows
@@ -62,9 +60,14 @@ func (w *Wheel) drive() {
 			runtime.Gosched()
 			continue
 		}
-		// Every slot that collect may process by now has been processed.
+		// Every slot that collect may process by now has been processed,
+		// but for the head of a level-0 slot that is not due yet.
 		if w.batchSlots {
-			w.moveCursor(now / w.tick)
+			c := max(now-slotGrace, 0) / w.tick
+			if lvl, _, start, ok := w.nextSlot(); ok && lvl == 0 && start < c {
+				c = start
+			}
+			w.moveCursor(c)
 		} else {
 			w.moveCursor(now/w.tick + 1)
 		}
@@ -133,97 +136,211 @@ func (w *Wheel) collect(now int64) {
 			return
 		}
 		if lvl == 0 && w.batchSlots {
-			if w.tickStart(start+1) > now {
+			if w.slotLook(start) > now {
 				return
 			}
 			w.batchSlot(idx, start, now)
+			w.freshenEpoch()
+			if w.levels[0].isSet(idx) {
+				return // what is left in the slot is not due yet
+			}
 			continue
 		}
 		if w.tickStart(start) > now {
 			return
 		}
 		w.processSlot(lvl, idx, start)
+		w.freshenEpoch()
 	}
 }
 
-// batchSlot takes level-0 slot idx (tick start), whose end has passed, and
-// appends its due timers to the batch in one pass over its lists; timers
-// pushed later, or whose epoch's slack has not passed yet, are re-placed.
-// mu held.
+// freshenEpoch publishes a fresh epoch if the published one is
+// republishAfter old. The driver calls it between slots while it collects
+// (a big slot takes a few hundred microseconds): every epoch's length
+// becomes the slack of all deadlines with its tag for a while (see
+// slackFor), so epochs are kept short while Resets use them. mu held.
+func (w *Wheel) freshenEpoch() {
+	if w.openTag != 0 && int64(time.Since(w.epoch))-w.openBase >= republishAfter {
+		w.republish()
+	}
+}
+
+// slotGrace is how long after a level-0 slot is due the real-time driver
+// takes it. A deadline computed from the coarse clock may fire only once
+// its epoch's slack has passed too (see coarse.go); the slack is typically
+// how late the driver woke or how long a batch of callbacks ran, tens of
+// microseconds. Taking the slot a little later lets those timers fire with
+// the slot instead of waiting for the next one.
+const slotGrace = int64(100 * time.Microsecond)
+
+// slotDue returns when the real-time driver takes level-0 slot start (a
+// tick) whole: once the latest deadline placed in it has passed, plus
+// slotGrace. A slot is due by its end at the latest; it is due earlier when
+// its timers are (periodic timers re-armed right after the driver fired
+// their slot fall early in their next slot, and a fixed-delay timer would
+// otherwise wait out the rest of the slot every period).
+func (w *Wheel) slotDue(start int64) int64 {
+	end := w.tickStart(start + 1)
+	if end == never {
+		return never
+	}
+	return min(end, w.slotMax[start&(1<<level0Bits-1)]+1) + slotGrace
+}
+
+// slotLook returns when the real-time driver should next look at level-0
+// slot start: once the earliest deadline in it (slotNext) may have passed,
+// plus slotGrace.
+func (w *Wheel) slotLook(start int64) int64 {
+	return min(w.slotNext[start&(1<<level0Bits-1)], maxWhen-slotGrace) + slotGrace
+}
+
+// batchSlot fires what is due in level-0 slot idx (tick start). Once the
+// slot is due (slotDue: its latest deadline and slotGrace have passed) it
+// is taken whole: its due timers join the batch, timers pushed later are
+// re-placed, and timers whose epoch's slack has not passed yet (see
+// coarse.go) wait in the next slot. Before that, the driver takes the due
+// head of each of its lists and leaves the rest in place: timers are
+// appended in about deadline order, and the Go runtime wakes a sleeping
+// driver only to the millisecond, so waiting for the whole slot would add
+// up to a tick of lateness to every timer on top of the wake-up's. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
-	lists := w.take(idx)
-	w.moveCursor(start + 1)
-	n0 := len(w.batch)
+	lv := &w.levels[0]
+	heads := lv.slots[idx<<level0Ways:][:1<<level0Ways]
+	tails := lv.tails[idx<<level0Ways:][:1<<level0Ways]
+	partial := w.slotDue(start) > now
+	var lists [1 << level0Ways]*Timer
+	copy(lists[:], heads)
+	if partial {
+		w.moveCursor(start)
+	} else {
+		clear(heads)
+		clear(tails)
+		lv.unmark(idx)
+		w.moveCursor(start + 1)
+	}
 	// Walk the slot's lists side by side, prefetching each list's next
 	// timer as soon as its address is known: the lists' cache misses
-	// overlap instead of queueing one behind another.
-	for more := true; more; {
-		more = false
+	// overlap instead of queueing one behind another. Timers are placed
+	// round-robin over the lists and appended, so this walk visits them
+	// in about the order they were placed, which is kind to the caches of
+	// the callbacks (timers tend to be allocated, and re-armed, in order).
+	look := never // partial: when a timer left in the slot may be due
+	// Timers to re-place wait in a short queue, their target list's tail
+	// prefetched, so that the miss on it overlaps with the walk.
+	var queue [placeAhead]*Timer
+	queued := 0
+	for walked := 0; ; walked++ {
+		if walked%32 == 31 {
+			w.freshenEpoch() // a big slot takes a while
+		}
+		more := false
 		for k, t := range lists {
 			if t == nil {
 				continue
 			}
+			f, st := w.takeDue(t, start, now)
+			if partial && st == takeWait {
+				// Not due yet: this list stays from t on.
+				lists[k] = nil
+				heads[k], t.prev = t, nil
+				look = min(look, f.when+w.slackFor(f.when&tagMask, now))
+				continue
+			}
 			next := t.next
 			if next != nil {
-				prefetch.Line(uintptr(unsafe.Pointer(next)))
+				prefetchTimer(next)
 				more = true
 			}
 			lists[k] = next
+			if partial {
+				heads[k] = next
+				if next == nil {
+					tails[k] = nil
+				}
+			}
 			t.next, t.prev, t.loc = nil, nil, locNone
-			if f, ok := w.takeDue(t, start, now); ok {
+			switch st {
+			case takeFire:
 				w.batch = append(w.batch, f)
-			} else {
-				w.place(t)
+			case takeWait:
+				w.waitNextSlot(t, start+1, now)
+			default:
+				w.prefetchPlace(t)
+				if old := queue[queued%placeAhead]; old != nil {
+					w.place(old)
+				}
+				queue[queued%placeAhead] = t
+				queued++
 			}
 		}
+		if !more {
+			break
+		}
 	}
-	// Run the slot in the order its timers were scheduled, as one list
-	// would (real time promises no order, but timers scheduled for the same
-	// instant keep theirs, and timers tend to be allocated in the order
-	// they were first scheduled, so this order is also kind to the caches).
-	sortBySeq(w.batch[n0:])
+	for i := range placeAhead {
+		if t := queue[(queued+i)%placeAhead]; t != nil {
+			w.place(t)
+		}
+	}
+	if !partial {
+		return
+	}
+	if lv.emptySlot(idx) {
+		lv.unmark(idx)
+		w.moveCursor(start + 1)
+		return
+	}
+	w.slotNext[idx] = max(look, start*w.tick)
 }
 
-// sortBySeq sorts a slot's batch by schedule sequence. The walk of
-// round-robin lists, each last in first out, leaves it nearly sorted once
-// reversed (each timer a few places from home), which insertion sort fixes
-// in about linear time; if that takes too many moves it falls back to a
-// general sort.
-func sortBySeq(b []firing) {
-	slices.Reverse(b)
-	budget := 16 * len(b)
-	for i := 1; i < len(b); i++ {
-		x, j := b[i], i
-		for ; j > 0 && b[j-1].seq > x.seq; j-- {
-			b[j] = b[j-1]
-		}
-		b[j] = x
-		if budget -= i - j; budget < 0 {
-			slices.SortFunc(b, func(a, b firing) int { return cmp.Compare(a.seq, b.seq) })
-			return
-		}
-	}
-}
+// placeAhead is how many timers batchSlot queues for re-placing.
+const placeAhead = 8
+
+// What takeDue decided.
+const (
+	takePlace = iota // not due in this slot (moved later, stopped): place it
+	takeFire         // due: fire it
+	takeWait         // due in this slot, but its epoch's slack has not passed
+)
 
 // takeDue returns the firing of t, just taken from level-0 slot start,
 // if it is due, and unpublishes its slot. mu held.
-func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, bool) {
+func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, int) {
 	due := t.due.Load()
 	if due <= 0 {
-		return firing{}, false
+		return firing{}, takePlace
 	}
 	when := due - 1
-	if when/w.tick != start || when+w.slackFor(when&tagMask, now) > now {
-		return firing{}, false
+	if when/w.tick > start {
+		return firing{}, takePlace
+	}
+	if when+w.slackFor(when&tagMask, now) > now {
+		return firing{when: when}, takeWait
 	}
 	// As in place: unpublish the slot, then re-check, so that a concurrent
 	// lock-free Reset either lands before the check or takes the locked
 	// path.
 	t.slotStart.Store(-1)
 	if t.due.Load() != due {
-		return firing{}, false
+		return firing{}, takePlace
 	}
-	return firing{t: t, f: t.f, when: when, seq: t.seq.Load()}, true
+	return firing{t: t, f: t.f, when: when}, takeFire
+}
+
+// waitNextSlot links t, due but not yet fireable, into level-0 slot tk,
+// the cursor's, to be looked at again when that slot ends; a timer whose
+// deadline moved meanwhile is placed as usual. mu held.
+func (w *Wheel) waitNextSlot(t *Timer, tk, now int64) {
+	due := t.due.Load()
+	start := w.tickStart(tk)
+	t.slotStart.Store(start)
+	if d := t.due.Load(); d != due || d <= 0 || (d-1)/w.tick > tk {
+		w.place(t)
+		return
+	}
+	// Look again once the epoch's slack has passed, within the slot.
+	key := max(start, min(due-1+w.slackFor((due-1)&tagMask, now), start+w.tick-1))
+	w.link(t, 0, tk, key)
 }
 
 // runBatch claims and runs the collected timers, without the lock. A timer
@@ -247,12 +364,16 @@ func (w *Wheel) runBatch(now int64) {
 		}
 		w.pending.Add(-1)
 		w.fired.Add(1)
-		if i > 0 {
-			// The clock is read once per fire: it measures lateness
-			// (behind slow callbacks too) and keeps epochs short.
+		if i > 0 && (i < clockEvery || i%clockEvery == 0) {
+			// The clock measures lateness (behind slow callbacks too) and
+			// keeps epochs short. It is read before each of the first
+			// clockEvery fires of a batch, then before every clockEvery-th:
+			// a clock read costs about as much as a fire's work, and the
+			// lateness of a fire is then measured at most clockEvery-1
+			// callbacks early.
 			now = int64(time.Since(w.epoch))
 			if w.openTag != 0 && now-w.openBase >= republishAfter {
-				w.closeEpoch()
+				w.republish()
 			}
 		}
 		w.noteLateness(now - e.when)
@@ -263,6 +384,17 @@ func (w *Wheel) runBatch(now int64) {
 	}
 }
 
+// prefetchTimer hints both cache lines a Timer may straddle (a Timer is
+// 64 bytes, but embedded in a caller's struct it need not start on a line).
+func prefetchTimer(t *Timer) {
+	p := uintptr(unsafe.Pointer(t))
+	prefetch.Line(p)
+	prefetch.Line(p + unsafe.Sizeof(Timer{}) - 1)
+}
+
+// clockEvery is how many fires of a long batch share one clock read.
+const clockEvery = 8
+
 // prefetchAhead is how many fires ahead runBatch prefetches a timer's
 // memory. With many timers every fire starts with cache misses (the timer,
 // the struct that embeds it, the callback's closure); prefetched a few
@@ -270,12 +402,18 @@ func (w *Wheel) runBatch(now int64) {
 const prefetchAhead = 6
 
 // prefetch hints the cache lines the fire of e will touch first: the
-// timer, the line after it (the embedding struct's fields, which a
+// timer, the 128 bytes after it (the embedding struct's fields, which a
 // callback such as repeated's reads next) and the callback's closure.
 func (e *firing) prefetch() {
 	p := uintptr(unsafe.Pointer(e.t))
-	prefetch.Line(p)
-	prefetch.Line(p + unsafe.Sizeof(Timer{}))
+	// A Timer need not start on a line: cover every line of the timer and
+	// of the 128 bytes after it (repeated keeps its fire-and-re-arm state
+	// there).
+	const n = 3 * unsafe.Sizeof(Timer{})
+	for off := uintptr(0); off < n; off += 64 {
+		prefetch.Line(p + off)
+	}
+	prefetch.Line(p + n - 1)
 	prefetch.Line(*(*uintptr)(unsafe.Pointer(&e.f)))
 }
 

@@ -129,11 +129,19 @@ func checkStructure(t *testing.T, w *Wheel) {
 				}
 				start := tm.slotStart.Load()
 				require.GreaterOrEqual(t, start, int64(0), "slotted timer without a slot start")
+				if l == 0 && (due-1)&tagMask != 0 && due-1 < start {
+					// A timer whose epoch's slack had not passed when its
+					// slot was taken waits in a later slot (batchSlot);
+					// deadlines from the exact clock (tag 0) never wait.
+					reachable[tm] = true
+					continue
+				}
 				require.GreaterOrEqual(t, due-1, start,
 					"level %d slot %d: deadline %v before the slot's start %v: the timer would fire late",
 					l, i, time.Duration(due-1), time.Duration(start))
 				reachable[tm] = true
 			}
+			require.Same(t, prev, lv.tails[i], "level %d list %d: tail", l, i)
 		}
 	}
 	for _, e := range w.ready {

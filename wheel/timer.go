@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -46,6 +47,9 @@ type Timer struct {
 	next, prev *Timer
 	loc, lvl   uint8
 	idx        uint16
+
+	// minReset is SetMinReset's promise, in ticks (0: none).
+	minReset atomic.Uint32
 }
 
 // Init binds t to wheel w and callback f. The timer starts idle. Init may be
@@ -149,6 +153,27 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 		}
 	}
 	return w.schedule(t, when)
+}
+
+// SetMinReset tells the wheel that every later Reset of t will schedule it
+// at least d ahead, as the heartbeat Resets of an election timer drawn from
+// [ET, 2ET) are at least ET ahead. It is a hint for speed, never for
+// correctness: a real-time wheel then keeps a timer that is far ahead in a
+// slot such Resets can push it past without the wheel's lock, and touches
+// it about once per d instead of twice as often; a Reset that breaks the
+// promise still works (it takes the lock). d <= 0 withdraws the hint.
+// SetMinReset returns ErrNotInitialized before Init.
+func (t *Timer) SetMinReset(d time.Duration) error {
+	w := t.w
+	if w == nil {
+		return ErrNotInitialized
+	}
+	ticks := int64(0)
+	if d > 0 {
+		ticks = min(int64(d)/w.tick, math.MaxUint32)
+	}
+	t.minReset.Store(uint32(ticks))
+	return nil
 }
 
 // Stop prevents t from firing. It returns true if the call stopped a pending

@@ -25,6 +25,10 @@ const (
 	// alignLead is how many ticks ahead a real-time timer must be for
 	// place to put it in an earlier level-0 slot than its deadline's.
 	alignLead = 128
+	// minResetMargin is how many ticks short of a SetMinReset promise
+	// place keeps a timer: the cursor may trail the clock by a tick, and a
+	// Reset's deadline from the coarse clock be early by an epoch.
+	minResetMargin = 3
 
 	// maxWhen is the latest representable deadline; Timer.due stores
 	// deadline+1, so one value is kept free.
@@ -49,7 +53,12 @@ type level struct {
 	bits     uint // log2 of the number of slots
 	ways     uint // log2 of the number of lists per slot
 	occupied []uint64
-	slots    []*Timer // lists; slot i's are slots[i<<ways:][:1<<ways]
+	slots    []*Timer // list heads; slot i's are slots[i<<ways:][:1<<ways]
+	tails    []*Timer // list tails: timers are appended, so a list runs in placement order
+	// fill counts the timers placed in each slot since it was last
+	// empty: the k-th goes to list k mod 1<<ways, so that walking the
+	// lists side by side visits a slot's timers in placement order.
+	fill []uint8
 }
 
 // level0Ways is log2 of the number of lists per level-0 slot.
@@ -97,7 +106,7 @@ func newLevels(maxTick int64) []level {
 		}
 		n := 1 << b
 		levels = append(levels, level{shift: shift, bits: b, ways: ways,
-			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways)})
+			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways), tails: make([]*Timer, n<<ways), fill: make([]uint8, n)})
 		shift += b
 	}
 	return levels
@@ -138,9 +147,6 @@ type Wheel struct {
 	stopped bool
 	started bool // real-time driver running
 	running bool // the driver is running a batch of callbacks (set and cleared under mu)
-	// spread picks the list of a level-0 slot that place links a timer
-	// into, round-robin.
-	spread uint
 	// batch holds the timers the driver collected under mu and runs
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
@@ -151,6 +157,14 @@ type Wheel struct {
 
 	seq    atomic.Uint64 // schedule sequence
 	closed atomic.Bool   // stopped is set (for the lock-free paths)
+
+	// slotMax is, per level-0 slot, the latest deadline placed in it since
+	// it was last empty (see slotDue).
+	slotMax []int64
+	// slotNext is, per level-0 slot, the earliest time a timer in it may
+	// be due: the earliest deadline placed in it since the driver last
+	// looked, or when the driver last found the rest not due (batchSlot).
+	slotNext []int64
 
 	// Counters.
 	pending, scheduled, fired, cancelled, dropped atomic.Int64
@@ -183,7 +197,6 @@ type firing struct {
 	t    *Timer
 	f    func()
 	when int64
-	seq  uint64 // batchSlot's sort key
 }
 
 func newWheel(cfg Config, virtual bool) (*Wheel, error) {
@@ -205,6 +218,8 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		log:        log,
 		epoch:      time.Now(),
 		levels:     newLevels(maxTick),
+		slotMax:    make([]int64, 1<<level0Bits),
+		slotNext:   make([]int64, 1<<level0Bits),
 		wakeCh:     make(chan struct{}, 1),
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
@@ -337,7 +352,7 @@ func (w *Wheel) Stop() []*Timer {
 				claim(t)
 				t = next
 			}
-			lv.slots[i] = nil
+			lv.slots[i], lv.tails[i] = nil, nil
 		}
 		clear(lv.occupied)
 	}
@@ -433,8 +448,8 @@ func (w *Wheel) place(t *Timer) {
 			return
 		}
 		when := due - 1
-		tk := when / w.tick
-		if tk < w.cur {
+		lvl, tk := w.target(t, when)
+		if lvl < 0 {
 			t.slotStart.Store(-1)
 			if t.due.Load() != due {
 				continue
@@ -443,35 +458,106 @@ func (w *Wheel) place(t *Timer) {
 			w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
 			return
 		}
-		var lvl int
-		if x := uint64(tk ^ w.cur); x >= 1<<level0Bits {
-			lvl = 1 + (bits.Len64(x)-1-level0Bits)/slotBits
-		} else if d := tk - w.cur; w.batchSlots && d >= alignLead {
-			// A real-time timer far ahead sits in the slot halfway to its
-			// deadline, so that Resets moving it earlier but not before
-			// that (a heartbeat drawing a shorter timeout) stay lock-free;
-			// the driver re-places it when that slot comes.
-			tk = w.cur + d/2
-		}
 		lv := &w.levels[lvl]
 		start := (tk >> lv.shift) << lv.shift
 		t.slotStart.Store(w.tickStart(start))
 		if t.due.Load() != due {
 			continue
 		}
-		idx := lv.index(tk)
-		list := idx<<lv.ways | int(w.spread&(1<<lv.ways-1))
-		w.spread++
-		head := lv.slots[list]
-		t.prev, t.next = nil, head
-		if head != nil {
-			head.prev = t
+		key := w.tickStart(start)
+		if when/w.tick == tk {
+			key = when
 		}
-		lv.slots[list] = t
-		lv.mark(idx)
-		t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
+		w.link(t, lvl, tk, key)
 		return
 	}
+}
+
+// target returns where place puts a timer with deadline when: the level
+// and the tick whose slot it goes to, or level -1 for the ready heap (due
+// before the cursor). mu held.
+func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
+	tk = when / w.tick
+	if tk < w.cur {
+		return -1, tk
+	}
+	// Level 0 takes every deadline less than its size ahead of the
+	// cursor, also past the end of the cursor's window (its slots before
+	// the cursor's hold the next window, see nextSlot): timers a step-down
+	// period ahead must not pile up in a higher level at the end of every
+	// window, to be re-bucketed all at once when the cursor crosses into
+	// the next.
+	if d := tk - w.cur; d >= 1<<level0Bits {
+		return 1 + (bits.Len64(uint64(tk^w.cur))-1-level0Bits)/slotBits, tk
+	} else if w.batchSlots && d >= alignLead {
+		// A real-time timer far ahead sits in the slot halfway to its
+		// deadline, so that Resets moving it earlier but not before that
+		// (a heartbeat drawing a shorter timeout) stay lock-free; the
+		// driver re-places it when that slot comes. With a SetMinReset
+		// promise of m, it can sit as far as m ahead (less a margin for
+		// the coarse clock and the cursor, which may trail real time):
+		// every later Reset lands after that.
+		ahead := d / 2
+		if m := int64(t.minReset.Load()) - minResetMargin; m > ahead {
+			ahead = min(m, d)
+		}
+		tk = w.cur + ahead
+	}
+	return 0, tk
+}
+
+// prefetchPlace hints the cache line that placing t will write besides
+// t's own: the tail of the list it will most likely be appended to, which
+// is usually cold when the driver re-places timers into many slots. mu
+// held.
+func (w *Wheel) prefetchPlace(t *Timer) {
+	due := t.due.Load()
+	if due <= 0 {
+		return
+	}
+	lvl, tk := w.target(t, due-1)
+	if lvl < 0 {
+		return
+	}
+	lv := &w.levels[lvl]
+	idx := lv.index(tk)
+	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
+	if tail := lv.tails[list]; tail != nil {
+		prefetchTimer(tail)
+	}
+}
+
+// link appends t to a list of the slot of tick tk on level lvl, whose start
+// the caller has published in t.slotStart. On level 0, key is when the
+// driver needs to look at t: its deadline if due in this slot, the slot's
+// start if t sits ahead of its deadline (see place).
+func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
+	lv := &w.levels[lvl]
+	idx := lv.index(tk)
+	if !lv.isSet(idx) {
+		lv.fill[idx] = 0
+	}
+	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
+	lv.fill[idx]++
+	tail := lv.tails[list]
+	t.next, t.prev = nil, tail
+	if tail != nil {
+		tail.next = t
+	} else {
+		lv.slots[list] = t
+	}
+	lv.tails[list] = t
+	if lvl == 0 {
+		// The slot is due once its latest key has passed (slotDue).
+		if !lv.isSet(idx) {
+			w.slotMax[idx], w.slotNext[idx] = key, key
+		} else {
+			w.slotMax[idx] = max(w.slotMax[idx], key)
+			w.slotNext[idx] = min(w.slotNext[idx], key)
+		}
+	}
+	lv.mark(idx)
+	t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
 }
 
 // unlink removes t from its slot list, if it is in one, and detaches it from
@@ -490,6 +576,8 @@ func (w *Wheel) unlink(t *Timer) {
 		}
 		if t.next != nil {
 			t.next.prev = t.prev
+		} else {
+			lv.tails[t.idx] = t.prev
 		}
 		t.next, t.prev = nil, nil
 	case locReady:
@@ -501,24 +589,35 @@ func (w *Wheel) unlink(t *Timer) {
 
 // nextSlot finds the earliest occupied slot at or after the cursor.
 // On levels above 0 the cursor's own slot has been drained (see
-// moveCursor), so the search starts after it.
+// moveCursor), so the search starts after it. Level 0 is a ring: a slot
+// before the cursor's holds timers of the next 1<<level0Bits-tick window
+// (see place), which come after every higher-level slot starting at that
+// window's start or earlier (those are drained into level 0 first).
 func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
-	for l := range w.levels {
+	lv0 := &w.levels[0]
+	pos := lv0.index(w.cur)
+	base := w.cur >> level0Bits << level0Bits
+	if i, found := lv0.firstFrom(pos); found {
+		return 0, i, base | int64(i), true
+	}
+	for l := 1; l < len(w.levels); l++ {
 		lv := &w.levels[l]
-		pos := lv.index(w.cur)
-		if l > 0 {
-			pos++
-			if pos == 1<<lv.bits {
-				continue
-			}
+		p := lv.index(w.cur) + 1
+		if p == 1<<lv.bits {
+			continue
 		}
-		if i, found := lv.firstFrom(pos); found {
+		if i, found := lv.firstFrom(p); found {
 			up := lv.shift + lv.bits
-			start = (w.cur>>up)<<up | int64(i)<<lv.shift
-			return l, i, start, true
+			lvl, idx, start, ok = l, i, (w.cur>>up)<<up|int64(i)<<lv.shift, true
+			break
 		}
 	}
-	return 0, 0, 0, false
+	if i, found := lv0.firstFrom(0); found && i < pos {
+		if s := base + 1<<level0Bits | int64(i); !ok || s < start {
+			return 0, i, s, true
+		}
+	}
+	return lvl, idx, start, ok
 }
 
 // take empties a level-0 slot and returns its lists.
@@ -527,6 +626,7 @@ func (w *Wheel) take(idx int) (heads [1 << level0Ways]*Timer) {
 	lists := lv.slots[idx<<level0Ways:][:1<<level0Ways]
 	copy(heads[:], lists)
 	clear(lists)
+	clear(lv.tails[idx<<level0Ways:][:1<<level0Ways])
 	lv.unmark(idx)
 	return heads
 }
@@ -607,6 +707,7 @@ func (w *Wheel) drainSome() bool {
 			if t != nil {
 				t.prev = nil
 			} else {
+				lv.tails[idx] = nil
 				lv.unmark(idx)
 			}
 			w.replace(head)
@@ -648,7 +749,7 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
 // When the driver batches fine-grained slots, a level-0 slot is due at its
-// end and a heap deadline at the end of its tick.
+// end (plus slotGrace) and a heap deadline at the end of its tick (too).
 func (w *Wheel) nextEvent() int64 {
 	if len(w.drains) > 0 {
 		return 0 // timers are still being re-bucketed: look again at once
@@ -659,20 +760,22 @@ func (w *Wheel) nextEvent() int64 {
 	}
 	if lvl, _, start, ok := w.nextSlot(); ok {
 		if lvl == 0 && w.batchSlots {
-			start++
+			next = min(next, w.slotLook(start))
+		} else {
+			next = min(next, w.tickStart(start))
 		}
-		next = min(next, w.tickStart(start))
 	}
 	return next
 }
 
-// wakeFor returns when the driver must wake for a timer due at when: at the
-// end of its tick when batching slots, else at when.
+// wakeFor returns when the driver must wake for a timer due at when: when,
+// plus slotGrace when batching slots (its slot is due no earlier, see
+// slotDue).
 func (w *Wheel) wakeFor(when int64) int64 {
 	if !w.batchSlots {
 		return when
 	}
-	return w.tickStart(when/w.tick + 1)
+	return min(when, maxWhen-slotGrace) + slotGrace
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.

@@ -10,10 +10,14 @@ import (
 	"github.com/raftick/raftick/wheel"
 )
 
-// raftick: three repeated.Timers per group on one real-time wheel.
+// raftick: three repeated.Timers per group on one real-time wheel, laid
+// out as a host that cares about memory keeps them: embedded (Init), no
+// allocation per timer, one slice per kind (timers[k][i] is group i's k-th
+// timer), so that a batch of heartbeats, which visits consecutive groups'
+// election timers, reads consecutive memory.
 type raftick struct {
 	w      *wheel.Wheel
-	timers [][3]*repeated.Timer // election, step-down, snapshot
+	timers [3][]repeated.Timer // election, step-down, snapshot
 }
 
 func newRaftick(r *run) (*raftick, error) {
@@ -21,7 +25,10 @@ func newRaftick(r *run) (*raftick, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &raftick{w: w, timers: make([][3]*repeated.Timer, len(r.groups))}
+	im := &raftick{w: w}
+	for k := range im.timers {
+		im.timers[k] = make([]repeated.Timer, len(r.groups))
+	}
 	for i := range r.groups {
 		g := &r.groups[i]
 		specs := [3]struct {
@@ -35,29 +42,29 @@ func newRaftick(r *run) (*raftick, error) {
 			{"snapshot", Snapshot, func() {}, repeated.FirstOnly()},
 		}
 		for k, s := range specs {
-			tm, err := repeated.New(w, s.name, s.d, s.f, repeated.WithJitter(s.j), repeated.WithRand(r.rng(i, k)))
+			seed := r.seed(i, k)
+			err := im.timers[k][i].Init(w, s.name, s.d, s.f, repeated.WithJitter(s.j), repeated.WithSeed(seed[0], seed[1]))
 			if err != nil {
 				w.Stop()
 				return nil, fmt.Errorf("raftmix: group %d: %w", i, err)
 			}
-			im.timers[i][k] = tm
 		}
 	}
 	return im, nil
 }
 
 func (im *raftick) start(i int) {
-	for _, tm := range im.timers[i] {
-		tm.Start()
+	for k := range im.timers {
+		im.timers[k][i].Start()
 	}
 }
 
-func (im *raftick) heartbeat(i int) { im.timers[i][0].Reset() }
+func (im *raftick) heartbeat(i int) { im.timers[0][i].Reset() }
 
 func (im *raftick) stop() {
-	for i := range im.timers {
-		for _, tm := range im.timers[i] {
-			tm.Destroy()
+	for k := range im.timers {
+		for i := range im.timers[k] {
+			im.timers[k][i].Destroy()
 		}
 	}
 	im.w.Stop()

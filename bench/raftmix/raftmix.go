@@ -254,7 +254,14 @@ type impl interface {
 }
 
 func (r *run) rng(i, k int) *rand.Rand {
-	return rand.New(rand.NewPCG(r.cfg.Seed^uint64(i)<<2^uint64(k), uint64(i)))
+	s := r.seed(i, k)
+	return rand.New(rand.NewPCG(s[0], s[1]))
+}
+
+// seed returns the PCG seed of the jitter source of group i's k-th timer
+// (group -1: the tick loop's).
+func (r *run) seed(i, k int) [2]uint64 {
+	return [2]uint64{r.cfg.Seed ^ uint64(i)<<2 ^ uint64(k), uint64(i)}
 }
 
 // paced calls visit(first, batch) until stop is closed, about every

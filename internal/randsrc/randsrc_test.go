@@ -16,3 +16,9 @@ func TestNewIsNotRepeatable(t *testing.T) {
 		t.Fatal("two sources from New produced the same 8 values")
 	}
 }
+
+func TestSeedIsNotRepeatable(t *testing.T) {
+	if a, b := Seed(), Seed(); a == b {
+		t.Fatalf("two calls of Seed returned the same words %x", a)
+	}
+}
