@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,17 +26,20 @@ import (
 //
 // All methods are safe for concurrent use.
 type Node struct {
-	mu     sync.Mutex
-	cfg    Config
-	id     ID
-	w      *wheel.Wheel
-	tr     Transport
-	st     Storage
-	lv     LogView
-	logger hclog.Logger
-	peers  []ID // voters other than id, in Config order
-	voter  map[ID]bool
-	quorum int
+	mu sync.Mutex
+	// leading mirrors role == Leader of a started, running node, for
+	// Leading; written with mu held, read without it.
+	leading atomic.Bool
+	cfg     Config
+	id      ID
+	w       *wheel.Wheel
+	tr      Transport
+	st      Storage
+	lv      LogView
+	logger  hclog.Logger
+	peers   []ID // voters other than id, in Config order
+	voter   map[ID]bool
+	quorum  int
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
@@ -176,3 +180,10 @@ func (n *Node) ID() ID { return n.id }
 
 // Config returns the node's configuration with defaults applied.
 func (n *Node) Config() Config { return n.cfg }
+
+// Leading reports whether the node is a started, running leader, without
+// taking the node's lock: a host that drives many nodes (package
+// multiraft) skips its followers cheaply. The answer may be stale by the
+// time it is used; a method that needs the role checks it again under
+// the lock (BroadcastHeartbeat returns ErrNotLeader).
+func (n *Node) Leading() bool { return n.leading.Load() }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -28,7 +29,11 @@ type Host struct {
 
 	mu      sync.Mutex
 	stopped bool
+	halted  atomic.Bool // stopped, for the paths that do not take mu
 	rng     *rand.Rand
+	// groups is written with both mu and gmu held, so that Touch can
+	// read it under gmu alone.
+	gmu     sync.RWMutex
 	groups  map[GroupID]*group
 	peers   map[election.ID]*peer
 	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
@@ -62,6 +67,22 @@ type group struct {
 	// hibernating leader left behind because liveness took their nodes
 	// for dead: when one comes back, the group wakes to update it.
 	behind uint64
+	// awake mirrors node != nil for Touch, which reads it without mu:
+	// cleared before a group hibernates, set when it wakes.
+	awake atomic.Bool
+	// touched is the wheel time of the last Touch plus one (0: never),
+	// written without mu. Touch stores it before it reads awake, and
+	// hibernate clears awake before it reads touched, so either
+	// hibernate sees the touch (and refuses) or Touch sees the group
+	// asleep (and wakes it under mu).
+	touched atomic.Int64
+}
+
+// lastTouch returns the wheel time of the group's last Touch and whether
+// there was one.
+func (g *group) lastTouch() (time.Duration, bool) {
+	t := g.touched.Load()
+	return time.Duration(t - 1), t != 0
 }
 
 // bit returns the behind bit of voter index i.
@@ -80,16 +101,17 @@ func (h *Host) setAsleep(g *group) {
 	h.awakeL[i].a.at = i
 	h.awakeL[last] = nil
 	h.awakeL = h.awakeL[:last]
+	g.awake.Store(false)
 }
 
 // awakeState is what the host tracks of an awake group.
 type awakeState struct {
+	// lastActive is when the group woke or its node's term changed (see
+	// Host.lastActive for touches).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
 	acks       []ack  // per voter index: last granted heartbeat answer
 	at         int    // index in Host.awakeL
-	lastTouch  time.Duration
-	touched    bool // lastTouch is set
 }
 
 type ack struct {
@@ -248,7 +270,9 @@ func (h *Host) addGroup(g *group) {
 	for _, id := range g.voters.ids {
 		h.peerFor(id)
 	}
+	h.gmu.Lock()
 	h.groups[g.id] = g
+	h.gmu.Unlock()
 	h.all = append(h.all, g)
 	h.stats.Groups++
 }
@@ -258,7 +282,9 @@ func (h *Host) addGroup(g *group) {
 func (h *Host) startAdded(g *group, d election.Dormant) error {
 	err := h.startNode(g, d)
 	if err != nil { // startNode left it hibernating
+		h.gmu.Lock()
 		delete(h.groups, g.id)
+		h.gmu.Unlock()
 		h.all = slices.DeleteFunc(h.all, func(x *group) bool { return x == g })
 		h.stats.Groups--
 		h.stats.Hibernating--
@@ -344,14 +370,21 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	g.awake.Store(true)
 	return nil
 }
 
 // hibernate puts an awake group to sleep; it reports whether the node
 // agreed. h.mu is held.
 func (h *Host) hibernate(g *group) bool {
+	g.awake.Store(false) // a Touch from now on takes mu
+	if h.touchedWithin(g) {
+		g.awake.Store(true)
+		return false
+	}
 	d, err := g.node.Hibernate()
 	if err != nil {
+		g.awake.Store(true)
 		return false
 	}
 	h.setAsleep(g)
@@ -485,7 +518,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 		ok := false
 		if g.node == nil {
 			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
-		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.busy(g) {
+		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
 			ok = h.hibernate(g)
 		}
 		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
@@ -503,10 +536,21 @@ func (h *Host) onControl(from election.ID, c Control) {
 	}
 }
 
-// busy reports whether the awake group was touched within HibernateAfter:
-// a follower with local activity refuses to hibernate. h.mu is held.
-func (h *Host) busy(g *group) bool {
-	return g.a.touched && h.w.Now()-g.a.lastTouch < h.cfg.HibernateAfter
+// touchedWithin reports whether the group was touched within
+// HibernateAfter: a follower with local activity refuses to hibernate,
+// and no group hibernates just after a Touch.
+func (h *Host) touchedWithin(g *group) bool {
+	t, ok := g.lastTouch()
+	return ok && h.w.Now()-t < h.cfg.HibernateAfter
+}
+
+// lastActive returns when the awake group was last active: woken, in a
+// new term, or touched. h.mu is held.
+func (h *Host) lastActive(g *group) time.Duration {
+	if t, ok := g.lastTouch(); ok && t > g.a.lastActive {
+		return t
+	}
+	return g.a.lastActive
 }
 
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
@@ -543,12 +587,15 @@ func (h *Host) onSweep() {
 	now := h.w.Now()
 	for i := 0; i < len(h.awakeL); i++ {
 		g := h.awakeL[i]
+		if !g.node.Leading() { // only a leader decides; skip the others cheaply
+			continue
+		}
 		st := g.node.Status()
 		if st.Term != g.a.term {
 			g.a.term, g.a.lastActive = st.Term, now
 			continue
 		}
-		if st.Role != election.Leader || now-g.a.lastActive < h.cfg.HibernateAfter {
+		if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
 			continue
 		}
 		ok, behind := h.followersCaughtUp(g, st.Term, now)
@@ -577,8 +624,9 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
 // re-arms the leader's heartbeat timer a full interval later), so all of
 // the host's heartbeats enter the outboxes together and leave in the same
-// flush. The other awake groups answer ErrNotLeader and are skipped;
-// hibernating groups are not in the awake list.
+// flush. The other awake groups are skipped by their lock-free
+// election.Node.Leading (one that lost its leadership since answers
+// ErrNotLeader); hibernating groups are not in the awake list.
 func (h *Host) onHeartbeatTick() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -587,7 +635,9 @@ func (h *Host) onHeartbeatTick() {
 	}
 	h.hbT.Reset(h.hbTick)
 	for _, g := range h.awakeL {
-		_ = g.node.BroadcastHeartbeat()
+		if g.node.Leading() {
+			_ = g.node.BroadcastHeartbeat()
+		}
 	}
 }
 
@@ -635,15 +685,26 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 // Touch records activity of a group (a proposal, a read): it wakes the
 // group if it hibernates, asking its leader to wake too, and postpones
 // its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup.
+//
+// Touching an awake group takes no host-wide lock (only a shared read
+// lock on the group index), so it does not wait for a Step in progress.
 func (h *Host) Touch(gid GroupID) error {
+	h.gmu.RLock()
+	g := h.groups[gid]
+	h.gmu.RUnlock()
+	if g != nil && !h.halted.Load() {
+		g.touched.Store(int64(h.w.Now()) + 1)
+		if g.awake.Load() {
+			return nil
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
 		return err
 	}
-	now := h.w.Now()
-	g.a.lastActive, g.a.lastTouch, g.a.touched = now, now, true
+	g.touched.Store(int64(h.w.Now()) + 1)
 	return nil
 }
 
@@ -709,6 +770,7 @@ func (h *Host) Stop() {
 		return
 	}
 	h.stopped = true
+	h.halted.Store(true)
 	for _, g := range h.awakeL {
 		g.node.Stop()
 	}
@@ -719,7 +781,9 @@ func (h *Host) Stop() {
 	h.pingT.Stop()
 	h.hbT.Stop()
 	h.mu.Unlock()
+	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()
+	h.outMu.Unlock()
 }
 
 // groupTransport is a group node's Transport: the host's send.

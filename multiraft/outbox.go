@@ -76,8 +76,16 @@ func (h *Host) take(to election.ID, ob *outbox) Batch {
 }
 
 // onFlush sends every outbox's coalesced heartbeats (CoalesceWindow).
+// It takes only outMu, never the host's lock, so a long Step does not
+// hold up the wheel's driver; Stop stops the timer under outMu, so a
+// flush either re-arms it before Stop or sees the host stopped.
 func (h *Host) onFlush() {
 	h.outMu.Lock()
+	if h.halted.Load() {
+		h.outMu.Unlock()
+		return
+	}
+	h.flushT.Reset(h.cfg.CoalesceWindow)
 	var batches []Batch
 	for _, to := range h.outOrder {
 		if ob := h.out[to]; ob.b.Len() > 0 {
@@ -88,11 +96,6 @@ func (h *Host) onFlush() {
 	for _, b := range batches {
 		h.tr.Send(b)
 	}
-	h.mu.Lock()
-	if !h.stopped {
-		h.flushT.Reset(h.cfg.CoalesceWindow)
-	}
-	h.mu.Unlock()
 }
 
 // onPing tells every peer the host is alive if it sent the peer nothing
