@@ -430,7 +430,8 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // Step delivers an inbound batch. Entries for unknown groups, from
 // non-voters, or addressed to another host are ignored and counted in
 // Stats; Step never panics on them. A batch from a peer node resets that
-// node's liveness timer.
+// node's liveness timer. Entries are delivered in order, but a long batch
+// lets other calls and the host's timers in between its entries.
 func (h *Host) Step(b Batch) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -444,11 +445,25 @@ func (h *Host) Step(b Batch) {
 		return
 	}
 	h.heard(p)
-	for _, hb := range b.Heartbeats {
-		h.deliver(hb.Group, election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id, Term: hb.Term})
+	k := 0
+	var ahead lookahead
+	hbs := b.Heartbeats
+	ahead.start(h, len(hbs), func(i int) GroupID { return hbs[i].Group })
+	for i, hb := range hbs {
+		if !h.yield(&k) {
+			return
+		}
+		g := ahead.next(h, i)
+		h.deliverTo(g, election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id, Term: hb.Term})
 	}
-	for _, r := range b.Responses {
-		h.deliver(r.Group, election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id, Term: r.Term, Granted: r.Granted})
+	rs := b.Responses
+	ahead.start(h, len(rs), func(i int) GroupID { return rs[i].Group })
+	for i, r := range rs {
+		if !h.yield(&k) {
+			return
+		}
+		g := ahead.next(h, i)
+		h.deliverTo(g, election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id, Term: r.Term, Granted: r.Granted})
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -460,6 +475,25 @@ func (h *Host) Step(b Batch) {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
+}
+
+// stepChunk is how many coalesced entries Step delivers before it lets
+// other users of the host's lock in: a batch may hold one entry per group,
+// and a Touch that wakes a group or a timer of the host should not wait
+// for all of them.
+const stepChunk = 64
+
+// yield counts one entry of a Step in *k and, every stepChunk entries,
+// releases and retakes the host's lock. It reports false if the host
+// stopped meanwhile. Entries are still delivered in the batch's order,
+// and the batch's controls after its heartbeats. h.mu is held.
+func (h *Host) yield(k *int) bool {
+	if *k++; *k%stepChunk != 0 {
+		return true
+	}
+	h.mu.Unlock()
+	h.mu.Lock()
+	return !h.stopped
 }
 
 // heard records a batch from p: it is alive, and its timer restarts.
@@ -485,7 +519,11 @@ func (h *Host) heard(p *peer) {
 // deliver steps one message into its group, waking the group if it
 // hibernates and the message calls for it. h.mu is held.
 func (h *Host) deliver(gid GroupID, m election.Message) {
-	g := h.groups[gid]
+	h.deliverTo(h.groups[gid], m)
+}
+
+// deliverTo is deliver to group g, nil if unknown. h.mu is held.
+func (h *Host) deliverTo(g *group, m election.Message) {
 	if g == nil || g.voters.index(m.From) < 0 {
 		h.stats.Ignored++
 		return
@@ -498,7 +536,7 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
-			h.send(gid, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
+			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
 			// A late answer: a hibernating replica has no request out.
