@@ -38,6 +38,10 @@ type Node struct {
 	lv      LogView
 	logger  hclog.Logger
 	peers   []ID // voters other than id, in Config order
+	// peerArr holds peers for groups of up to five voters, inside the
+	// Node, so that checking a message's sender (isVoter) touches no
+	// memory of its own.
+	peerArr [4]ID
 	voter   map[ID]bool
 	quorum  int
 
@@ -117,6 +121,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		voter:  make(map[ID]bool, len(c.Voters)),
 		quorum: c.Quorum(),
 	}
+	n.peers = n.peerArr[:0]
 	for _, v := range c.Voters {
 		n.voter[v] = true
 		if v != c.ID {

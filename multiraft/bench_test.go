@@ -87,7 +87,7 @@ func cpuTime() time.Duration {
 //
 //	go test ./multiraft -run '^$' -bench RaftMixVirtual -benchtime 20x
 func BenchmarkRaftMixVirtual(b *testing.B) {
-	const groups = 3000
+	const groups = 10000
 	c := newCluster(b, clusterOpts{hosts: 3, groups: groups, replicas: 3, boot: true, seed: 1,
 		config: func(cfg *multiraft.Config) {
 			cfg.Coalesce = true

@@ -636,6 +636,7 @@ func (h *Host) onSweep() {
 	now := h.w.Now()
 	for i := 0; i < len(h.awakeL); i++ {
 		g := h.awakeL[i]
+		prefetchAwake(h.awakeL, i)
 		if !g.node.Leading() { // only a leader decides; skip the others cheaply
 			continue
 		}
@@ -683,7 +684,8 @@ func (h *Host) onHeartbeatTick() {
 		return
 	}
 	h.hbT.Reset(h.hbTick)
-	for _, g := range h.awakeL {
+	for i, g := range h.awakeL {
+		prefetchAwake(h.awakeL, i)
 		if g.node.Leading() {
 			_ = g.node.BroadcastHeartbeat()
 		}

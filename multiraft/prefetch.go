@@ -72,3 +72,20 @@ func prefetchNode(n *election.Node) {
 		prefetch.Line(p + off)
 	}
 }
+
+// prefetchAwake prefetches, in a pass over the awake groups at index i,
+// the group awakeDist*2 ahead and the first line of the node (where
+// election.Node.Leading reads) awakeDist ahead. Most awake groups are
+// followers that the pass only asks whether they lead, so the
+// iterations are short and the distances long.
+func prefetchAwake(awake []*group, i int) {
+	if j := i + 2*awakeDist; j < len(awake) {
+		prefetch.Line(uintptr(unsafe.Pointer(awake[j])))
+	}
+	if j := i + awakeDist; j < len(awake) {
+		prefetch.Line(uintptr(unsafe.Pointer(awake[j].node)))
+	}
+}
+
+// awakeDist is prefetchAwake's distance.
+const awakeDist = 8
