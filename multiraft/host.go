@@ -141,7 +141,13 @@ type peer struct {
 type outbox struct {
 	b    Batch
 	sent bool // something was sent since the last liveness tick
+	// hbCap and respCap are the capacities of the next batch's
+	// Heartbeats and Responses.
+	hbCap, respCap int
 }
+
+// minCap is the least capacity of an outbox's heartbeat slices.
+const minCap = 8
 
 // emptyLog is the LogView of groups added without one.
 var emptyLog = election.StaticLog{}

@@ -22,12 +22,18 @@ func (h *Host) send(g GroupID, m election.Message) {
 		switch m.Type {
 		case election.MsgHeartbeat:
 			ob := h.outboxFor(m.To)
+			if ob.b.Heartbeats == nil {
+				ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+			}
 			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term})
 			h.ostats.heartbeats++
 			h.outMu.Unlock()
 			return
 		case election.MsgHeartbeatResp:
 			ob := h.outboxFor(m.To)
+			if ob.b.Responses == nil {
+				ob.b.Responses = make([]HeartbeatResponse, 0, ob.respCap)
+			}
 			ob.b.Responses = append(ob.b.Responses, HeartbeatResponse{Group: g, Term: m.Term, Granted: m.Granted})
 			h.ostats.heartbeats++
 			h.outMu.Unlock()
@@ -70,6 +76,10 @@ func (h *Host) take(to election.ID, ob *outbox) Batch {
 	b := ob.b
 	b.From, b.To = h.id, to
 	ob.b = Batch{}
+	// The next batch's slices start at this one's size (the Transport
+	// owns this one's): a host sends about as many heartbeats each
+	// window, and growing them by doubling allocates twice over.
+	ob.hbCap, ob.respCap = max(len(b.Heartbeats), minCap), max(len(b.Responses), minCap)
 	ob.sent = true
 	h.ostats.batches++
 	return b
