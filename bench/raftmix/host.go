@@ -67,6 +67,12 @@ type HostResult struct {
 	// Hibernations and Wakes in the window, summed over the hosts.
 	Hibernations uint64 `json:"hibernations"`
 	Wakes        uint64 `json:"wakes"`
+	// PeersDown counts liveness verdicts "peer silent" since the hosts
+	// were built (none is right: nothing crashes), LivenessWakes the
+	// groups they woke; both from before the window too, as a build that
+	// stalls the process long enough trips liveness before it.
+	PeersDown     uint64 `json:"peers_down"`
+	LivenessWakes uint64 `json:"liveness_wakes"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -263,6 +269,8 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
+			s.st.PeersDown += hs.PeersDown
+			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
 			s.st.Groups += hs.Groups
 		}
@@ -295,6 +303,8 @@ func runHost(cfg Config) (Result, error) {
 		Touches:              s1.touch - s0.touch,
 		Hibernations:         s1.st.Hibernations - s0.st.Hibernations,
 		Wakes:                s1.st.Wakes - s0.st.Wakes,
+		PeersDown:            s1.st.PeersDown,
+		LivenessWakes:        s1.st.LivenessWakes,
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec
