@@ -34,7 +34,7 @@ type Host struct {
 	// groups is written with both mu and gmu held, so that Touch can
 	// read it under gmu alone.
 	gmu     sync.RWMutex
-	groups  map[GroupID]*group
+	groups  groupIndex
 	peers   map[election.ID]*peer
 	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
 	all     []*group             // every group, in the order added
@@ -168,7 +168,6 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
 		rng:    c.Rand,
-		groups: make(map[GroupID]*group),
 		peers:  make(map[election.ID]*peer),
 		voters: make(map[string]*voterSet),
 		out:    make(map[election.ID]*outbox),
@@ -237,7 +236,7 @@ func (h *Host) AddGroup(gc GroupConfig) error {
 	if h.stopped {
 		return ErrStopped
 	}
-	if _, ok := h.groups[gc.ID]; ok {
+	if h.groups.get(gc.ID) != nil {
 		return fmt.Errorf("%w: %d", ErrGroupExists, gc.ID)
 	}
 	if gc.Storage == nil {
@@ -283,7 +282,7 @@ func (h *Host) addGroup(g *group) {
 		h.peerFor(id)
 	}
 	h.gmu.Lock()
-	h.groups[g.id] = g
+	h.groups.put(g)
 	h.gmu.Unlock()
 	h.all = append(h.all, g)
 	h.stats.Groups++
@@ -295,7 +294,7 @@ func (h *Host) startAdded(g *group, d election.Dormant) error {
 	err := h.startNode(g, d)
 	if err != nil { // startNode left it hibernating
 		h.gmu.Lock()
-		delete(h.groups, g.id)
+		h.groups.del(g.id)
 		h.gmu.Unlock()
 		h.all = slices.DeleteFunc(h.all, func(x *group) bool { return x == g })
 		h.stats.Groups--
@@ -525,7 +524,7 @@ func (h *Host) heard(p *peer) {
 // deliver steps one message into its group, waking the group if it
 // hibernates and the message calls for it. h.mu is held.
 func (h *Host) deliver(gid GroupID, m election.Message) {
-	h.deliverTo(h.groups[gid], m)
+	h.deliverTo(h.groups.get(gid), m)
 }
 
 // deliverTo is deliver to group g, nil if unknown. h.mu is held.
@@ -563,7 +562,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 
 // onControl handles a hibernation message. h.mu is held.
 func (h *Host) onControl(from election.ID, c Control) {
-	g := h.groups[c.Group]
+	g := h.groups.get(c.Group)
 	if g == nil || g.voters.index(from) < 0 {
 		h.stats.Ignored++
 		return
@@ -723,7 +722,7 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 	if h.stopped {
 		return nil, ErrStopped
 	}
-	g := h.groups[gid]
+	g := h.groups.get(gid)
 	if g == nil {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}
@@ -747,7 +746,7 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 // lock on the group index), so it does not wait for a Step in progress.
 func (h *Host) Touch(gid GroupID) error {
 	h.gmu.RLock()
-	g := h.groups[gid]
+	g := h.groups.get(gid)
 	h.gmu.RUnlock()
 	if g != nil && !h.halted.Load() {
 		g.touched.Store(int64(h.w.Now()) + 1)
@@ -804,7 +803,7 @@ type GroupStatus struct {
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	g := h.groups[gid]
+	g := h.groups.get(gid)
 	if g == nil {
 		return GroupStatus{}, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}

@@ -8,10 +8,11 @@ import (
 )
 
 // With many groups awake, a group's memory is cold when a batch reaches
-// it: the group, its awake state and its node are cache misses one after
-// another. A lookahead resolves the groups of a batch's entries a few
-// entries ahead and prefetches their memory, so that the misses of
-// several entries overlap instead of stalling in turn.
+// it: the group's index slot, the group, its awake state and its node are
+// cache misses one after another. A lookahead prefetches the index slot
+// of the entry 3*lookDist ahead, resolves the group 2*lookDist ahead and
+// prefetches it, and prefetches the node lookDist ahead, so that the
+// misses of several entries overlap instead of stalling in turn.
 
 const (
 	// lookDist is how many entries ahead a lookahead prefetches a node
@@ -35,24 +36,38 @@ type lookahead struct {
 // the first 2*lookDist. h.mu is held.
 func (l *lookahead) start(h *Host, n int, id func(i int) GroupID) {
 	l.n, l.id = n, id
+	for j := range min(n, 3*lookDist) {
+		l.prefetchSlot(h, j)
+	}
 	for j := range min(n, 2*lookDist) {
 		l.resolve(h, j)
 	}
 }
 
+// prefetchSlot prefetches entry j's slot in the group index.
+func (l *lookahead) prefetchSlot(h *Host, j int) {
+	if p := h.groups.slot(l.id(j)); p != 0 {
+		prefetch.Line(p)
+	}
+}
+
 // resolve looks up entry j's group and prefetches it.
 func (l *lookahead) resolve(h *Host, j int) {
-	g := h.groups[l.id(j)]
+	g := h.groups.get(l.id(j))
 	l.ring[j%lookRing] = g
 	if g != nil {
 		prefetch.Line(uintptr(unsafe.Pointer(g)))
 	}
 }
 
-// next returns entry i's group (nil if unknown), having resolved entry
-// i+2*lookDist and prefetched the node and awake state of entry
-// i+lookDist. Calls must come in order of i. h.mu is held.
+// next returns entry i's group (nil if unknown), having prefetched the
+// index slot of entry i+3*lookDist, resolved entry i+2*lookDist and
+// prefetched the node and awake state of entry i+lookDist. Calls must
+// come in order of i. h.mu is held.
 func (l *lookahead) next(h *Host, i int) *group {
+	if j := i + 3*lookDist; j < l.n {
+		l.prefetchSlot(h, j)
+	}
 	if j := i + 2*lookDist; j < l.n {
 		l.resolve(h, j)
 	}
