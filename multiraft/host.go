@@ -33,8 +33,13 @@ type Host struct {
 	rng     *rand.Rand
 	// groups is written with both mu and gmu held, so that Touch can
 	// read it under gmu alone.
-	gmu     sync.RWMutex
-	groups  groupIndex
+	gmu    sync.RWMutex
+	groups groupIndex
+	// pend are the sleeping groups Touch found while h.mu was busy; the
+	// lock's holder wakes them (unlock). npend is len(pend).
+	pendMu  sync.Mutex
+	pend    []*group
+	npend   atomic.Int32
 	peers   map[election.ID]*peer
 	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
 	all     []*group             // every group, in the order added
@@ -70,6 +75,8 @@ type group struct {
 	// awake mirrors node != nil for Touch, which reads it without mu:
 	// cleared before a group hibernates, set when it wakes.
 	awake atomic.Bool
+	// queued is set while the group waits in Host.pend to be woken.
+	queued atomic.Bool
 	// touched is the wheel time of the last Touch plus one (0: never),
 	// written without mu. Touch stores it before it reads awake, and
 	// hibernate clears awake before it reads touched, so either
@@ -232,7 +239,7 @@ type GroupConfig struct {
 // storage's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
 	}
@@ -439,7 +446,7 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // lets other calls and the host's timers in between its entries.
 func (h *Host) Step(b Batch) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return
 	}
@@ -496,7 +503,7 @@ func (h *Host) yield(k *int) bool {
 	if *k++; *k%stepChunk != 0 {
 		return true
 	}
-	h.mu.Unlock()
+	h.unlock()
 	h.mu.Lock()
 	return !h.stopped
 }
@@ -611,7 +618,7 @@ func (h *Host) lastActive(g *group) time.Duration {
 // group whose leader p was wakes without a leader, to elect another.
 func (h *Host) onPeerSilent(p *peer) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped || !p.alive {
 		return
 	}
@@ -630,7 +637,7 @@ func (h *Host) onPeerSilent(p *peer) {
 // leader is this host and that have been idle for HibernateAfter.
 func (h *Host) onSweep() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return
 	}
@@ -684,7 +691,7 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // ErrNotLeader); hibernating groups are not in the awake list.
 func (h *Host) onHeartbeatTick() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return
 	}
@@ -726,48 +733,105 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}
+	return g, h.wakeLocal(g)
+}
+
+// wakeLocal wakes a group for a local call if it hibernates, asking its
+// leader to wake too. h.mu is held.
+func (h *Host) wakeLocal(g *group) error {
 	if g.node == nil {
 		d := g.dormant
 		if d.Leader != h.id && !h.leaderAlive(d.Leader) {
 			d.Leader = election.None
 		}
-		if err := h.wake(g, d, true); err != nil {
-			return nil, err
-		}
+		return h.wake(g, d, true)
 	}
-	return g, nil
+	return nil
 }
 
 // Touch records activity of a group (a proposal, a read): it wakes the
 // group if it hibernates, asking its leader to wake too, and postpones
-// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup.
+// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup,
+// and the error of waking the group when Touch wakes it itself.
 //
-// Touching an awake group takes no host-wide lock (only a shared read
-// lock on the group index), so it does not wait for a Step in progress.
+// Touch never waits for the host: touching an awake group takes no
+// host-wide lock (only a shared read lock on the group index), and a
+// hibernating group is woken at once if the host is idle, otherwise by
+// the Step or timer that holds the host's lock, as soon as it lets go
+// (a wake that fails then is counted in Stats.WakeFailures).
 func (h *Host) Touch(gid GroupID) error {
 	h.gmu.RLock()
 	g := h.groups.get(gid)
 	h.gmu.RUnlock()
-	if g != nil && !h.halted.Load() {
-		g.touched.Store(int64(h.w.Now()) + 1)
-		if g.awake.Load() {
-			return nil
-		}
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	g, err := h.lookup(gid)
-	if err != nil {
+	if g == nil || h.halted.Load() {
+		h.mu.Lock()
+		defer h.unlock()
+		_, err := h.lookup(gid) // the error
 		return err
 	}
 	g.touched.Store(int64(h.w.Now()) + 1)
+	if g.awake.Load() {
+		return nil
+	}
+	if h.mu.TryLock() {
+		defer h.unlock()
+		if h.stopped {
+			return ErrStopped
+		}
+		return h.wakeLocal(g)
+	}
+	// The host is busy (a Step, a timer): its lock's holder wakes the
+	// group when it lets go (see unlock), so that Touch never waits for
+	// a long batch and a burst of touches on sleeping groups does not
+	// fall behind.
+	if g.queued.CompareAndSwap(false, true) {
+		h.pendMu.Lock()
+		h.pend = append(h.pend, g)
+		h.npend.Store(int32(len(h.pend)))
+		h.pendMu.Unlock()
+	}
+	if h.mu.TryLock() { // the holder may have let go before it saw g
+		h.unlock()
+	}
 	return nil
+}
+
+// unlock releases h.mu, first waking the groups that Touch queued while
+// the lock was held; it retakes the lock to wake those queued while it
+// was letting go, unless another holder took it (which wakes them).
+func (h *Host) unlock() {
+	for {
+		if h.npend.Load() > 0 {
+			h.wakePending()
+		}
+		h.mu.Unlock()
+		if h.npend.Load() == 0 || !h.mu.TryLock() {
+			return
+		}
+	}
+}
+
+// wakePending wakes the groups Touch queued. A wake that fails (the
+// Storage's error) is counted in Stats.WakeFailures, as Touch returned
+// already. h.mu is held.
+func (h *Host) wakePending() {
+	h.pendMu.Lock()
+	gs := h.pend
+	h.pend = nil
+	h.npend.Store(0)
+	h.pendMu.Unlock()
+	for _, g := range gs {
+		g.queued.Store(false)
+		if !h.stopped && h.wakeLocal(g) != nil {
+			h.stats.WakeFailures++
+		}
+	}
 }
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
 		return err
@@ -779,7 +843,7 @@ func (h *Host) Campaign(gid GroupID) error {
 // election.Node.TransferLeadership.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
 		return err
@@ -802,7 +866,7 @@ type GroupStatus struct {
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	g := h.groups.get(gid)
 	if g == nil {
 		return GroupStatus{}, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
@@ -822,7 +886,7 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 func (h *Host) Stop() {
 	h.mu.Lock()
 	if h.stopped {
-		h.mu.Unlock()
+		h.unlock()
 		return
 	}
 	h.stopped = true
@@ -836,7 +900,7 @@ func (h *Host) Stop() {
 	h.sweepT.Stop()
 	h.pingT.Stop()
 	h.hbT.Stop()
-	h.mu.Unlock()
+	h.unlock()
 	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()
 	h.outMu.Unlock()

@@ -113,12 +113,12 @@ func (h *Host) onFlush() {
 func (h *Host) onPing() {
 	h.mu.Lock()
 	if h.stopped {
-		h.mu.Unlock()
+		h.unlock()
 		return
 	}
 	h.pingT.Reset(h.cfg.LivenessInterval)
 	to := h.peerIDs // sorted; only grows, under h.mu
-	h.mu.Unlock()
+	h.unlock()
 	h.outMu.Lock()
 	var quiet []election.ID
 	for _, id := range to {
