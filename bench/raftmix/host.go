@@ -73,6 +73,11 @@ type HostResult struct {
 	// stalls the process long enough trips liveness before it.
 	PeersDown     uint64 `json:"peers_down"`
 	LivenessWakes uint64 `json:"liveness_wakes"`
+	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
+	// overslept in the window, in ms: how long the process went without
+	// a CPU (a host's heartbeats wait as long). On a shared machine,
+	// stalls near the election timeout cause elections no code avoids.
+	MaxStallMs float64 `json:"max_stall_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -279,12 +284,25 @@ func runHost(cfg Config) (Result, error) {
 	}
 	time.Sleep(cfg.Warmup)
 	measuring.Store(true)
+	var maxStall atomic.Int64
+	probeDone := make(chan struct{})
+	go func() { // the stall probe
+		defer close(probeDone)
+		for measuring.Load() {
+			t := time.Now()
+			time.Sleep(time.Millisecond)
+			if d := int64(time.Since(t) - time.Millisecond); d > maxStall.Load() {
+				maxStall.Store(d)
+			}
+		}
+	}()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
 	time.Sleep(cfg.Duration)
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
+	<-probeDone
 	close(stop)
 	<-done
 	heap2 := heapLive()
@@ -305,6 +323,7 @@ func runHost(cfg Config) (Result, error) {
 		Wakes:                s1.st.Wakes - s0.st.Wakes,
 		PeersDown:            s1.st.PeersDown,
 		LivenessWakes:        s1.st.LivenessWakes,
+		MaxStallMs:           float64(maxStall.Load()) / 1e6,
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec
