@@ -41,13 +41,18 @@ type Host struct {
 	pend    []*group
 	npend   atomic.Int32
 	peers   map[election.ID]*peer
-	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
-	all     []*group             // every group, in the order added
-	awakeL  []*group             // the awake groups; group.awakeAt is the index
-	voters  map[string]*voterSet // interned voter sets
-	sweepT  wheel.Timer          // every heartbeat interval: hibernate idle groups
-	pingT   wheel.Timer          // every LivenessInterval: liveness messages
-	stats   Stats
+	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
+	all     []*group      // every group, in the order added
+	awakeL  []*group      // the awake groups; group.awakeAt is the index
+	// leadersL are the awake groups this host leads, for the heartbeat
+	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
+	// or are elected as leader in between; it may hold groups that no
+	// longer lead or sleep (the tick skips them).
+	leadersL []*group
+	voters   map[string]*voterSet // interned voter sets
+	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
+	pingT    wheel.Timer          // every LivenessInterval: liveness messages
+	stats    Stats
 
 	outMu    sync.Mutex
 	out      map[election.ID]*outbox
@@ -119,6 +124,7 @@ type awakeState struct {
 	term       uint64 // the node's term at the last sweep
 	acks       []ack  // per voter index: last granted heartbeat answer
 	at         int    // index in Host.awakeL
+	listed     bool   // in Host.leadersL
 	// small holds acks for groups of up to smallGroup voters, in the
 	// same allocation (one cache miss less per heartbeat answer).
 	small [smallGroup]ack
@@ -394,6 +400,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
 	g.awake.Store(true)
+	h.listLeader(g)
 	return nil
 }
 
@@ -565,6 +572,9 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		}
 	}
 	g.node.Step(m)
+	if m.Type == election.MsgVoteResp {
+		h.listLeader(g) // elected
+	}
 }
 
 // onControl handles a hibernation message. h.mu is held.
@@ -642,34 +652,60 @@ func (h *Host) onSweep() {
 		return
 	}
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
-	if h.cfg.HibernateAfter == 0 {
+	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
 	now := h.w.Now()
+	old := len(h.leadersL)
+	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
 		g := h.awakeL[i]
 		prefetchAwake(h.awakeL, i)
 		if !g.node.Leading() { // only a leader decides; skip the others cheaply
 			continue
 		}
-		st := g.node.Status()
-		if st.Term != g.a.term {
-			g.a.term, g.a.lastActive = st.Term, now
-			continue
-		}
-		if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
-			continue
-		}
-		ok, behind := h.followersCaughtUp(g, st.Term, now)
-		if ok && h.hibernate(g) {
-			g.behind = behind
+		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
 			i-- // the last awake group moved to index i
-			for _, v := range g.voters.ids {
-				if v != h.id {
-					h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
-				}
-			}
+			continue
 		}
+		g.a.listed = true
+		leaders = append(leaders, g)
+	}
+	clear(h.leadersL[len(leaders):old])
+	h.leadersL = leaders
+}
+
+// sweepLeader hibernates g, led by this host, if it has been idle for
+// HibernateAfter and its followers are caught up, and reports whether it
+// did. h.mu is held.
+func (h *Host) sweepLeader(g *group, now time.Duration) bool {
+	st := g.node.Status()
+	if st.Term != g.a.term {
+		g.a.term, g.a.lastActive = st.Term, now
+		return false
+	}
+	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
+		return false
+	}
+	ok, behind := h.followersCaughtUp(g, st.Term, now)
+	if !ok || !h.hibernate(g) {
+		return false
+	}
+	g.behind = behind
+	for _, v := range g.voters.ids {
+		if v != h.id {
+			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+		}
+	}
+	return true
+}
+
+// listLeader adds g to the tick's leaders if its node leads and it is
+// not listed. h.mu is held.
+func (h *Host) listLeader(g *group) {
+	if h.cfg.Coalesce && !g.a.listed && g.node.Leading() {
+		g.a.listed = true
+		h.leadersL = append(h.leadersL, g)
 	}
 }
 
@@ -686,9 +722,10 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
 // re-arms the leader's heartbeat timer a full interval later), so all of
 // the host's heartbeats enter the outboxes together and leave in the same
-// flush. The other awake groups are skipped by their lock-free
-// election.Node.Leading (one that lost its leadership since answers
-// ErrNotLeader); hibernating groups are not in the awake list.
+// flush. It visits only the host's list of leaders (leadersL, kept by the
+// sweep, wakes and elections), skipping the groups in it that sleep or no
+// longer lead (election.Node.Leading, lock-free); a leader missing from
+// it heartbeats on its own timer until the next sweep lists it.
 func (h *Host) onHeartbeatTick() {
 	h.mu.Lock()
 	defer h.unlock()
@@ -696,11 +733,15 @@ func (h *Host) onHeartbeatTick() {
 		return
 	}
 	h.hbT.Reset(h.hbTick)
-	for i, g := range h.awakeL {
-		prefetchAwake(h.awakeL, i)
-		if g.node.Leading() {
-			_ = g.node.BroadcastHeartbeat()
+	for i, g := range h.leadersL {
+		prefetchLeaders(h.leadersL, i)
+		if g.node == nil || !g.node.Leading() {
+			if g.a != nil {
+				g.a.listed = false
+			}
+			continue
 		}
+		_ = g.node.BroadcastHeartbeat()
 	}
 }
 

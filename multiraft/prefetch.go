@@ -104,3 +104,16 @@ func prefetchAwake(awake []*group, i int) {
 
 // awakeDist is prefetchAwake's distance.
 const awakeDist = 8
+
+// prefetchLeaders is prefetchAwake for the tick's list of leaders, whose
+// nodes it prefetches whole: BroadcastHeartbeat reads most of a node.
+func prefetchLeaders(leaders []*group, i int) {
+	if j := i + 2*lookDist; j < len(leaders) {
+		prefetch.Line(uintptr(unsafe.Pointer(leaders[j])))
+	}
+	if j := i + lookDist; j < len(leaders) {
+		if n := leaders[j].node; n != nil {
+			prefetchNode(n)
+		}
+	}
+}
