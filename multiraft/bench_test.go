@@ -54,14 +54,7 @@ func BenchmarkVirtualSecond(b *testing.B) {
 				b.StopTimer()
 				b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/vsec")
 				b.ReportMetric(float64(c.v.Stats().Fired-fired)/float64(b.N), "timers/vsec")
-				var asleep int
-				for _, id := range c.ids {
-					asleep += c.hosts[id].Stats().Hibernating
-				}
-				b.ReportMetric(float64(asleep), "asleep")
-				if c.check.Err() != nil {
-					b.Fatal(c.check.Err())
-				}
+				reportEnd(b, c)
 			})
 		}
 	}
@@ -126,6 +119,12 @@ func BenchmarkRaftMixVirtual(b *testing.B) {
 	events := float64(c.v.Stats().Fired-fired) + float64(delivered()-del) + float64(touches-touched)
 	b.ReportMetric(float64(cpu.Nanoseconds())/events, "cpu-ns/event")
 	b.ReportMetric(events/float64(b.N), "events/interval")
+	reportEnd(b, c)
+}
+
+// reportEnd reports how many replicas sleep at the end of a benchmark
+// and fails it if election safety was violated.
+func reportEnd(b *testing.B, c *cluster) {
 	var asleep int
 	for _, id := range c.ids {
 		asleep += c.hosts[id].Stats().Hibernating

@@ -465,24 +465,19 @@ func (h *Host) Step(b Batch) {
 	}
 	h.heard(p)
 	k := 0
-	var ahead lookahead
-	hbs := b.Heartbeats
-	ahead.start(h, len(hbs), func(i int) GroupID { return hbs[i].Group })
-	for i, hb := range hbs {
-		if !h.yield(&k) {
-			return
-		}
-		g := ahead.next(h, i)
-		h.deliverTo(g, election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id, Term: hb.Term})
+	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
+	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+		hb.Term = e.Term
+		return e.Group, hb
+	}) {
+		return
 	}
-	rs := b.Responses
-	ahead.start(h, len(rs), func(i int) GroupID { return rs[i].Group })
-	for i, r := range rs {
-		if !h.yield(&k) {
-			return
-		}
-		g := ahead.next(h, i)
-		h.deliverTo(g, election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id, Term: r.Term, Granted: r.Granted})
+	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
+	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+		resp.Term, resp.Granted = e.Term, e.Granted
+		return e.Group, resp
+	}) {
+		return
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -494,6 +489,25 @@ func (h *Host) Step(b Batch) {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
+}
+
+// stepEntries delivers coalesced entries in order, each as the message
+// msg makes of it, resolving their groups ahead (lookahead) and letting
+// other users of the lock in every stepChunk entries (*k counts them
+// over the batch). It reports false if the host stopped meanwhile.
+// h.mu is held.
+func stepEntries[E any](h *Host, k *int, es []E, msg func(E) (GroupID, election.Message)) bool {
+	var ahead lookahead
+	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+	for i, e := range es {
+		if !h.yield(k) {
+			return false
+		}
+		g := ahead.next(h, i)
+		_, m := msg(e)
+		h.deliverTo(g, m)
+	}
+	return true
 }
 
 // stepChunk is how many coalesced entries Step delivers before it lets
