@@ -40,9 +40,12 @@
 // together; hibernating groups are not visited, and a group that starts
 // leading joins the host's phase at the next tick. Only when heartbeats
 // are sent changes, and they come 11% more often: per-group semantics are
-// unchanged. A tick iterates the awake groups under the host's lock; each
-// led group's own heartbeat timer is re-armed instead of firing, so the
-// timer work does not grow.
+// unchanged. A tick visits, under the host's lock, only the host's list
+// of the groups it leads (rebuilt by every sweep from the lock-free
+// election.Node.Leading, joined at once by a group that wakes or is
+// elected as leader; a leader missing from it heartbeats on its own timer
+// until the next sweep lists it); each led group's own heartbeat timer is
+// re-armed instead of firing, so the timer work does not grow.
 //
 // # Hibernation
 //
@@ -174,4 +177,30 @@
 // synchronously. On a virtual wheel with MemNetwork a whole cluster runs
 // on the goroutine advancing the wheel, reproducibly for a given
 // Config.Rand.
+//
+// Nothing waits long for that mutex, because the wheel's single driver
+// goroutine runs every host's timers and a caller's Touch should not
+// stall behind a batch:
+//
+//   - Step delivers a batch's entries in order but lets go of the lock
+//     every 64 entries, so a batch with an entry per group does not hold
+//     up the host's timers and callers for all of them.
+//   - Touch of an awake group takes no host-wide lock: it stores the time
+//     of the touch and reads the group's awake flag, both atomic
+//     (hibernation clears the flag before it reads the time, so either the
+//     touch stops the hibernation or Touch sees the group asleep). Touch
+//     of a sleeping group wakes it at once if the host is idle; if not, it
+//     queues the group and returns, and whoever holds the lock wakes the
+//     queue before letting go. Without this, a burst of touches on
+//     sleeping groups (every active group after a start or a stall) made
+//     the caller wait behind batches, the groups it had woken hibernated
+//     again before it came back to them, and every touch became a wake.
+//   - The coalescing flush takes only the outbox lock.
+//
+// With many groups awake, every group, node and index slot a batch
+// reaches is a cache miss. Groups are indexed by ID in pages of a flat
+// table when IDs are dense (a map holds sparse ones), and Step looks
+// ahead in a batch: it prefetches the index slot of the entry twelve
+// ahead, resolves and prefetches the group eight ahead and the node four
+// ahead, so that the misses of several entries overlap.
 package multiraft
