@@ -19,14 +19,21 @@
 // A group's leader heartbeats its followers as election.Node always does;
 // with Config.Coalesce the Host does not send each heartbeat (and each
 // answer) as a message of its own but queues it in the peer node's outbox
-// as a (group, term) entry, and every CoalesceWindow (half a heartbeat
-// interval by default) sends each peer one Batch with all of them. The
-// receiving host steps every entry into its group's node as the
-// MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
+// as a (group, term) entry, and sends each peer one Batch with all of
+// them: right after the host's heartbeat tick (below) for the heartbeats,
+// right after a Step for the answers to the heartbeats it delivered, and
+// every CoalesceWindow (half a heartbeat interval by default) for
+// whatever else waits (a leader's own heartbeat timer firing between
+// ticks). The receiving host steps every entry into its group's node as
+// the MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
 // sender as From: per-group semantics (terms, leases, CheckQuorum) are
 // those of election.Node. Votes, pre-votes and transfers leave at once.
 // Hundreds of thousands of heartbeats per interval become one batch per
-// peer node per window.
+// peer node per tick, and their answers one batch per batch of them. A
+// heartbeat's round trip waits for no timer: with RaftMix's timings (a
+// 150ms election timeout, so a 135ms lease, and 50ms heartbeats) waiting
+// for the window made the answers of a 45ms tick up to 100ms old at busy
+// moments, and leaders stepped down by CheckQuorum.
 //
 // With Coalesce the Host also aligns its leaders' heartbeats, as a
 // CockroachDB node's tick drives all its ranges: one heartbeat tick per
@@ -61,7 +68,7 @@
 // term, or campaigns) or that was touched within HibernateAfter (local
 // activity) refuses, and the refusal wakes the leader again.
 //
-// A hibernating group has no Node and no timer: about 170 bytes of heap
+// A hibernating group has no Node and no timer: about 180 bytes of heap
 // with a MemoryStorage (TestHeapPerHibernatingGroup), against about 3 KiB
 // for an awake replica. Groups bootstrapped with GroupConfig.Leader start
 // hibernating, so adding a million of them creates no Node.
@@ -134,10 +141,11 @@
 //     message its group's node sent, delivered to the node it was
 //     addressed to, with the sender taken from the batch. Delay, loss,
 //     reordering and duplication of batches are what Raft tolerates of
-//     single messages. A coalesced answer waits at most CoalesceWindow
-//     (at most half a heartbeat interval), inside the lease margin
-//     (ElectionTimeout minus the lease, a heartbeat interval by default),
-//     so the leader lease (CheckQuorum, Status.Lease) stays conservative.
+//     single messages. A coalesced answer leaves when the Step that
+//     delivered its heartbeat ends (one batch's worth of work), not after
+//     a window, inside the lease margin (ElectionTimeout minus the lease,
+//     a heartbeat interval by default), so the leader lease (CheckQuorum,
+//     Status.Lease) stays conservative.
 //   - Liveness only wakes groups; a wrong verdict (a partition) costs at
 //     most an election, never safety: the woken followers' pre-votes are
 //     refused while the leader is alive for the others. LivenessTimeout is

@@ -452,16 +452,24 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // node's liveness timer. Entries are delivered in order, but a long batch
 // lets other calls and the host's timers in between its entries.
 func (h *Host) Step(b Batch) {
+	if h.step(b) && h.cfg.Coalesce {
+		h.flushOut() // the answers, one batch per peer
+	}
+}
+
+// step is Step without the flush; it reports whether it delivered
+// heartbeats (whose answers wait in the outboxes).
+func (h *Host) step(b Batch) bool {
 	h.mu.Lock()
 	defer h.unlock()
 	if h.stopped {
-		return
+		return false
 	}
 	h.stats.BatchesReceived++
 	p := h.peers[b.From]
 	if b.To != h.id || p == nil {
 		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return
+		return false
 	}
 	h.heard(p)
 	k := 0
@@ -470,14 +478,14 @@ func (h *Host) Step(b Batch) {
 		hb.Term = e.Term
 		return e.Group, hb
 	}) {
-		return
+		return false
 	}
 	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
 		resp.Term, resp.Granted = e.Term, e.Granted
 		return e.Group, resp
 	}) {
-		return
+		return true
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -489,6 +497,7 @@ func (h *Host) Step(b Batch) {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
+	return len(b.Heartbeats) > 0
 }
 
 // stepEntries delivers coalesced entries in order, each as the message
@@ -741,10 +750,18 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // longer lead (election.Node.Leading, lock-free); a leader missing from
 // it heartbeats on its own timer until the next sweep lists it.
 func (h *Host) onHeartbeatTick() {
+	if h.tick() {
+		h.flushOut() // the heartbeats, one batch per peer
+	}
+}
+
+// tick is onHeartbeatTick without the flush; it reports whether the
+// host still runs.
+func (h *Host) tick() bool {
 	h.mu.Lock()
 	defer h.unlock()
 	if h.stopped {
-		return
+		return false
 	}
 	h.hbT.Reset(h.hbTick)
 	for i, g := range h.leadersL {
@@ -757,6 +774,7 @@ func (h *Host) onHeartbeatTick() {
 		}
 		_ = g.node.BroadcastHeartbeat()
 	}
+	return true
 }
 
 // followersCaughtUp reports whether every follower answered a heartbeat

@@ -85,10 +85,11 @@ func (h *Host) take(to election.ID, ob *outbox) Batch {
 	return b
 }
 
-// onFlush sends every outbox's coalesced heartbeats (CoalesceWindow).
-// It takes only outMu, never the host's lock, so a long Step does not
-// hold up the wheel's driver; Stop stops the timer under outMu, so a
-// flush either re-arms it before Stop or sees the host stopped.
+// onFlush sends every outbox's coalesced heartbeats (CoalesceWindow):
+// those that no tick or Step sent (flushOut). It takes only outMu, never
+// the host's lock, so a long Step does not hold up the wheel's driver;
+// Stop stops the timer under outMu, so a flush either re-arms it before
+// Stop or sees the host stopped.
 func (h *Host) onFlush() {
 	h.outMu.Lock()
 	if h.halted.Load() {
@@ -96,6 +97,25 @@ func (h *Host) onFlush() {
 		return
 	}
 	h.flushT.Reset(h.cfg.CoalesceWindow)
+	h.flushLocked()
+}
+
+// flushOut sends every outbox's coalesced heartbeats and answers now: the
+// heartbeat tick calls it after its leaders heartbeat, and Step after it
+// delivered a batch, so that a heartbeat and its answer each travel in
+// one batch per peer without waiting for the flush timer (a leader's
+// CheckQuorum lease counts the round trip). h.mu is not held.
+func (h *Host) flushOut() {
+	h.outMu.Lock()
+	if h.halted.Load() {
+		h.outMu.Unlock()
+		return
+	}
+	h.flushLocked()
+}
+
+// flushLocked is flushOut with outMu held; it releases outMu.
+func (h *Host) flushLocked() {
 	var batches []Batch
 	for _, to := range h.outOrder {
 		if ob := h.out[to]; ob.b.Len() > 0 {
