@@ -81,6 +81,7 @@ func (n *Node) resume(d Dormant) bool {
 			return false
 		}
 		n.role, n.leader = Leader, n.id
+		n.leading.Store(true)
 		n.lastContact, n.hasContact = now, true
 		n.acks = make(map[ID]time.Duration, len(n.peers)) // no answer yet: no lease
 		n.logger.Debug("resumed as leader", "term", n.term)

@@ -166,3 +166,41 @@ func TestHibernateRefusals(t *testing.T) {
 	require.Equal(t, election.None, n3.Status().Leader)
 	require.ErrorIs(t, n3.Resume(election.Dormant{}), election.ErrAlreadyStarted)
 }
+
+// TestLeadingMirrorsRole checks the lock-free Leading against Status
+// through an election, a hibernation and resume, a step-down and a stop.
+func TestLeadingMirrorsRole(t *testing.T) {
+	c := newDormantCluster(t)
+	agree := func(when string) {
+		t.Helper()
+		for id, n := range c.nodes {
+			st := n.Status()
+			require.Equal(t, st.Role == election.Leader && !st.Stopped, n.Leading(), "%s: node %d", when, id)
+		}
+	}
+	l, _ := c.elect(t)
+	agree("elected")
+	require.True(t, c.nodes[l].Leading())
+
+	d, err := c.nodes[l].Hibernate()
+	require.NoError(t, err)
+	require.False(t, c.nodes[l].Leading(), "hibernated")
+	old := c.nodes[l]
+	require.NoError(t, c.node(t, l).Resume(d))
+	agree("resumed")
+	require.True(t, c.nodes[l].Leading())
+	require.False(t, old.Leading())
+
+	// Cut off, the leader steps down at its CheckQuorum check; the
+	// others elect another.
+	c.net.Detach(l)
+	c.v.AdvanceBy(2 * time.Second)
+	agree("cut off")
+	require.False(t, c.nodes[l].Leading())
+
+	nl := c.leader()
+	require.NotEqual(t, election.None, nl)
+	c.nodes[nl].Stop()
+	require.False(t, c.nodes[nl].Leading(), "stopped")
+	agree("stopped")
+}

@@ -74,6 +74,7 @@ func (n *Node) Stop() {
 // halt is Stop with n.mu held and n not stopped yet; it unlocks n.mu.
 func (n *Node) halt() {
 	n.stopped = true
+	n.leading.Store(false)
 	n.outbox, n.events = nil, nil
 	n.noteStop()
 	n.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,17 +26,24 @@ import (
 //
 // All methods are safe for concurrent use.
 type Node struct {
-	mu     sync.Mutex
-	cfg    Config
-	id     ID
-	w      *wheel.Wheel
-	tr     Transport
-	st     Storage
-	lv     LogView
-	logger hclog.Logger
-	peers  []ID // voters other than id, in Config order
-	voter  map[ID]bool
-	quorum int
+	mu sync.Mutex
+	// leading mirrors role == Leader of a started, running node, for
+	// Leading; written with mu held, read without it.
+	leading atomic.Bool
+	cfg     Config
+	id      ID
+	w       *wheel.Wheel
+	tr      Transport
+	st      Storage
+	lv      LogView
+	logger  hclog.Logger
+	peers   []ID // voters other than id, in Config order
+	// peerArr holds peers for groups of up to five voters, inside the
+	// Node, so that checking a message's sender (isVoter) touches no
+	// memory of its own.
+	peerArr [4]ID
+	voter   map[ID]bool
+	quorum  int
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
@@ -113,6 +121,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		voter:  make(map[ID]bool, len(c.Voters)),
 		quorum: c.Quorum(),
 	}
+	n.peers = n.peerArr[:0]
 	for _, v := range c.Voters {
 		n.voter[v] = true
 		if v != c.ID {
@@ -176,3 +185,10 @@ func (n *Node) ID() ID { return n.id }
 
 // Config returns the node's configuration with defaults applied.
 func (n *Node) Config() Config { return n.cfg }
+
+// Leading reports whether the node is a started, running leader, without
+// taking the node's lock: a host that drives many nodes (package
+// multiraft) skips its followers cheaply. The answer may be stale by the
+// time it is used; a method that needs the role checks it again under
+// the lock (BroadcastHeartbeat returns ErrNotLeader).
+func (n *Node) Leading() bool { return n.leading.Load() }

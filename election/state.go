@@ -72,6 +72,7 @@ func (n *Node) setRole(r Role, reason string) {
 	}
 	n.logger.Debug("role change", "from", n.role, "to", r, "term", n.term, "reason", reason)
 	n.role = r
+	n.leading.Store(r == Leader)
 	n.emit(EventRoleChange, None, reason)
 }
 
@@ -117,6 +118,7 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 		n.hasContact = false
 	}
 	n.role = Follower
+	n.leading.Store(false)
 	n.votes, n.acks = nil, nil
 	var keepAt time.Duration
 	keep := false

@@ -54,14 +54,7 @@ func BenchmarkVirtualSecond(b *testing.B) {
 				b.StopTimer()
 				b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/vsec")
 				b.ReportMetric(float64(c.v.Stats().Fired-fired)/float64(b.N), "timers/vsec")
-				var asleep int
-				for _, id := range c.ids {
-					asleep += c.hosts[id].Stats().Hibernating
-				}
-				b.ReportMetric(float64(asleep), "asleep")
-				if c.check.Err() != nil {
-					b.Fatal(c.check.Err())
-				}
+				reportEnd(b, c)
 			})
 		}
 	}
@@ -75,4 +68,69 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRaftMixVirtual is bench/scalemix's raftick-host load in
+// virtual time: three hosts, every group active (all three replicas
+// touched every heartbeat interval), RaftMix's timings (election timeout
+// [150ms, 300ms), heartbeats every 50ms). cpu-ns/event is process CPU per
+// delivered message, timer fire and Touch, scalemix's "cpu ns/event"
+// without the real-time wheel's driver and the transport's goroutines:
+// the host's and the nodes' own cost, on one goroutine.
+//
+//	go test ./multiraft -run '^$' -bench RaftMixVirtual -benchtime 20x
+func BenchmarkRaftMixVirtual(b *testing.B) {
+	const groups = 10000
+	c := newCluster(b, clusterOpts{hosts: 3, groups: groups, replicas: 3, boot: true, seed: 1,
+		config: func(cfg *multiraft.Config) {
+			cfg.Coalesce = true
+			cfg.Election.ElectionTimeout = 150 * time.Millisecond
+			cfg.Election.HeartbeatInterval = 50 * time.Millisecond
+			cfg.HibernateAfter = 500 * time.Millisecond
+			cfg.LivenessTimeout = 200 * time.Millisecond
+		}})
+	touches := 0
+	interval := func() { // one heartbeat interval
+		for _, d := range c.groups {
+			for _, v := range d.voters {
+				_ = c.hosts[v].Touch(d.id)
+				touches++
+			}
+		}
+		c.v.AdvanceBy(50 * time.Millisecond)
+	}
+	delivered := func() (n uint64) {
+		for _, h := range c.hosts {
+			n += h.Stats().Delivered
+		}
+		return n
+	}
+	for range 20 { // wake every group and settle
+		interval()
+	}
+	fired, del, touched := c.v.Stats().Fired, delivered(), touches
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for b.Loop() {
+		interval()
+	}
+	b.StopTimer()
+	cpu := cpuTime() - cpu0
+	events := float64(c.v.Stats().Fired-fired) + float64(delivered()-del) + float64(touches-touched)
+	b.ReportMetric(float64(cpu.Nanoseconds())/events, "cpu-ns/event")
+	b.ReportMetric(events/float64(b.N), "events/interval")
+	reportEnd(b, c)
+}
+
+// reportEnd reports how many replicas sleep at the end of a benchmark
+// and fails it if election safety was violated.
+func reportEnd(b *testing.B, c *cluster) {
+	var asleep int
+	for _, id := range c.ids {
+		asleep += c.hosts[id].Stats().Hibernating
+	}
+	b.ReportMetric(float64(asleep), "asleep")
+	if c.check.Err() != nil {
+		b.Fatal(c.check.Err())
+	}
 }

@@ -53,17 +53,18 @@ type Config struct {
 	HibernateAfter time.Duration
 
 	// Coalesce sends the heartbeats of all groups, and their answers,
-	// as one Batch per peer node per CoalesceWindow instead of one message
-	// each. Votes and every other message are sent at once either way.
+	// as one Batch per peer node per heartbeat tick (and per batch
+	// answered) instead of one message each. Votes and every other
+	// message are sent at once either way.
 	// It also aligns the heartbeats of the groups this host leads: one
 	// host tick, every nine tenths of HeartbeatInterval, makes all of them
 	// heartbeat at once (see the package documentation).
 	Coalesce bool
-	// CoalesceWindow is how long heartbeats and their answers wait to be
-	// coalesced; in [0, HeartbeatInterval/2], 0 means HeartbeatInterval/2
-	// (CockroachDB flushes twice per tick). The wait delays a follower's
-	// answer by at most one window, which stays well inside the lease
-	// margin (ElectionTimeout minus the lease).
+	// CoalesceWindow is the longest a heartbeat or an answer waits to be
+	// coalesced when no heartbeat tick or Step sends it sooner (a leader's
+	// own heartbeat timer firing between ticks); in [0,
+	// HeartbeatInterval/2], 0 means HeartbeatInterval/2 (CockroachDB
+	// flushes twice per tick).
 	CoalesceWindow time.Duration
 
 	// LivenessInterval is how often the host tells each peer node it is

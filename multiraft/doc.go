@@ -19,14 +19,21 @@
 // A group's leader heartbeats its followers as election.Node always does;
 // with Config.Coalesce the Host does not send each heartbeat (and each
 // answer) as a message of its own but queues it in the peer node's outbox
-// as a (group, term) entry, and every CoalesceWindow (half a heartbeat
-// interval by default) sends each peer one Batch with all of them. The
-// receiving host steps every entry into its group's node as the
-// MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
+// as a (group, term) entry, and sends each peer one Batch with all of
+// them: right after the host's heartbeat tick (below) for the heartbeats,
+// right after a Step for the answers to the heartbeats it delivered, and
+// every CoalesceWindow (half a heartbeat interval by default) for
+// whatever else waits (a leader's own heartbeat timer firing between
+// ticks). The receiving host steps every entry into its group's node as
+// the MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
 // sender as From: per-group semantics (terms, leases, CheckQuorum) are
 // those of election.Node. Votes, pre-votes and transfers leave at once.
 // Hundreds of thousands of heartbeats per interval become one batch per
-// peer node per window.
+// peer node per tick, and their answers one batch per batch of them. A
+// heartbeat's round trip waits for no timer: with RaftMix's timings (a
+// 150ms election timeout, so a 135ms lease, and 50ms heartbeats) waiting
+// for the window made the answers of a 45ms tick up to 100ms old at busy
+// moments, and leaders stepped down by CheckQuorum.
 //
 // With Coalesce the Host also aligns its leaders' heartbeats, as a
 // CockroachDB node's tick drives all its ranges: one heartbeat tick per
@@ -40,9 +47,12 @@
 // together; hibernating groups are not visited, and a group that starts
 // leading joins the host's phase at the next tick. Only when heartbeats
 // are sent changes, and they come 11% more often: per-group semantics are
-// unchanged. A tick iterates the awake groups under the host's lock; each
-// led group's own heartbeat timer is re-armed instead of firing, so the
-// timer work does not grow.
+// unchanged. A tick visits, under the host's lock, only the host's list
+// of the groups it leads (rebuilt by every sweep from the lock-free
+// election.Node.Leading, joined at once by a group that wakes or is
+// elected as leader; a leader missing from it heartbeats on its own timer
+// until the next sweep lists it); each led group's own heartbeat timer is
+// re-armed instead of firing, so the timer work does not grow.
 //
 // # Hibernation
 //
@@ -58,7 +68,7 @@
 // term, or campaigns) or that was touched within HibernateAfter (local
 // activity) refuses, and the refusal wakes the leader again.
 //
-// A hibernating group has no Node and no timer: about 170 bytes of heap
+// A hibernating group has no Node and no timer: about 180 bytes of heap
 // with a MemoryStorage (TestHeapPerHibernatingGroup), against about 3 KiB
 // for an awake replica. Groups bootstrapped with GroupConfig.Leader start
 // hibernating, so adding a million of them creates no Node.
@@ -131,10 +141,11 @@
 //     message its group's node sent, delivered to the node it was
 //     addressed to, with the sender taken from the batch. Delay, loss,
 //     reordering and duplication of batches are what Raft tolerates of
-//     single messages. A coalesced answer waits at most CoalesceWindow
-//     (at most half a heartbeat interval), inside the lease margin
-//     (ElectionTimeout minus the lease, a heartbeat interval by default),
-//     so the leader lease (CheckQuorum, Status.Lease) stays conservative.
+//     single messages. A coalesced answer leaves when the Step that
+//     delivered its heartbeat ends (one batch's worth of work), not after
+//     a window, inside the lease margin (ElectionTimeout minus the lease,
+//     a heartbeat interval by default), so the leader lease (CheckQuorum,
+//     Status.Lease) stays conservative.
 //   - Liveness only wakes groups; a wrong verdict (a partition) costs at
 //     most an election, never safety: the woken followers' pre-votes are
 //     refused while the leader is alive for the others. LivenessTimeout is
@@ -174,4 +185,30 @@
 // synchronously. On a virtual wheel with MemNetwork a whole cluster runs
 // on the goroutine advancing the wheel, reproducibly for a given
 // Config.Rand.
+//
+// Nothing waits long for that mutex, because the wheel's single driver
+// goroutine runs every host's timers and a caller's Touch should not
+// stall behind a batch:
+//
+//   - Step delivers a batch's entries in order but lets go of the lock
+//     every 64 entries, so a batch with an entry per group does not hold
+//     up the host's timers and callers for all of them.
+//   - Touch of an awake group takes no host-wide lock: it stores the time
+//     of the touch and reads the group's awake flag, both atomic
+//     (hibernation clears the flag before it reads the time, so either the
+//     touch stops the hibernation or Touch sees the group asleep). Touch
+//     of a sleeping group wakes it at once if the host is idle; if not, it
+//     queues the group and returns, and whoever holds the lock wakes the
+//     queue before letting go. Without this, a burst of touches on
+//     sleeping groups (every active group after a start or a stall) made
+//     the caller wait behind batches, the groups it had woken hibernated
+//     again before it came back to them, and every touch became a wake.
+//   - The coalescing flush takes only the outbox lock.
+//
+// With many groups awake, every group, node and index slot a batch
+// reaches is a cache miss. Groups are indexed by ID in pages of a flat
+// table when IDs are dense (a map holds sparse ones), and Step looks
+// ahead in a batch: it prefetches the index slot of the entry twelve
+// ahead, resolves and prefetches the group eight ahead and the node four
+// ahead, so that the misses of several entries overlap.
 package multiraft

@@ -52,8 +52,8 @@ func Example() {
 	fmt.Println("leaders:", led)
 	fmt.Println("asleep on host 1:", s.Hibernating)
 	// Output:
-	// timers pending: 24
+	// timers pending: 22
 	// woken by liveness on host 1: 333
-	// leaders: map[1:506 2:494]
+	// leaders: map[1:523 2:477]
 	// asleep on host 1: 1000
 }

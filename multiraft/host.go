@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -28,16 +29,30 @@ type Host struct {
 
 	mu      sync.Mutex
 	stopped bool
+	halted  atomic.Bool // stopped, for the paths that do not take mu
 	rng     *rand.Rand
-	groups  map[GroupID]*group
+	// groups is written with both mu and gmu held, so that Touch can
+	// read it under gmu alone.
+	gmu    sync.RWMutex
+	groups groupIndex
+	// pend are the sleeping groups Touch found while h.mu was busy; the
+	// lock's holder wakes them (unlock). npend is len(pend).
+	pendMu  sync.Mutex
+	pend    []*group
+	npend   atomic.Int32
 	peers   map[election.ID]*peer
-	peerIDs []election.ID        // keys of peers, sorted (a new slice on every change)
-	all     []*group             // every group, in the order added
-	awakeL  []*group             // the awake groups; group.awakeAt is the index
-	voters  map[string]*voterSet // interned voter sets
-	sweepT  wheel.Timer          // every heartbeat interval: hibernate idle groups
-	pingT   wheel.Timer          // every LivenessInterval: liveness messages
-	stats   Stats
+	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
+	all     []*group      // every group, in the order added
+	awakeL  []*group      // the awake groups; group.awakeAt is the index
+	// leadersL are the awake groups this host leads, for the heartbeat
+	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
+	// or are elected as leader in between; it may hold groups that no
+	// longer lead or sleep (the tick skips them).
+	leadersL []*group
+	voters   map[string]*voterSet // interned voter sets
+	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
+	pingT    wheel.Timer          // every LivenessInterval: liveness messages
+	stats    Stats
 
 	outMu    sync.Mutex
 	out      map[election.ID]*outbox
@@ -62,6 +77,24 @@ type group struct {
 	// hibernating leader left behind because liveness took their nodes
 	// for dead: when one comes back, the group wakes to update it.
 	behind uint64
+	// awake mirrors node != nil for Touch, which reads it without mu:
+	// cleared before a group hibernates, set when it wakes.
+	awake atomic.Bool
+	// queued is set while the group waits in Host.pend to be woken.
+	queued atomic.Bool
+	// touched is the wheel time of the last Touch plus one (0: never),
+	// written without mu. Touch stores it before it reads awake, and
+	// hibernate clears awake before it reads touched, so either
+	// hibernate sees the touch (and refuses) or Touch sees the group
+	// asleep (and wakes it under mu).
+	touched atomic.Int64
+}
+
+// lastTouch returns the wheel time of the group's last Touch and whether
+// there was one.
+func (g *group) lastTouch() (time.Duration, bool) {
+	t := g.touched.Load()
+	return time.Duration(t - 1), t != 0
 }
 
 // bit returns the behind bit of voter index i.
@@ -80,17 +113,25 @@ func (h *Host) setAsleep(g *group) {
 	h.awakeL[i].a.at = i
 	h.awakeL[last] = nil
 	h.awakeL = h.awakeL[:last]
+	g.awake.Store(false)
 }
 
 // awakeState is what the host tracks of an awake group.
 type awakeState struct {
+	// lastActive is when the group woke or its node's term changed (see
+	// Host.lastActive for touches).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
 	acks       []ack  // per voter index: last granted heartbeat answer
 	at         int    // index in Host.awakeL
-	lastTouch  time.Duration
-	touched    bool // lastTouch is set
+	listed     bool   // in Host.leadersL
+	// small holds acks for groups of up to smallGroup voters, in the
+	// same allocation (one cache miss less per heartbeat answer).
+	small [smallGroup]ack
 }
+
+// smallGroup is the largest group whose acks live in awakeState.small.
+const smallGroup = 5
 
 type ack struct {
 	term uint64
@@ -113,7 +154,13 @@ type peer struct {
 type outbox struct {
 	b    Batch
 	sent bool // something was sent since the last liveness tick
+	// hbCap and respCap are the capacities of the next batch's
+	// Heartbeats and Responses.
+	hbCap, respCap int
 }
+
+// minCap is the least capacity of an outbox's heartbeat slices.
+const minCap = 8
 
 // emptyLog is the LogView of groups added without one.
 var emptyLog = election.StaticLog{}
@@ -134,7 +181,6 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
 		rng:    c.Rand,
-		groups: make(map[GroupID]*group),
 		peers:  make(map[election.ID]*peer),
 		voters: make(map[string]*voterSet),
 		out:    make(map[election.ID]*outbox),
@@ -199,11 +245,11 @@ type GroupConfig struct {
 // storage's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
 	}
-	if _, ok := h.groups[gc.ID]; ok {
+	if h.groups.get(gc.ID) != nil {
 		return fmt.Errorf("%w: %d", ErrGroupExists, gc.ID)
 	}
 	if gc.Storage == nil {
@@ -248,7 +294,9 @@ func (h *Host) addGroup(g *group) {
 	for _, id := range g.voters.ids {
 		h.peerFor(id)
 	}
-	h.groups[g.id] = g
+	h.gmu.Lock()
+	h.groups.put(g)
+	h.gmu.Unlock()
 	h.all = append(h.all, g)
 	h.stats.Groups++
 }
@@ -258,7 +306,9 @@ func (h *Host) addGroup(g *group) {
 func (h *Host) startAdded(g *group, d election.Dormant) error {
 	err := h.startNode(g, d)
 	if err != nil { // startNode left it hibernating
-		delete(h.groups, g.id)
+		h.gmu.Lock()
+		h.groups.del(g.id)
+		h.gmu.Unlock()
 		h.all = slices.DeleteFunc(h.all, func(x *group) bool { return x == g })
 		h.stats.Groups--
 		h.stats.Hibernating--
@@ -336,7 +386,12 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
 	g.node, g.dormant, g.behind = n, election.Dormant{}, 0
-	g.a = &awakeState{lastActive: h.w.Now(), acks: make([]ack, len(g.voters.ids))}
+	g.a = &awakeState{lastActive: h.w.Now()}
+	if nv := len(g.voters.ids); nv <= smallGroup {
+		g.a.acks = g.a.small[:nv]
+	} else {
+		g.a.acks = make([]ack, nv)
+	}
 	h.setAwake(g)
 	if err := n.Resume(d); err != nil {
 		h.setAsleep(g)
@@ -344,14 +399,22 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	g.awake.Store(true)
+	h.listLeader(g)
 	return nil
 }
 
 // hibernate puts an awake group to sleep; it reports whether the node
 // agreed. h.mu is held.
 func (h *Host) hibernate(g *group) bool {
+	g.awake.Store(false) // a Touch from now on takes mu
+	if h.touchedWithin(g) {
+		g.awake.Store(true)
+		return false
+	}
 	d, err := g.node.Hibernate()
 	if err != nil {
+		g.awake.Store(true)
 		return false
 	}
 	h.setAsleep(g)
@@ -386,25 +449,43 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // Step delivers an inbound batch. Entries for unknown groups, from
 // non-voters, or addressed to another host are ignored and counted in
 // Stats; Step never panics on them. A batch from a peer node resets that
-// node's liveness timer.
+// node's liveness timer. Entries are delivered in order, but a long batch
+// lets other calls and the host's timers in between its entries.
 func (h *Host) Step(b Batch) {
+	if h.step(b) && h.cfg.Coalesce {
+		h.flushOut() // the answers, one batch per peer
+	}
+}
+
+// step is Step without the flush; it reports whether it delivered
+// heartbeats (whose answers wait in the outboxes).
+func (h *Host) step(b Batch) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
-		return
+		return false
 	}
 	h.stats.BatchesReceived++
 	p := h.peers[b.From]
 	if b.To != h.id || p == nil {
 		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return
+		return false
 	}
 	h.heard(p)
-	for _, hb := range b.Heartbeats {
-		h.deliver(hb.Group, election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id, Term: hb.Term})
+	k := 0
+	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
+	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+		hb.Term = e.Term
+		return e.Group, hb
+	}) {
+		return false
 	}
-	for _, r := range b.Responses {
-		h.deliver(r.Group, election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id, Term: r.Term, Granted: r.Granted})
+	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
+	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+		resp.Term, resp.Granted = e.Term, e.Granted
+		return e.Group, resp
+	}) {
+		return true
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -416,6 +497,45 @@ func (h *Host) Step(b Batch) {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
+	return len(b.Heartbeats) > 0
+}
+
+// stepEntries delivers coalesced entries in order, each as the message
+// msg makes of it, resolving their groups ahead (lookahead) and letting
+// other users of the lock in every stepChunk entries (*k counts them
+// over the batch). It reports false if the host stopped meanwhile.
+// h.mu is held.
+func stepEntries[E any](h *Host, k *int, es []E, msg func(E) (GroupID, election.Message)) bool {
+	var ahead lookahead
+	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+	for i, e := range es {
+		if !h.yield(k) {
+			return false
+		}
+		g := ahead.next(h, i)
+		_, m := msg(e)
+		h.deliverTo(g, m)
+	}
+	return true
+}
+
+// stepChunk is how many coalesced entries Step delivers before it lets
+// other users of the host's lock in: a batch may hold one entry per group,
+// and a Touch that wakes a group or a timer of the host should not wait
+// for all of them.
+const stepChunk = 64
+
+// yield counts one entry of a Step in *k and, every stepChunk entries,
+// releases and retakes the host's lock. It reports false if the host
+// stopped meanwhile. Entries are still delivered in the batch's order,
+// and the batch's controls after its heartbeats. h.mu is held.
+func (h *Host) yield(k *int) bool {
+	if *k++; *k%stepChunk != 0 {
+		return true
+	}
+	h.unlock()
+	h.mu.Lock()
+	return !h.stopped
 }
 
 // heard records a batch from p: it is alive, and its timer restarts.
@@ -441,7 +561,11 @@ func (h *Host) heard(p *peer) {
 // deliver steps one message into its group, waking the group if it
 // hibernates and the message calls for it. h.mu is held.
 func (h *Host) deliver(gid GroupID, m election.Message) {
-	g := h.groups[gid]
+	h.deliverTo(h.groups.get(gid), m)
+}
+
+// deliverTo is deliver to group g, nil if unknown. h.mu is held.
+func (h *Host) deliverTo(g *group, m election.Message) {
 	if g == nil || g.voters.index(m.From) < 0 {
 		h.stats.Ignored++
 		return
@@ -454,7 +578,7 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
-			h.send(gid, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
+			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
 			// A late answer: a hibernating replica has no request out.
@@ -471,11 +595,14 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 		}
 	}
 	g.node.Step(m)
+	if m.Type == election.MsgVoteResp {
+		h.listLeader(g) // elected
+	}
 }
 
 // onControl handles a hibernation message. h.mu is held.
 func (h *Host) onControl(from election.ID, c Control) {
-	g := h.groups[c.Group]
+	g := h.groups.get(c.Group)
 	if g == nil || g.voters.index(from) < 0 {
 		h.stats.Ignored++
 		return
@@ -485,7 +612,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 		ok := false
 		if g.node == nil {
 			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
-		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.busy(g) {
+		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
 			ok = h.hibernate(g)
 		}
 		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
@@ -503,17 +630,28 @@ func (h *Host) onControl(from election.ID, c Control) {
 	}
 }
 
-// busy reports whether the awake group was touched within HibernateAfter:
-// a follower with local activity refuses to hibernate. h.mu is held.
-func (h *Host) busy(g *group) bool {
-	return g.a.touched && h.w.Now()-g.a.lastTouch < h.cfg.HibernateAfter
+// touchedWithin reports whether the group was touched within
+// HibernateAfter: a follower with local activity refuses to hibernate,
+// and no group hibernates just after a Touch.
+func (h *Host) touchedWithin(g *group) bool {
+	t, ok := g.lastTouch()
+	return ok && h.w.Now()-t < h.cfg.HibernateAfter
+}
+
+// lastActive returns when the awake group was last active: woken, in a
+// new term, or touched. h.mu is held.
+func (h *Host) lastActive(g *group) time.Duration {
+	if t, ok := g.lastTouch(); ok && t > g.a.lastActive {
+		return t
+	}
+	return g.a.lastActive
 }
 
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
 // group whose leader p was wakes without a leader, to elect another.
 func (h *Host) onPeerSilent(p *peer) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped || !p.alive {
 		return
 	}
@@ -532,35 +670,65 @@ func (h *Host) onPeerSilent(p *peer) {
 // leader is this host and that have been idle for HibernateAfter.
 func (h *Host) onSweep() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
 		return
 	}
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
-	if h.cfg.HibernateAfter == 0 {
+	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
 	now := h.w.Now()
+	old := len(h.leadersL)
+	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
 		g := h.awakeL[i]
-		st := g.node.Status()
-		if st.Term != g.a.term {
-			g.a.term, g.a.lastActive = st.Term, now
+		prefetchAwake(h.awakeL, i)
+		if !g.node.Leading() { // only a leader decides; skip the others cheaply
 			continue
 		}
-		if st.Role != election.Leader || now-g.a.lastActive < h.cfg.HibernateAfter {
-			continue
-		}
-		ok, behind := h.followersCaughtUp(g, st.Term, now)
-		if ok && h.hibernate(g) {
-			g.behind = behind
+		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
 			i-- // the last awake group moved to index i
-			for _, v := range g.voters.ids {
-				if v != h.id {
-					h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
-				}
-			}
+			continue
 		}
+		g.a.listed = true
+		leaders = append(leaders, g)
+	}
+	clear(h.leadersL[len(leaders):old])
+	h.leadersL = leaders
+}
+
+// sweepLeader hibernates g, led by this host, if it has been idle for
+// HibernateAfter and its followers are caught up, and reports whether it
+// did. h.mu is held.
+func (h *Host) sweepLeader(g *group, now time.Duration) bool {
+	st := g.node.Status()
+	if st.Term != g.a.term {
+		g.a.term, g.a.lastActive = st.Term, now
+		return false
+	}
+	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
+		return false
+	}
+	ok, behind := h.followersCaughtUp(g, st.Term, now)
+	if !ok || !h.hibernate(g) {
+		return false
+	}
+	g.behind = behind
+	for _, v := range g.voters.ids {
+		if v != h.id {
+			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+		}
+	}
+	return true
+}
+
+// listLeader adds g to the tick's leaders if its node leads and it is
+// not listed. h.mu is held.
+func (h *Host) listLeader(g *group) {
+	if h.cfg.Coalesce && !g.a.listed && g.node.Leading() {
+		g.a.listed = true
+		h.leadersL = append(h.leadersL, g)
 	}
 }
 
@@ -577,18 +745,36 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
 // re-arms the leader's heartbeat timer a full interval later), so all of
 // the host's heartbeats enter the outboxes together and leave in the same
-// flush. The other awake groups answer ErrNotLeader and are skipped;
-// hibernating groups are not in the awake list.
+// flush. It visits only the host's list of leaders (leadersL, kept by the
+// sweep, wakes and elections), skipping the groups in it that sleep or no
+// longer lead (election.Node.Leading, lock-free); a leader missing from
+// it heartbeats on its own timer until the next sweep lists it.
 func (h *Host) onHeartbeatTick() {
+	if h.tick() {
+		h.flushOut() // the heartbeats, one batch per peer
+	}
+}
+
+// tick is onHeartbeatTick without the flush; it reports whether the
+// host still runs.
+func (h *Host) tick() bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	if h.stopped {
-		return
+		return false
 	}
 	h.hbT.Reset(h.hbTick)
-	for _, g := range h.awakeL {
+	for i, g := range h.leadersL {
+		prefetchLeaders(h.leadersL, i)
+		if g.node == nil || !g.node.Leading() {
+			if g.a != nil {
+				g.a.listed = false
+			}
+			continue
+		}
 		_ = g.node.BroadcastHeartbeat()
 	}
+	return true
 }
 
 // followersCaughtUp reports whether every follower answered a heartbeat
@@ -616,41 +802,109 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 	if h.stopped {
 		return nil, ErrStopped
 	}
-	g := h.groups[gid]
+	g := h.groups.get(gid)
 	if g == nil {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}
+	return g, h.wakeLocal(g)
+}
+
+// wakeLocal wakes a group for a local call if it hibernates, asking its
+// leader to wake too. h.mu is held.
+func (h *Host) wakeLocal(g *group) error {
 	if g.node == nil {
 		d := g.dormant
 		if d.Leader != h.id && !h.leaderAlive(d.Leader) {
 			d.Leader = election.None
 		}
-		if err := h.wake(g, d, true); err != nil {
-			return nil, err
-		}
+		return h.wake(g, d, true)
 	}
-	return g, nil
+	return nil
 }
 
 // Touch records activity of a group (a proposal, a read): it wakes the
 // group if it hibernates, asking its leader to wake too, and postpones
-// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup.
+// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup,
+// and the error of waking the group when Touch wakes it itself.
+//
+// Touch never waits for the host: touching an awake group takes no
+// host-wide lock (only a shared read lock on the group index), and a
+// hibernating group is woken at once if the host is idle, otherwise by
+// the Step or timer that holds the host's lock, as soon as it lets go
+// (a wake that fails then is counted in Stats.WakeFailures).
 func (h *Host) Touch(gid GroupID) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	g, err := h.lookup(gid)
-	if err != nil {
+	h.gmu.RLock()
+	g := h.groups.get(gid)
+	h.gmu.RUnlock()
+	if g == nil || h.halted.Load() {
+		h.mu.Lock()
+		defer h.unlock()
+		_, err := h.lookup(gid) // the error
 		return err
 	}
-	now := h.w.Now()
-	g.a.lastActive, g.a.lastTouch, g.a.touched = now, now, true
+	g.touched.Store(int64(h.w.Now()) + 1)
+	if g.awake.Load() {
+		return nil
+	}
+	if h.mu.TryLock() {
+		defer h.unlock()
+		if h.stopped {
+			return ErrStopped
+		}
+		return h.wakeLocal(g)
+	}
+	// The host is busy (a Step, a timer): its lock's holder wakes the
+	// group when it lets go (see unlock), so that Touch never waits for
+	// a long batch and a burst of touches on sleeping groups does not
+	// fall behind.
+	if g.queued.CompareAndSwap(false, true) {
+		h.pendMu.Lock()
+		h.pend = append(h.pend, g)
+		h.npend.Store(int32(len(h.pend)))
+		h.pendMu.Unlock()
+	}
+	if h.mu.TryLock() { // the holder may have let go before it saw g
+		h.unlock()
+	}
 	return nil
+}
+
+// unlock releases h.mu, first waking the groups that Touch queued while
+// the lock was held; it retakes the lock to wake those queued while it
+// was letting go, unless another holder took it (which wakes them).
+func (h *Host) unlock() {
+	for {
+		if h.npend.Load() > 0 {
+			h.wakePending()
+		}
+		h.mu.Unlock()
+		if h.npend.Load() == 0 || !h.mu.TryLock() {
+			return
+		}
+	}
+}
+
+// wakePending wakes the groups Touch queued. A wake that fails (the
+// Storage's error) is counted in Stats.WakeFailures, as Touch returned
+// already. h.mu is held.
+func (h *Host) wakePending() {
+	h.pendMu.Lock()
+	gs := h.pend
+	h.pend = nil
+	h.npend.Store(0)
+	h.pendMu.Unlock()
+	for _, g := range gs {
+		g.queued.Store(false)
+		if !h.stopped && h.wakeLocal(g) != nil {
+			h.stats.WakeFailures++
+		}
+	}
 }
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
 		return err
@@ -662,7 +916,7 @@ func (h *Host) Campaign(gid GroupID) error {
 // election.Node.TransferLeadership.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
 		return err
@@ -685,8 +939,8 @@ type GroupStatus struct {
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	g := h.groups[gid]
+	defer h.unlock()
+	g := h.groups.get(gid)
 	if g == nil {
 		return GroupStatus{}, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}
@@ -705,10 +959,11 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 func (h *Host) Stop() {
 	h.mu.Lock()
 	if h.stopped {
-		h.mu.Unlock()
+		h.unlock()
 		return
 	}
 	h.stopped = true
+	h.halted.Store(true)
 	for _, g := range h.awakeL {
 		g.node.Stop()
 	}
@@ -718,8 +973,10 @@ func (h *Host) Stop() {
 	h.sweepT.Stop()
 	h.pingT.Stop()
 	h.hbT.Stop()
-	h.mu.Unlock()
+	h.unlock()
+	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()
+	h.outMu.Unlock()
 }
 
 // groupTransport is a group node's Transport: the host's send.

@@ -22,12 +22,18 @@ func (h *Host) send(g GroupID, m election.Message) {
 		switch m.Type {
 		case election.MsgHeartbeat:
 			ob := h.outboxFor(m.To)
+			if ob.b.Heartbeats == nil {
+				ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+			}
 			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term})
 			h.ostats.heartbeats++
 			h.outMu.Unlock()
 			return
 		case election.MsgHeartbeatResp:
 			ob := h.outboxFor(m.To)
+			if ob.b.Responses == nil {
+				ob.b.Responses = make([]HeartbeatResponse, 0, ob.respCap)
+			}
 			ob.b.Responses = append(ob.b.Responses, HeartbeatResponse{Group: g, Term: m.Term, Granted: m.Granted})
 			h.ostats.heartbeats++
 			h.outMu.Unlock()
@@ -70,14 +76,46 @@ func (h *Host) take(to election.ID, ob *outbox) Batch {
 	b := ob.b
 	b.From, b.To = h.id, to
 	ob.b = Batch{}
+	// The next batch's slices start at this one's size (the Transport
+	// owns this one's): a host sends about as many heartbeats each
+	// window, and growing them by doubling allocates twice over.
+	ob.hbCap, ob.respCap = max(len(b.Heartbeats), minCap), max(len(b.Responses), minCap)
 	ob.sent = true
 	h.ostats.batches++
 	return b
 }
 
-// onFlush sends every outbox's coalesced heartbeats (CoalesceWindow).
+// onFlush sends every outbox's coalesced heartbeats (CoalesceWindow):
+// those that no tick or Step sent (flushOut). It takes only outMu, never
+// the host's lock, so a long Step does not hold up the wheel's driver;
+// Stop stops the timer under outMu, so a flush either re-arms it before
+// Stop or sees the host stopped.
 func (h *Host) onFlush() {
 	h.outMu.Lock()
+	if h.halted.Load() {
+		h.outMu.Unlock()
+		return
+	}
+	h.flushT.Reset(h.cfg.CoalesceWindow)
+	h.flushLocked()
+}
+
+// flushOut sends every outbox's coalesced heartbeats and answers now: the
+// heartbeat tick calls it after its leaders heartbeat, and Step after it
+// delivered a batch, so that a heartbeat and its answer each travel in
+// one batch per peer without waiting for the flush timer (a leader's
+// CheckQuorum lease counts the round trip). h.mu is not held.
+func (h *Host) flushOut() {
+	h.outMu.Lock()
+	if h.halted.Load() {
+		h.outMu.Unlock()
+		return
+	}
+	h.flushLocked()
+}
+
+// flushLocked is flushOut with outMu held; it releases outMu.
+func (h *Host) flushLocked() {
 	var batches []Batch
 	for _, to := range h.outOrder {
 		if ob := h.out[to]; ob.b.Len() > 0 {
@@ -88,11 +126,6 @@ func (h *Host) onFlush() {
 	for _, b := range batches {
 		h.tr.Send(b)
 	}
-	h.mu.Lock()
-	if !h.stopped {
-		h.flushT.Reset(h.cfg.CoalesceWindow)
-	}
-	h.mu.Unlock()
 }
 
 // onPing tells every peer the host is alive if it sent the peer nothing
@@ -100,12 +133,12 @@ func (h *Host) onFlush() {
 func (h *Host) onPing() {
 	h.mu.Lock()
 	if h.stopped {
-		h.mu.Unlock()
+		h.unlock()
 		return
 	}
 	h.pingT.Reset(h.cfg.LivenessInterval)
 	to := h.peerIDs // sorted; only grows, under h.mu
-	h.mu.Unlock()
+	h.unlock()
 	h.outMu.Lock()
 	var quiet []election.ID
 	for _, id := range to {

@@ -13,6 +13,9 @@ type Stats struct {
 	// without waking; IgnoredAsleep late answers dropped by hibernating
 	// replicas.
 	AnsweredAsleep, IgnoredAsleep uint64
+	// WakeFailures counts wakes for a Touch that the host made after
+	// Touch returned (it was busy) and that failed (see Touch).
+	WakeFailures uint64
 	// PeersDown and PeersUp count liveness verdicts.
 	PeersDown, PeersUp uint64
 	// BatchesReceived counts inbound batches; Delivered the election
@@ -30,7 +33,7 @@ type Stats struct {
 func (h *Host) Stats() Stats {
 	h.mu.Lock()
 	s := h.stats
-	h.mu.Unlock()
+	h.unlock()
 	h.outMu.Lock()
 	s.Messages, s.Batches, s.Coalesced, s.Liveness = h.ostats.messages, h.ostats.batches, h.ostats.heartbeats, h.ostats.liveness
 	h.outMu.Unlock()

@@ -67,6 +67,17 @@ type HostResult struct {
 	// Hibernations and Wakes in the window, summed over the hosts.
 	Hibernations uint64 `json:"hibernations"`
 	Wakes        uint64 `json:"wakes"`
+	// PeersDown counts liveness verdicts "peer silent" since the hosts
+	// were built (none is right: nothing crashes), LivenessWakes the
+	// groups they woke; both from before the window too, as a build that
+	// stalls the process long enough trips liveness before it.
+	PeersDown     uint64 `json:"peers_down"`
+	LivenessWakes uint64 `json:"liveness_wakes"`
+	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
+	// overslept in the window, in ms: how long the process went without
+	// a CPU (a host's heartbeats wait as long). On a shared machine,
+	// stalls near the election timeout cause elections no code avoids.
+	MaxStallMs float64 `json:"max_stall_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -263,6 +274,8 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
+			s.st.PeersDown += hs.PeersDown
+			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
 			s.st.Groups += hs.Groups
 		}
@@ -271,12 +284,25 @@ func runHost(cfg Config) (Result, error) {
 	}
 	time.Sleep(cfg.Warmup)
 	measuring.Store(true)
+	var maxStall atomic.Int64
+	probeDone := make(chan struct{})
+	go func() { // the stall probe
+		defer close(probeDone)
+		for measuring.Load() {
+			t := time.Now()
+			time.Sleep(time.Millisecond)
+			if d := int64(time.Since(t) - time.Millisecond); d > maxStall.Load() {
+				maxStall.Store(d)
+			}
+		}
+	}()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
 	time.Sleep(cfg.Duration)
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
+	<-probeDone
 	close(stop)
 	<-done
 	heap2 := heapLive()
@@ -295,6 +321,9 @@ func runHost(cfg Config) (Result, error) {
 		Touches:              s1.touch - s0.touch,
 		Hibernations:         s1.st.Hibernations - s0.st.Hibernations,
 		Wakes:                s1.st.Wakes - s0.st.Wakes,
+		PeersDown:            s1.st.PeersDown,
+		LivenessWakes:        s1.st.LivenessWakes,
+		MaxStallMs:           float64(maxStall.Load()) / 1e6,
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec

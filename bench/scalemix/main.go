@@ -304,10 +304,12 @@ func hostLines(r, first raftmix.Result) []string {
 	lines := []string{
 		fmt.Sprintf("raftick-host: %d nodes x %d replicas, active %g (%d groups), coalesce %v; awake replicas at the end %d of %d",
 			h.Nodes, h.Replicas, h.Active, h.ActiveGroups, h.Coalesce, h.AwakeReplicas, r.Groups*h.Replicas),
+		fmt.Sprintf("raftick-host: %.0f touches/s, %.0f deliveries/s, %.0f timer fires/s; longest stall of a 1ms sleeper %.1f ms",
+			float64(h.Touches)/r.Seconds, float64(h.Delivered)/r.Seconds, float64(h.TimersFired)/r.Seconds, h.MaxStallMs),
 		fmt.Sprintf("raftick-host: heap per group %.0f B all asleep (%.0f B per replica), %.0f B at the end",
 			h.HeapPerGroupAsleep, h.HeapPerReplicaAsleep, h.HeapPerGroupEnd),
-		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes",
-			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes),
+		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes; %d peers taken for down, %d liveness wakes since the build",
+			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 	}
 	if first.Groups != r.Groups || first.Host.Active != h.Active {
 		line := fmt.Sprintf("raftick-host: cores %.3f vs %.3f for %d groups at active %g", r.Cores, first.Cores, first.Groups, first.Host.Active)

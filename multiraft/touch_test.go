@@ -1,0 +1,65 @@
+package multiraft
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-metrics"
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
+)
+
+// TestTouchNeverWaits holds the host's lock, as a long Step does, while
+// another goroutine touches a hibernating group: Touch returns without
+// the lock, and the holder wakes the group when it lets go.
+func TestTouchNeverWaits(t *testing.T) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	var sent []Batch
+	h, err := NewHost(cfg, v.Wheel, TransportFunc(func(b Batch) { sent = append(sent, b) }))
+	require.NoError(t, err)
+	defer h.Stop()
+	for g := range GroupID(3) {
+		require.NoError(t, h.AddGroup(GroupConfig{ID: g, Voters: []election.ID{1, 2, 3}, Storage: election.NewMemoryStorage(), Leader: 2}))
+	}
+	require.Equal(t, 3, h.Stats().Hibernating)
+
+	h.mu.Lock() // a Step in progress
+	done := make(chan error, 2)
+	go func() { done <- h.Touch(1) }()
+	go func() { done <- h.Touch(1) }() // queued once
+	require.NoError(t, <-done)
+	require.NoError(t, <-done)
+	require.Nil(t, h.groups.get(1).node, "not woken while the lock is held")
+	require.Len(t, h.pend, 1)
+	h.unlock()
+
+	st, err := h.Status(1)
+	require.NoError(t, err)
+	require.False(t, st.Hibernating, "woken by the lock's holder")
+	require.Equal(t, election.ID(2), st.Status.Leader)
+	require.Empty(t, h.pend)
+	require.Len(t, sent, 1, "the woken follower asks its leader to wake")
+	require.Equal(t, Control{Kind: Wake, Group: 1, Term: 1}, sent[0].Controls[0])
+	s := h.Stats()
+	require.Equal(t, 2, s.Hibernating)
+	require.Equal(t, uint64(1), s.Wakes)
+	require.Zero(t, s.WakeFailures)
+
+	// After Stop a queued touch wakes nothing, and Touch says so.
+	h.mu.Lock()
+	go func() { done <- h.Touch(2) }()
+	require.NoError(t, <-done)
+	h.stopped = true
+	h.halted.Store(true)
+	h.unlock()
+	require.Nil(t, h.groups.get(2).node)
+	require.ErrorIs(t, h.Touch(2), ErrStopped)
+	v.AdvanceBy(time.Second)
+}
