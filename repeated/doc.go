@@ -26,6 +26,15 @@
 //	election.Restart() // on stepping down: always a fresh deadline
 //	election.Destroy() // on shutdown; the on-destroy hook runs once
 //
+// # Many timers
+//
+// A host of many Raft groups embeds the timers in its per-group structs, or
+// keeps one slice of them per kind, and makes them with Init instead of New:
+// no allocation per timer, and a batch of heartbeats visiting groups in
+// order reads memory in order. WithSeed gives each a reproducible jitter
+// source kept inside the timer (WithRand's *rand.Rand is one more pointer
+// to chase per Reset). See ExampleTimer_Init.
+//
 // After each trigger returns, a running timer waits a freshly adjusted
 // timeout again (fixed delay). Triggers run on the goroutine that advances
 // a virtual wheel, or on the real-time wheel's driver goroutine (or its

@@ -57,3 +57,41 @@ func Example_electionTimer() {
 	// 966ms: election timeout, campaign
 	// destroyed
 }
+
+// Many groups' election timers kept in one slice (Init, no allocation per
+// timer), each with its own reproducible jitter (WithSeed): a heartbeat to
+// group 1 every 100ms keeps its timer from firing; groups 0 and 2 time out
+// in [150ms, 300ms).
+func ExampleTimer_Init() {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer v.Stop()
+
+	type group struct {
+		id       int
+		election repeated.Timer
+	}
+	groups := make([]group, 3)
+	for i := range groups {
+		g := &groups[i]
+		g.id = i
+		err := g.election.Init(v.Wheel, fmt.Sprintf("election-g%d", i), 150*time.Millisecond,
+			func() { fmt.Printf("%v: group %d: election timeout\n", v.Now().Round(time.Millisecond), g.id); g.election.Stop() },
+			repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(uint64(i), 7))
+		if err != nil {
+			panic(err)
+		}
+		if err := g.election.Start(); err != nil {
+			panic(err)
+		}
+	}
+	for range 5 {
+		v.AdvanceBy(100 * time.Millisecond)
+		groups[1].election.Reset() // the heartbeat
+	}
+	// Output:
+	// 220ms: group 2: election timeout
+	// 278ms: group 0: election timeout
+}
