@@ -78,7 +78,10 @@ func ExampleTimer_Init() {
 		g := &groups[i]
 		g.id = i
 		err := g.election.Init(v.Wheel, fmt.Sprintf("election-g%d", i), 150*time.Millisecond,
-			func() { fmt.Printf("%v: group %d: election timeout\n", v.Now().Round(time.Millisecond), g.id); g.election.Stop() },
+			func() {
+				fmt.Printf("%v: group %d: election timeout\n", v.Now().Round(time.Millisecond), g.id)
+				g.election.Stop()
+			},
 			repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(uint64(i), 7))
 		if err != nil {
 			panic(err)
