@@ -63,7 +63,7 @@ func (w *Wheel) drive() {
 		// Every slot that collect may process by now has been processed,
 		// but for the head of a level-0 slot that is not due yet.
 		if w.batchSlots {
-			c := max(now-slotGrace, 0) / w.tick
+			c := now / w.tick
 			if lvl, _, start, ok := w.nextSlot(); ok && lvl == 0 && start < c {
 				c = start
 			}
@@ -165,17 +165,9 @@ func (w *Wheel) freshenEpoch() {
 	}
 }
 
-// slotGrace is how long after a level-0 slot is due the real-time driver
-// takes it. A deadline computed from the coarse clock may fire only once
-// its epoch's slack has passed too (see coarse.go); the slack is typically
-// how late the driver woke or how long a batch of callbacks ran, tens of
-// microseconds. Taking the slot a little later lets those timers fire with
-// the slot instead of waiting for the next one.
-const slotGrace = int64(100 * time.Microsecond)
-
 // slotDue returns when the real-time driver takes level-0 slot start (a
-// tick) whole: once the latest deadline placed in it has passed, plus
-// slotGrace. A slot is due by its end at the latest; it is due earlier when
+// tick) whole: once the latest deadline placed in it has passed. A slot is
+// due by its end at the latest; it is due earlier when
 // its timers are (periodic timers re-armed right after the driver fired
 // their slot fall early in their next slot, and a fixed-delay timer would
 // otherwise wait out the rest of the slot every period).
@@ -184,21 +176,21 @@ func (w *Wheel) slotDue(start int64) int64 {
 	if end == never {
 		return never
 	}
-	return min(end, w.slotMax[start&(1<<level0Bits-1)]+1) + slotGrace
+	return min(end, w.slotMax[start&(1<<level0Bits-1)]+1)
 }
 
 // slotLook returns when the real-time driver should next look at level-0
-// slot start: once the earliest deadline in it (slotNext) may have passed,
-// plus slotGrace.
+// slot start: once the earliest deadline in it (slotNext) may have passed.
 func (w *Wheel) slotLook(start int64) int64 {
-	return min(w.slotNext[start&(1<<level0Bits-1)], maxWhen-slotGrace) + slotGrace
+	return w.slotNext[start&(1<<level0Bits-1)]
 }
 
 // batchSlot fires what is due in level-0 slot idx (tick start). Once the
-// slot is due (slotDue: its latest deadline and slotGrace have passed) it
-// is taken whole: its due timers join the batch, timers pushed later are
-// re-placed, and timers whose epoch's slack has not passed yet (see
-// coarse.go) wait in the next slot. Before that, the driver takes the due
+// slot is due (slotDue: its latest deadline has passed) it is taken whole:
+// its due timers join the batch, timers pushed later are re-placed, and
+// timers whose epoch's slack has not passed yet (see coarse.go) wait in the
+// next slot, which the driver looks at again once that slack has passed
+// (slotNext), so that the cursor moves on. Before that, the driver takes the due
 // head of each of its lists and leaves the rest in place: timers are
 // appended in about deadline order, and the Go runtime wakes a sleeping
 // driver only to the millisecond, so waiting for the whole slot would add

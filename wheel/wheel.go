@@ -749,14 +749,14 @@ func (w *Wheel) peek(limit int64) (entry, bool) {
 // nextEvent returns when the driver must next look: the earlier of the next
 // occupied slot's start and the ready heap's top, without re-bucketing.
 // When the driver batches fine-grained slots, a level-0 slot is due at its
-// end (plus slotGrace) and a heap deadline at the end of its tick (too).
+// earliest deadline (see slotLook), a heap deadline at once.
 func (w *Wheel) nextEvent() int64 {
 	if len(w.drains) > 0 {
 		return 0 // timers are still being re-bucketed: look again at once
 	}
 	next := never
 	if top, ok := w.cleanTop(); ok {
-		next = w.wakeFor(top.key)
+		next = top.key
 	}
 	if lvl, _, start, ok := w.nextSlot(); ok {
 		if lvl == 0 && w.batchSlots {
@@ -766,16 +766,6 @@ func (w *Wheel) nextEvent() int64 {
 		}
 	}
 	return next
-}
-
-// wakeFor returns when the driver must wake for a timer due at when: when,
-// plus slotGrace when batching slots (its slot is due no earlier, see
-// slotDue).
-func (w *Wheel) wakeFor(when int64) int64 {
-	if !w.batchSlots {
-		return when
-	}
-	return min(when, maxWhen-slotGrace) + slotGrace
 }
 
 // cleanTop drops stale heap entries and returns the valid top, if any.
@@ -906,7 +896,6 @@ func (w *Wheel) wake(when int64) {
 	if w.virtual {
 		return
 	}
-	when = w.wakeFor(when)
 	if when >= w.sleepUntil.Load() {
 		return
 	}
