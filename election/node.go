@@ -132,14 +132,15 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	n.obs.metrics = newNodeMetrics(c)
 
 	// One random source per timer, derived from Config.Rand: the timers
-	// may re-arm on different goroutines of a real-time wheel.
+	// may re-arm on different goroutines of a real-time wheel. WithSeed
+	// keeps each inside its timer and draws what sub's would.
 	sub := func() *rand.Rand { return rand.New(rand.NewPCG(c.Rand.Uint64(), c.Rand.Uint64())) }
 	if c.Tick > 0 {
 		n.grid = newTickGrid(c.Tick, sub())
 	}
 	mk := func(name string, d time.Duration, f func(), j repeated.Jitter) (*repeated.Timer, error) {
 		return repeated.New(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
-			repeated.WithJitter(n.onTicks(j)), repeated.WithRand(sub()), repeated.WithLogger(n.logger))
+			repeated.WithJitter(n.onTicks(j)), repeated.WithSeed(c.Rand.Uint64(), c.Rand.Uint64()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
 	if c.Host != nil {
