@@ -166,11 +166,8 @@ func (w *Wheel) freshenEpoch() {
 }
 
 // slotDue returns when the real-time driver takes level-0 slot start (a
-// tick) whole: once the latest deadline placed in it has passed. A slot is
-// due by its end at the latest; it is due earlier when
-// its timers are (periodic timers re-armed right after the driver fired
-// their slot fall early in their next slot, and a fixed-delay timer would
-// otherwise wait out the rest of the slot every period).
+// tick) whole: once the latest deadline placed in it has passed, by the
+// slot's end at the latest.
 func (w *Wheel) slotDue(start int64) int64 {
 	end := w.tickStart(start + 1)
 	if end == never {
@@ -186,15 +183,15 @@ func (w *Wheel) slotLook(start int64) int64 {
 }
 
 // batchSlot fires what is due in level-0 slot idx (tick start). Once the
-// slot is due (slotDue: its latest deadline has passed) it is taken whole:
-// its due timers join the batch, timers pushed later are re-placed, and
-// timers whose epoch's slack has not passed yet (see coarse.go) wait in the
-// next slot, which the driver looks at again once that slack has passed
-// (slotNext), so that the cursor moves on. Before that, the driver takes the due
-// head of each of its lists and leaves the rest in place: timers are
-// appended in about deadline order, and the Go runtime wakes a sleeping
-// driver only to the millisecond, so waiting for the whole slot would add
-// up to a tick of lateness to every timer on top of the wake-up's. mu held.
+// slot is due (slotDue) it is taken whole: its due timers join the batch,
+// timers pushed later are re-placed, and timers whose epoch's slack has not
+// passed yet (see coarse.go) wait in the next slot, which the driver looks
+// at again once that slack has passed (slotNext), so that the cursor moves
+// on. Before that, the driver takes the due head of each of its lists and
+// leaves the rest in place: timers are appended in about deadline order,
+// and the Go runtime wakes a sleeping driver only to the millisecond, so
+// waiting for the whole slot would add up to a tick of lateness to every
+// timer on top of the wake-up's. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lv := &w.levels[0]
 	heads := lv.slots[idx<<level0Ways:][:1<<level0Ways]
