@@ -19,12 +19,17 @@
 //	w := wheel.Shared() // or v.Wheel of a *wheel.Virtual in tests
 //	election, err := repeated.New(w, "election-n1", 150*time.Millisecond, onElectionTimeout,
 //		repeated.WithJitter(repeated.Proportional(1)), // [150ms, 300ms)
-//		repeated.WithRand(rand.New(rand.NewPCG(seed, 1))))
+//		repeated.WithSeed(seed, 1)) // reproducible; the default is freshly seeded
 //	election.Start()   // first trigger after a jittered timeout
 //	election.Reset()   // on every heartbeat: push the deadline back (no allocation)
 //	election.Stop()    // on becoming leader
 //	election.Restart() // on stepping down: always a fresh deadline
 //	election.Destroy() // on shutdown; the on-destroy hook runs once
+//
+// After each trigger returns, a running timer waits a freshly adjusted
+// timeout again (fixed delay). Triggers run on the goroutine that advances
+// a virtual wheel, or on the real-time wheel's driver goroutine (or its
+// Executor); RunOnceNow runs one on the caller's goroutine.
 //
 // # Many timers
 //
@@ -34,11 +39,6 @@
 // order reads memory in order. WithSeed gives each a reproducible jitter
 // source kept inside the timer (WithRand's *rand.Rand is one more pointer
 // to chase per Reset). See ExampleTimer_Init.
-//
-// After each trigger returns, a running timer waits a freshly adjusted
-// timeout again (fixed delay). Triggers run on the goroutine that advances
-// a virtual wheel, or on the real-time wheel's driver goroutine (or its
-// Executor); RunOnceNow runs one on the caller's goroutine.
 //
 // # Errors where the caller looks
 //
