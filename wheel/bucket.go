@@ -21,9 +21,9 @@ import (
 // outnumber its timers by a chunk is compacted.
 //
 // Chunks come from the wheel's free list and go back to it when consumed,
-// so that a wheel in a steady state allocates nothing: the free list keeps
-// about as many chunks as the wheel needed at its busiest, and lets the
-// rest go (see freeChunk).
+// so that a wheel allocates only when it holds more timers than ever
+// before: it keeps the chunks it needed at its busiest, about 8 bytes per
+// timer then.
 
 // chunkLen is the number of timers in a chunk: a chunk is 512 bytes.
 const chunkLen = 63
@@ -43,14 +43,19 @@ type bucket struct {
 	dead       int32 // tombstones among the entries not consumed
 }
 
-// newChunk returns an empty chunk from the free list, or a new one. mu
-// held.
+// newChunk returns an empty chunk from the free list. When the list is
+// empty it allocates a slab of chunks, an eighth of what the wheel holds
+// (at least one, at most 256), so that a wheel growing to a million
+// timers makes a few hundred allocations, not one per chunk. mu held.
 func (w *Wheel) newChunk() *chunk {
-	c := w.freeChunks
-	if c == nil {
-		w.chunks++
-		return new(chunk)
+	if w.freeChunks == nil {
+		slab := make([]chunk, min(max(1, w.chunks/8), 256))
+		for i := range slab {
+			w.freeChunk(&slab[i])
+		}
+		w.chunks += len(slab)
 	}
+	c := w.freeChunks
 	w.freeChunks = c.next
 	w.nfree--
 	c.next = nil
@@ -58,13 +63,8 @@ func (w *Wheel) newChunk() *chunk {
 }
 
 // freeChunk returns a consumed chunk, whose entries are all nil, to the
-// free list, or lets the garbage collector have it if the free list holds
-// more chunks than the wheel has in use (and a few). mu held.
+// free list. mu held.
 func (w *Wheel) freeChunk(c *chunk) {
-	if w.nfree > w.chunks-w.nfree+16 {
-		w.chunks--
-		return
-	}
 	c.next = w.freeChunks
 	w.freeChunks = c
 	w.nfree++
