@@ -109,22 +109,30 @@
 // places it with the next few re-armed ones while they are still in cache,
 // so the fire-and-re-arm cycle takes the lock once per 16 timers rather
 // than once per timer. Then the driver
-// sleeps until the earliest deadline of the next occupied level-0 slot
-// (plus 100µs, the typical epoch slack) or the start of a higher-level
-// one, or until a timer that needs it earlier wakes it.
+// sleeps until the next occupied level-0 slot is due whole (its latest
+// deadline has passed, plus 100µs for the epochs' slack) or a higher-level
+// slot starts, or until a timer that needs it earlier wakes it.
+//
+// The Go runtime wakes a sleeping goroutine only to the millisecond (its
+// network poller waits in epoll_wait, whose timeout is whole
+// milliseconds): a 300µs sleep ends about a millisecond after it began.
+// On Linux the driver therefore sleeps on a timerfd, read through the
+// runtime's network poller, which wakes it within the kernel's timer slack
+// (50µs by default) without holding a thread. Elsewhere, or if the system
+// refuses a timerfd, it sleeps with the runtime's timers.
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the
 // hot paths; a Reset writes only its own timer, and the driver wakes about
-// once per millisecond at most however many timers fire (the Go runtime
-// wakes a sleeping goroutine to the millisecond), firing everything due by
-// then.
+// once per tick at most however many timers fire, firing everything due by
+// then (a wake-up costs tens of microseconds of CPU on a virtual machine,
+// so wake-ups per second are a budget).
 //
 // What real time promises: a timer never fires before the Reset call plus
-// d. It fires after its deadline by the time the driver takes to wake (up
-// to about a millisecond: the runtime's timer granularity when the process
-// is idle), plus 100µs, plus the time the driver takes for the callbacks
-// ahead of it; a callback that runs long delays the others, and timers
+// d. It fires after its deadline by up to a tick (the driver takes a
+// busy slot whole), plus 100µs, plus the time the driver takes to wake (the
+// timer slack on Linux; up to a millisecond elsewhere, the runtime's
+// granularity), plus the time it takes for the callbacks ahead of it; a callback that runs long delays the others, and timers
 // scheduled while it runs (they may fire up to its duration late). Timers
 // due together have no defined order on a real-time wheel (in practice
 // mostly the order they were scheduled in); the exact (deadline, schedule
@@ -167,7 +175,8 @@
 // A real-time wheel runs one driver goroutine while it has timers, until
 // Stop. The Shared wheel is never stopped, so tests that check for leaked
 // goroutines with go.uber.org/goleak and use it (directly, or through
-// package election or repeated) must ignore its driver:
+// package election or repeated) must ignore its driver, which may be parked inside the runtime's poller
+// (so IgnoreAnyFunction, not IgnoreTopFunction):
 //
-//	goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
+//	goleak.VerifyNone(t, goleak.IgnoreAnyFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
 package wheel

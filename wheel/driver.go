@@ -27,6 +27,16 @@ func (w *Wheel) drive() {
 	defer close(w.doneCh)
 	sleep := time.NewTimer(time.Hour)
 	sleep.Stop()
+	var nap *napper
+	if !w.noNap {
+		nap = newNapper()
+	}
+	if nap != nil {
+		w.napMu.Lock()
+		w.napper = nap
+		w.napMu.Unlock()
+		defer w.dropNapper()
+	}
 	for {
 		w.mu.Lock()
 		if w.stopped {
@@ -71,6 +81,9 @@ func (w *Wheel) drive() {
 			w.moveCursor(now/w.tick + 1)
 		}
 		next := w.nextEvent()
+		if nap != nil && next != never {
+			next = w.napUntil(next)
+		}
 		if next-now > maxEpoch {
 			// A long sleep: stop publishing, so that an epoch never spans
 			// it; Resets read the clock until the driver wakes for a fire.
@@ -82,6 +95,33 @@ func (w *Wheel) drive() {
 			w.sleepEpoch(next)
 		}
 		w.sleepUntil.Store(next)
+		if nap != nil {
+			// Sleep on the timerfd (see nap_linux.go), armed under the
+			// lock, so that a Reset that needs the driver sooner, or Stop,
+			// either comes before (and is seen by the next round) or
+			// re-arms it to expire at once (kick).
+			d := never
+			if next != never {
+				d = next - int64(time.Since(w.epoch))
+			}
+			if d > 0 {
+				nap.arm(d)
+				w.napState.Store(napArmed)
+			}
+			w.mu.Unlock()
+			if d > 0 {
+				ok := nap.wait()
+				w.napState.Store(napAwake)
+				w.wakeups.Add(1)
+				if !ok {
+					// The timerfd failed: sleep with the runtime's timers
+					// from now on.
+					w.dropNapper()
+					nap = nil
+				}
+			}
+			continue
+		}
 		w.mu.Unlock()
 
 		if next == never {
@@ -104,6 +144,36 @@ func (w *Wheel) drive() {
 			w.wakeups.Add(1)
 		}
 	}
+}
+
+// dropNapper closes the driver's timerfd, if it has one.
+func (w *Wheel) dropNapper() {
+	w.napMu.Lock()
+	defer w.napMu.Unlock()
+	if w.napper != nil {
+		w.napper.close()
+		w.napper = nil
+	}
+}
+
+// napUntil returns when a driver about to nap should wake, next being the
+// earliest time something may be due. A wake-up costs tens of
+// microseconds of CPU, so the driver naps until a level-0 slot is due
+// whole (its latest deadline has passed), plus republishAfter, by which
+// the slack of the epochs its deadlines came from has passed too; a timer
+// then waits at most a tick (and the slack) for its fire, and the driver
+// wakes at most about once a tick. Other events (a ready-heap deadline, a
+// higher level's slot) wake it at once. mu held.
+func (w *Wheel) napUntil(next int64) int64 {
+	if !w.batchSlots {
+		return next
+	}
+	if lvl, _, start, ok := w.nextSlot(); ok && lvl == 0 && w.slotLook(start) == next {
+		if top, ok := w.cleanTop(); !ok || top.key > next {
+			return max(next, w.slotDue(start)+republishAfter)
+		}
+	}
+	return next
 }
 
 // collect moves up to maxBatch due timers into w.batch, without claiming

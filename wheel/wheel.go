@@ -108,6 +108,7 @@ type Wheel struct {
 	maxTick     int64
 	virtual     bool
 	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
+	noNap       bool // sleep with the runtime's timers even where a timerfd is available (tests)
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -167,6 +168,9 @@ type Wheel struct {
 	tickUntil  int64        // keep the clock published until then (see planSleep)
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
 	wakeCh     chan struct{}
+	napState   atomic.Uint32 // napAwake, napArmed or napWoken (see kick)
+	napMu      sync.Mutex    // guards napper, for kick
+	napper     *napper       // the driver's timerfd while it runs (nap_linux.go)
 	stopCh     chan struct{}
 	doneCh     chan struct{}
 }
@@ -361,6 +365,7 @@ func (w *Wheel) Stop() []*Timer {
 	w.dropped.Add(int64(len(out)))
 	if started {
 		close(w.stopCh)
+		w.kick()
 		if waitDriver {
 			<-w.doneCh
 		}
@@ -833,6 +838,27 @@ func (w *Wheel) wake(when int64) {
 		return
 	}
 	w.sleepUntil.Store(when)
+	w.kick()
+}
+
+// The driver's nap states.
+const (
+	napAwake uint32 = iota // not napping
+	napArmed               // napping, or about to
+	napWoken               // woken: the nap ends
+)
+
+// kick wakes the driver: out of a nap, or out of its sleep on wakeCh (a
+// token there makes its next sleep return at once).
+func (w *Wheel) kick() {
+	if w.napState.Swap(napWoken) == napArmed {
+		w.napMu.Lock()
+		if w.napper != nil {
+			w.napper.arm(0)
+		}
+		w.napMu.Unlock()
+		return
+	}
 	select {
 	case w.wakeCh <- struct{}{}:
 	default:
