@@ -402,23 +402,19 @@ func (w *Wheel) waitNextSlot(t *Timer, tk, now int64) {
 func (w *Wheel) runBatch(now int64) {
 	var rearmed [rearmBatch]*Timer
 	nr := 0
-	// The fire counter is shared with every goroutine that reads Stats;
-	// the driver adds to it every counterEvery fires. (Pending is exact:
-	// a callback that reads Stats does not count its own timer.)
-	var fired int64
 	for i := range w.batch {
 		if j := i + prefetchAhead; j < len(w.batch) {
 			w.batch[j].prefetch()
-		}
-		if i%counterEvery == counterEvery-1 {
-			w.addFired(&fired)
 		}
 		e := &w.batch[i]
 		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
 			continue
 		}
+		// Counted before the callback starts: Stats.Fired counts callbacks
+		// started, and a callback that reads Stats does not find its own
+		// timer pending.
 		w.pending.Add(-1)
-		fired++
+		w.fired.Add(1)
 		if i > 0 && (i < clockEvery || i%clockEvery == 0) {
 			// The clock measures lateness (behind slow callbacks too) and
 			// keeps epochs short. It is read before each of the first
@@ -441,28 +437,14 @@ func (w *Wheel) runBatch(now int64) {
 			}
 		}
 	}
-	w.addFired(&fired)
 	if nr > 0 {
 		w.placeRearmed(rearmed[:nr])
 	}
 }
 
-// addFired adds the driver's count of fires to the wheel's counter and
-// clears it.
-func (w *Wheel) addFired(fired *int64) {
-	if *fired > 0 {
-		w.fired.Add(*fired)
-		*fired = 0
-	}
-}
-
 // rearmBatch is how many re-armed timers the driver places under one hold
-// of the lock; counterEvery how many fires it counts before adding them to
-// the shared counters.
-const (
-	rearmBatch   = 16
-	counterEvery = 16
-)
+// of the lock.
+const rearmBatch = 16
 
 // prefetchTimer hints the cache line(s) of t's first 32 bytes, what the
 // driver's visit of a slotted timer reads first (a Timer embedded in a

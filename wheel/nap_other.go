@@ -6,7 +6,7 @@ package wheel
 // nap_linux.go).
 type napper struct{}
 
-func newNapper() *napper   { return nil }
+func newNapper() *napper    { return nil }
 func (n *napper) arm(int64) {}
 func (n *napper) wait() bool {
 	return false
