@@ -738,3 +738,34 @@ func TestSlackForTagWrap(t *testing.T) {
 	w.openTag = 0
 	require.Zero(t, w.slackFor(tag, far))
 }
+
+// A driver asleep until a far deadline, or with nothing to do, is woken by
+// a timer due sooner, whichever way it sleeps (on a timerfd where there is
+// one, or with the runtime's timers), and Stop ends its sleep.
+func TestRealtimeSoonerTimerWakesSleepingDriver(t *testing.T) {
+	for _, noNap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noNap=%v", noNap), func(t *testing.T) {
+			w := newRealtime(t, time.Millisecond)
+			w.noNap = noNap
+			far, err := w.AfterFunc(time.Hour, func() {})
+			require.NoError(t, err)
+			fired := make(chan struct{}, 2)
+			for round := range 2 {
+				// Wait until the driver sleeps until the far deadline (in
+				// the second round the far timer is stopped, lazily: it
+				// still occupies its slot, which the driver sleeps until).
+				for w.sleepUntil.Load() < int64(time.Minute) {
+					runtime.Gosched()
+				}
+				_, err := w.AfterFunc(time.Millisecond, func() { fired <- struct{}{} })
+				require.NoError(t, err)
+				select {
+				case <-fired:
+				case <-time.After(rtWaitLimit):
+					t.Fatalf("round %d: the sooner timer did not fire within %v", round, rtWaitLimit)
+				}
+				far.Stop()
+			}
+		})
+	}
+}
