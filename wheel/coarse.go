@@ -109,10 +109,7 @@ func (w *Wheel) scheduleDeadline(d time.Duration) int64 {
 			w.demand.Store(true)
 		}
 		if w.clockReads.Add(1) == clockReadWake {
-			select {
-			case w.wakeCh <- struct{}{}:
-			default:
-			}
+			w.kick()
 		}
 	}
 	return encodeRT(int64(time.Since(w.epoch)), d, 0)

@@ -71,23 +71,30 @@
 // Occupancy bitmaps find the next occupied slot without scanning, and
 // enough levels are used to reach any time.Duration at the configured
 // tick. Deadlines are exact; the tick only decides bucketing. Each slot is
-// made of intrusive lists (eight at level 0, one above) to which timers are
-// appended, at level 0 round-robin, so a Timer costs no allocation beyond
-// itself and a slot's lists, walked side by side, give back its timers in
-// the order they were placed.
+// a bucket: a queue of 512-byte chunks of timer pointers, appended at the
+// tail and consumed from the head, so that it gives back its timers in the
+// order they were placed, and the driver, reading the addresses in order,
+// prefetches timers a dozen entries ahead of the one it works on (walking
+// a linked list through the timers, each cache miss would wait for the one
+// before it). A Reset that moves a timer earlier leaves a nil entry behind;
+// a bucket that is mostly such entries is compacted. Chunks are recycled
+// through a free list, so a wheel in a steady state allocates nothing; a
+// wheel holds about 8.1 bytes of chunk per timer at its busiest, plus a
+// partly filled chunk per occupied slot.
 //
 // # The real-time driver
 //
 // One goroutine per wheel. Each round it reads the clock once, publishes a
 // fresh coarse-clock epoch, and, holding the wheel's lock, collects what is
-// due in one pass over the earliest level-0 slot's eight lists walked side
-// by side (each list's next timer prefetched as soon as its address is
-// known, so that eight cache misses are in flight instead of one). Each
+// due in one pass over the earliest level-0 slot's bucket (each timer
+// prefetched a dozen entries ahead, so that a dozen cache misses are in
+// flight instead of one; the pass reads and writes only the first 32 bytes
+// of a timer it re-buckets, one cache line). Each
 // timer is due (collected), pushed later since it was placed (re-placed in
 // its new slot: the lazy extension of lock-free Resets), or stopped
 // (dropped). Before the slot is due as a whole (its latest deadline has
-// passed), the driver takes only the due head of each list, since timers
-// are appended in about deadline order; once it is, the driver takes the
+// passed), the driver takes only the due timers at the front of the
+// bucket, since timers are appended in about deadline order; once it is, the driver takes the
 // slot whole, and a timer still inside its epoch's slack waits in the next
 // slot. Higher-level slots are re-bucketed when their start comes, in
 // chunks so that locked Resets are not held up. Then the driver releases
@@ -99,24 +106,33 @@
 // and reads the clock every few fires, for lateness and to keep the coarse
 // clock's epochs short. While its callback runs, a timer re-armed by it
 // (the periodic timer's cycle) just stores its new deadline, and the driver
-// places it with the rest of the batch, so the fire-and-re-arm cycle takes
-// the lock once per batch rather than once per timer. Then the driver
-// sleeps until the earliest deadline of the next occupied level-0 slot
-// (plus 100µs, the typical epoch slack) or the start of a higher-level
-// one, or until a timer that needs it earlier wakes it.
+// places it with the next few re-armed ones while they are still in cache,
+// so the fire-and-re-arm cycle takes the lock once per 16 timers rather
+// than once per timer. Then the driver
+// sleeps until the next occupied level-0 slot is due whole (its latest
+// deadline has passed, plus 100µs for the epochs' slack) or a higher-level
+// slot starts, or until a timer that needs it earlier wakes it.
+//
+// The Go runtime wakes a sleeping goroutine only to the millisecond (its
+// network poller waits in epoll_wait, whose timeout is whole
+// milliseconds): a 300µs sleep ends about a millisecond after it began.
+// On Linux the driver therefore sleeps on a timerfd, read through the
+// runtime's network poller, which wakes it within the kernel's timer slack
+// (50µs by default) without holding a thread. Elsewhere, or if the system
+// refuses a timerfd, it sleeps with the runtime's timers.
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the
 // hot paths; a Reset writes only its own timer, and the driver wakes about
-// once per millisecond at most however many timers fire (the Go runtime
-// wakes a sleeping goroutine to the millisecond), firing everything due by
-// then.
+// once per tick at most however many timers fire, firing everything due by
+// then (a wake-up costs tens of microseconds of CPU on a virtual machine,
+// so wake-ups per second are a budget).
 //
 // What real time promises: a timer never fires before the Reset call plus
-// d. It fires after its deadline by the time the driver takes to wake (up
-// to about a millisecond: the runtime's timer granularity when the process
-// is idle), plus 100µs, plus the time the driver takes for the callbacks
-// ahead of it; a callback that runs long delays the others, and timers
+// d. It fires after its deadline by up to a tick (the driver takes a
+// busy slot whole), plus 100µs, plus the time the driver takes to wake (the
+// timer slack on Linux; up to a millisecond elsewhere, the runtime's
+// granularity), plus the time it takes for the callbacks ahead of it; a callback that runs long delays the others, and timers
 // scheduled while it runs (they may fire up to its duration late). Timers
 // due together have no defined order on a real-time wheel (in practice
 // mostly the order they were scheduled in); the exact (deadline, schedule
@@ -159,7 +175,8 @@
 // A real-time wheel runs one driver goroutine while it has timers, until
 // Stop. The Shared wheel is never stopped, so tests that check for leaked
 // goroutines with go.uber.org/goleak and use it (directly, or through
-// package election or repeated) must ignore its driver:
+// package election or repeated) must ignore its driver, which may be parked inside the runtime's poller
+// (so IgnoreAnyFunction, not IgnoreTopFunction):
 //
-//	goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
+//	goleak.VerifyNone(t, goleak.IgnoreAnyFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
 package wheel

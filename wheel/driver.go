@@ -27,6 +27,16 @@ func (w *Wheel) drive() {
 	defer close(w.doneCh)
 	sleep := time.NewTimer(time.Hour)
 	sleep.Stop()
+	var nap *napper
+	if !w.noNap {
+		nap = newNapper()
+	}
+	if nap != nil {
+		w.napMu.Lock()
+		w.napper = nap
+		w.napMu.Unlock()
+		defer w.dropNapper()
+	}
 	for {
 		w.mu.Lock()
 		if w.stopped {
@@ -43,7 +53,6 @@ func (w *Wheel) drive() {
 			w.runBatch(now)
 			w.mu.Lock()
 			w.running = false
-			w.placeRearmed()
 			clear(w.batch)
 			w.batch = w.batch[:0]
 			stopped := w.stopped
@@ -72,6 +81,9 @@ func (w *Wheel) drive() {
 			w.moveCursor(now/w.tick + 1)
 		}
 		next := w.nextEvent()
+		if nap != nil && next != never {
+			next = w.napUntil(next)
+		}
 		if next-now > maxEpoch {
 			// A long sleep: stop publishing, so that an epoch never spans
 			// it; Resets read the clock until the driver wakes for a fire.
@@ -83,6 +95,33 @@ func (w *Wheel) drive() {
 			w.sleepEpoch(next)
 		}
 		w.sleepUntil.Store(next)
+		if nap != nil {
+			// Sleep on the timerfd (see nap_linux.go), armed under the
+			// lock, so that a Reset that needs the driver sooner, or Stop,
+			// either comes before (and is seen by the next round) or
+			// re-arms it to expire at once (kick).
+			d := never
+			if next != never {
+				d = next - int64(time.Since(w.epoch))
+			}
+			if d > 0 {
+				nap.arm(d)
+				w.napState.Store(napArmed)
+			}
+			w.mu.Unlock()
+			if d > 0 {
+				ok := nap.wait()
+				w.napState.Store(napAwake)
+				w.wakeups.Add(1)
+				if !ok {
+					// The timerfd failed: sleep with the runtime's timers
+					// from now on.
+					w.dropNapper()
+					nap = nil
+				}
+			}
+			continue
+		}
 		w.mu.Unlock()
 
 		if next == never {
@@ -105,6 +144,36 @@ func (w *Wheel) drive() {
 			w.wakeups.Add(1)
 		}
 	}
+}
+
+// dropNapper closes the driver's timerfd, if it has one.
+func (w *Wheel) dropNapper() {
+	w.napMu.Lock()
+	defer w.napMu.Unlock()
+	if w.napper != nil {
+		w.napper.close()
+		w.napper = nil
+	}
+}
+
+// napUntil returns when a driver about to nap should wake, next being the
+// earliest time something may be due. A wake-up costs tens of
+// microseconds of CPU, so the driver naps until a level-0 slot is due
+// whole (its latest deadline has passed), plus republishAfter, by which
+// the slack of the epochs its deadlines came from has passed too; a timer
+// then waits at most a tick (and the slack) for its fire, and the driver
+// wakes at most about once a tick. Other events (a ready-heap deadline, a
+// higher level's slot) wake it at once. mu held.
+func (w *Wheel) napUntil(next int64) int64 {
+	if !w.batchSlots {
+		return next
+	}
+	if lvl, _, start, ok := w.nextSlot(); ok && lvl == 0 && w.slotLook(start) == next {
+		if top, ok := w.cleanTop(); !ok || top.key > next {
+			return max(next, w.slotDue(start)+republishAfter)
+		}
+	}
+	return next
 }
 
 // collect moves up to maxBatch due timers into w.batch, without claiming
@@ -187,83 +256,67 @@ func (w *Wheel) slotLook(start int64) int64 {
 // timers pushed later are re-placed, and timers whose epoch's slack has not
 // passed yet (see coarse.go) wait in the next slot, which the driver looks
 // at again once that slack has passed (slotNext), so that the cursor moves
-// on. Before that, the driver takes the due head of each of its lists and
-// leaves the rest in place: timers are appended in about deadline order,
-// and the Go runtime wakes a sleeping driver only to the millisecond, so
-// waiting for the whole slot would add up to a tick of lateness to every
-// timer on top of the wake-up's. mu held.
+// on. Before that, the driver takes the due timers at the front of the
+// slot's bucket and leaves the rest in place: timers are appended in about
+// deadline order, and the Go runtime wakes a sleeping driver only to the
+// millisecond, so waiting for the whole slot would add up to a tick of
+// lateness to every timer on top of the wake-up's. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lv := &w.levels[0]
-	heads := lv.slots[idx<<level0Ways:][:1<<level0Ways]
-	tails := lv.tails[idx<<level0Ways:][:1<<level0Ways]
+	b := &lv.buckets[idx]
 	partial := w.slotDue(start) > now
-	var lists [1 << level0Ways]*Timer
-	copy(lists[:], heads)
 	if partial {
 		w.moveCursor(start)
 	} else {
-		clear(heads)
-		clear(tails)
+		// Take the bucket whole: timers placed while it is walked (in the
+		// same slot of the next window) go to a fresh one.
+		whole := *b
+		*b = bucket{}
+		b = &whole
 		lv.unmark(idx)
 		w.moveCursor(start + 1)
 	}
-	// Walk the slot's lists side by side, prefetching each list's next
-	// timer as soon as its address is known: the lists' cache misses
-	// overlap instead of queueing one behind another. Timers are placed
-	// round-robin over the lists and appended, so this walk visits them
-	// in about the order they were placed, which is kind to the caches of
-	// the callbacks (timers tend to be allocated, and re-armed, in order).
-	look := never // partial: when a timer left in the slot may be due
-	// Timers to re-place wait in a short queue, their target list's tail
-	// prefetched, so that the miss on it overlaps with the walk.
+	// The bucket lists the timers in the order they were placed, which
+	// is kind to the caches of the callbacks (timers tend to be
+	// allocated, and re-armed, in order). Each timer is prefetched
+	// walkAhead entries before it is looked at, so that the cache misses
+	// of a big slot overlap instead of queueing one behind another.
+	//
+	// Timers to re-place wait in a short queue, the bucket entry they
+	// will be appended at prefetched, so that the miss on it overlaps
+	// with the walk too.
 	var queue [placeAhead]*Timer
 	queued := 0
 	for walked := 0; ; walked++ {
+		t := w.front(b)
+		if t == nil {
+			break
+		}
 		if walked%32 == 31 {
 			w.freshenEpoch() // a big slot takes a while
 		}
-		more := false
-		for k, t := range lists {
-			if t == nil {
-				continue
-			}
-			f, st := w.takeDue(t, start, now)
-			if partial && st == takeWait {
-				// Not due yet: this list stays from t on.
-				lists[k] = nil
-				heads[k], t.prev = t, nil
-				look = min(look, f.when+w.slackFor(f.when&tagMask, now))
-				continue
-			}
-			next := t.next
-			if next != nil {
-				prefetchTimer(next)
-				more = true
-			}
-			lists[k] = next
-			if partial {
-				heads[k] = next
-				if next == nil {
-					tails[k] = nil
-				}
-			}
-			t.next, t.prev, t.loc = nil, nil, locNone
-			switch st {
-			case takeFire:
-				w.batch = append(w.batch, f)
-			case takeWait:
-				w.waitNextSlot(t, start+1, now)
-			default:
-				w.prefetchPlace(t)
-				if old := queue[queued%placeAhead]; old != nil {
-					w.place(old)
-				}
-				queue[queued%placeAhead] = t
-				queued++
-			}
-		}
-		if !more {
+		b.prefetchAhead(walkAhead)
+		f, st := w.takeDue(t, start, now)
+		if partial && st == takeWait {
+			// Not due yet, nor probably what follows it: look again
+			// once it may be.
+			w.slotNext[idx] = max(f.when+w.slackFor(f.when&tagMask, now), start*w.tick)
 			break
+		}
+		b.consume(t)
+		t.loc = locNone
+		switch st {
+		case takeFire:
+			w.batch = append(w.batch, f)
+		case takeWait:
+			w.waitNextSlot(t, start+1, now)
+		default:
+			w.prefetchPlace(t)
+			if old := queue[queued%placeAhead]; old != nil {
+				w.place(old)
+			}
+			queue[queued%placeAhead] = t
+			queued++
 		}
 	}
 	for i := range placeAhead {
@@ -272,15 +325,19 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 		}
 	}
 	if !partial {
+		w.freeBucket(b)
 		return
 	}
-	if lv.emptySlot(idx) {
+	if b.live == 0 {
+		w.freeBucket(b)
 		lv.unmark(idx)
 		w.moveCursor(start + 1)
-		return
 	}
-	w.slotNext[idx] = max(look, start*w.tick)
 }
+
+// walkAhead is how many bucket entries ahead of the one it works on the
+// driver prefetches a timer.
+const walkAhead = 12
 
 // placeAhead is how many timers batchSlot queues for re-placing.
 const placeAhead = 8
@@ -340,9 +397,11 @@ func (w *Wheel) waitNextSlot(t *Timer, tk, now int64) {
 // While its callback runs a timer is in state dueFiring: idle, but a Reset
 // (typically the callback re-arming its own timer, the periodic timer's
 // cycle) just stores the new deadline, without the lock, and leaves the
-// timer to the driver, which places it with the rest of the batch
-// (placeRearmed).
+// timer to the driver, which places it, with the next few re-armed ones,
+// under one hold of the lock while they are still in cache (placeRearmed).
 func (w *Wheel) runBatch(now int64) {
+	var rearmed [rearmBatch]*Timer
+	nr := 0
 	for i := range w.batch {
 		if j := i + prefetchAhead; j < len(w.batch) {
 			w.batch[j].prefetch()
@@ -351,6 +410,9 @@ func (w *Wheel) runBatch(now int64) {
 		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
 			continue
 		}
+		// Counted before the callback starts: Stats.Fired counts callbacks
+		// started, and a callback that reads Stats does not find its own
+		// timer pending.
 		w.pending.Add(-1)
 		w.fired.Add(1)
 		if i > 0 && (i < clockEvery || i%clockEvery == 0) {
@@ -368,17 +430,29 @@ func (w *Wheel) runBatch(now int64) {
 		w.noteLateness(now - e.when)
 		w.invoke(e.f)
 		if !e.t.due.CompareAndSwap(dueFiring, 0) {
-			w.rearmed++
+			rearmed[nr] = e.t
+			if nr++; nr == rearmBatch {
+				w.placeRearmed(rearmed[:nr])
+				nr = 0
+			}
 		}
+	}
+	if nr > 0 {
+		w.placeRearmed(rearmed[:nr])
 	}
 }
 
-// prefetchTimer hints both cache lines a Timer may straddle (a Timer is
-// 64 bytes, but embedded in a caller's struct it need not start on a line).
+// rearmBatch is how many re-armed timers the driver places under one hold
+// of the lock.
+const rearmBatch = 16
+
+// prefetchTimer hints the cache line(s) of t's first 32 bytes, what the
+// driver's visit of a slotted timer reads first (a Timer embedded in a
+// caller's struct need not start on a line).
 func prefetchTimer(t *Timer) {
 	p := uintptr(unsafe.Pointer(t))
 	prefetch.Line(p)
-	prefetch.Line(p + unsafe.Sizeof(Timer{}) - 1)
+	prefetch.Line(p + unsafe.Offsetof(t.w) - 1)
 }
 
 // clockEvery is how many fires of a long batch share one clock read.
@@ -406,19 +480,22 @@ func (e *firing) prefetch() {
 	prefetch.Line(*(*uintptr)(unsafe.Pointer(&e.f)))
 }
 
-// placeRearmed places the timers of the batch that were re-armed through
-// the driver while their callbacks ran, and are still pending and not
-// placed by a locked Reset since. mu held.
-func (w *Wheel) placeRearmed() {
-	if w.rearmed == 0 {
-		return
-	}
-	w.rearmed = 0
-	for _, e := range w.batch {
-		if t := e.t; t.w == w && t.loc == locNone && t.due.Load() > 0 {
-			w.place(t)
+// placeRearmed places timers of the batch that were re-armed through the
+// driver while their callbacks ran, and are still pending and not placed
+// by a locked Reset since. It takes the lock.
+func (w *Wheel) placeRearmed(ts []*Timer) {
+	w.mu.Lock()
+	if !w.stopped {
+		for _, t := range ts {
+			w.prefetchPlace(t)
+		}
+		for _, t := range ts {
+			if t.w == w && t.loc == locNone && t.due.Load() > 0 {
+				w.place(t)
+			}
 		}
 	}
+	w.mu.Unlock()
 }
 
 // noteLateness records how late a real-time fire was.

@@ -84,5 +84,5 @@ func TestSharedWheelGoleakName(t *testing.T) {
 	_, err := wheel.Shared().AfterFunc(time.Millisecond, func() { close(fired) })
 	require.NoError(t, err)
 	<-fired
-	goleak.VerifyNone(t, goleak.IgnoreTopFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
+	goleak.VerifyNone(t, goleak.IgnoreAnyFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
 }

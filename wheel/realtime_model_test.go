@@ -38,10 +38,15 @@ type rtModelTimer struct {
 // stopped); and stopping the wheel at the end must return every timer still
 // pending, so that schedules = fires + stops + dropped, timer by timer.
 func TestRealtimeModel(t *testing.T) {
-	for _, tick := range []time.Duration{100 * time.Microsecond, time.Millisecond, 4 * time.Millisecond} {
-		t.Run(fmt.Sprintf("tick=%v", tick), func(t *testing.T) {
+	for _, c := range []struct {
+		tick  time.Duration
+		noNap bool // sleep with the runtime's timers, not a timerfd
+	}{{100 * time.Microsecond, false}, {time.Millisecond, false}, {time.Millisecond, true}, {4 * time.Millisecond, false}} {
+		tick := c.tick
+		t.Run(fmt.Sprintf("tick=%v/noNap=%v", tick, c.noNap), func(t *testing.T) {
 			seed := rtSeed(t)
 			w := newRealtime(t, tick)
+			w.noNap = c.noNap
 			const (
 				owners   = 4
 				perOwner = 64

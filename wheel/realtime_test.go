@@ -111,21 +111,39 @@ func checkStructure(t *testing.T, w *Wheel) {
 	reachable := map[*Timer]bool{}
 	for l := range w.levels {
 		lv := &w.levels[l]
-		for i, head := range lv.slots {
-			if i&(1<<lv.ways-1) == 0 {
-				slot := i >> lv.ways
-				require.Equal(t, !lv.emptySlot(slot), lv.isSet(slot), "level %d slot %d: occupancy bit", l, slot)
+		for i := range lv.buckets {
+			b := &lv.buckets[i]
+			require.Equal(t, b.live > 0, lv.isSet(i), "level %d slot %d: occupancy bit", l, i)
+			if b.live == 0 {
+				require.Nil(t, b.head, "level %d slot %d: an empty bucket holds chunks", l, i)
 			}
-			var prev *Timer
-			for tm := head; tm != nil; tm = tm.next {
+			var live, dead int32
+			for c, k := b.head, b.pos; c != nil; c, k = c.next, 0 {
+				n := int32(chunkLen)
+				if c == b.tail {
+					n = b.tn
+				} else {
+					require.NotNil(t, c.next, "level %d slot %d: chunk list ends before the tail", l, i)
+				}
+				for ; k < n; k++ {
+					if c.t[k] == nil {
+						dead++
+					} else {
+						live++
+					}
+				}
+			}
+			require.Equal(t, b.live, live, "level %d slot %d: live count", l, i)
+			require.Equal(t, b.dead, dead, "level %d slot %d: tombstone count", l, i)
+			b.each(func(tm *Timer) {
 				require.Equal(t, locSlot, tm.loc, "level %d slot %d: timer location", l, i)
-				require.Equal(t, uint8(l), tm.lvl)
-				require.Equal(t, uint16(i), tm.idx)
-				require.Same(t, prev, tm.prev, "level %d slot %d: back link", l, i)
-				prev = tm
+				lvl, idx := tm.where()
+				require.Equal(t, l, lvl)
+				require.Equal(t, i, idx)
+				require.Same(t, tm, tm.ch.t[tm.pos], "level %d slot %d: the timer's place in its bucket", l, i)
 				due := tm.due.Load()
 				if due == 0 {
-					continue // stopped; unlinked lazily
+					return // stopped; unlinked lazily
 				}
 				start := tm.slotStart.Load()
 				require.GreaterOrEqual(t, start, int64(0), "slotted timer without a slot start")
@@ -134,14 +152,13 @@ func checkStructure(t *testing.T, w *Wheel) {
 					// slot was taken waits in a later slot (batchSlot);
 					// deadlines from the exact clock (tag 0) never wait.
 					reachable[tm] = true
-					continue
+					return
 				}
 				require.GreaterOrEqual(t, due-1, start,
 					"level %d slot %d: deadline %v before the slot's start %v: the timer would fire late",
 					l, i, time.Duration(due-1), time.Duration(start))
 				reachable[tm] = true
-			}
-			require.Same(t, prev, lv.tails[i], "level %d list %d: tail", l, i)
+			})
 		}
 	}
 	for _, e := range w.ready {
@@ -720,4 +737,35 @@ func TestSlackForTagWrap(t *testing.T) {
 	far := int64(10*time.Millisecond) + slackWindow + 1
 	w.openTag = 0
 	require.Zero(t, w.slackFor(tag, far))
+}
+
+// A driver asleep until a far deadline, or with nothing to do, is woken by
+// a timer due sooner, whichever way it sleeps (on a timerfd where there is
+// one, or with the runtime's timers), and Stop ends its sleep.
+func TestRealtimeSoonerTimerWakesSleepingDriver(t *testing.T) {
+	for _, noNap := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noNap=%v", noNap), func(t *testing.T) {
+			w := newRealtime(t, time.Millisecond)
+			w.noNap = noNap
+			far, err := w.AfterFunc(time.Hour, func() {})
+			require.NoError(t, err)
+			fired := make(chan struct{}, 2)
+			for round := range 2 {
+				// Wait until the driver sleeps until the far deadline (in
+				// the second round the far timer is stopped, lazily: it
+				// still occupies its slot, which the driver sleeps until).
+				for w.sleepUntil.Load() < int64(time.Minute) {
+					runtime.Gosched()
+				}
+				_, err := w.AfterFunc(time.Millisecond, func() { fired <- struct{}{} })
+				require.NoError(t, err)
+				select {
+				case <-fired:
+				case <-time.After(rtWaitLimit):
+					t.Fatalf("round %d: the sooner timer did not fire within %v", round, rtWaitLimit)
+				}
+				far.Stop()
+			}
+		})
+	}
 }

@@ -4,12 +4,13 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Timer locations (Timer.loc).
 const (
 	locNone  uint8 = iota // not linked anywhere
-	locSlot               // in a slot list
+	locSlot               // in a slot's bucket
 	locReady              // has a live entry in the ready heap
 )
 
@@ -25,8 +26,9 @@ const (
 // it stores the new deadline and the timer is re-bucketed lazily when its old
 // bucket comes due.
 type Timer struct {
-	w *Wheel
-	f func()
+	// The driver's visit of a timer it re-buckets (the heartbeat-pushed
+	// election timer, about once per timeout) reads and writes only the
+	// first 32 bytes, so that it costs one cache line.
 
 	// due is deadline+1 (ns since the wheel's epoch) while pending, 0 when
 	// idle, and dueFiring while the real-time driver runs the timer's
@@ -40,16 +42,33 @@ type Timer struct {
 	// move its deadline later without the lock as long as the new deadline
 	// is >= slotStart.
 	slotStart atomic.Int64
-	// seq orders timers with equal deadlines by when they were scheduled.
-	seq atomic.Uint64
-
-	// Guarded by w.mu.
-	next, prev *Timer
-	loc, lvl   uint8
-	idx        uint16
-
+	// Guarded by w.mu: where the timer is (loc), and if in a slot, which
+	// (slot: level<<slotLevelShift | index on the level) and where in its
+	// bucket (chunk ch, entry pos).
+	ch *chunk
 	// minReset is SetMinReset's promise, in ticks (0: none).
 	minReset atomic.Uint32
+	slot     uint16
+	pos      uint8
+	loc      uint8
+
+	w *Wheel
+	f func()
+	// seq orders timers with equal deadlines by when they were scheduled.
+	seq atomic.Uint64
+}
+
+// maxLevels bounds the levels of any wheel: level 0 indexes level0Bits of
+// a tick number, each level above slotBits more, up to 63 bits.
+const maxLevels = 1 + (63-level0Bits+slotBits-1)/slotBits
+
+// slotLevelShift places a level above a slot index in Timer.slot: level 0
+// has 1<<level0Bits slots, and the levels above fewer.
+const slotLevelShift = level0Bits
+
+// where returns the level and slot index of a timer in a slot.
+func (t *Timer) where() (lvl, idx int) {
+	return int(t.slot >> slotLevelShift), int(t.slot & (1<<slotLevelShift - 1))
 }
 
 // Init binds t to wheel w and callback f. The timer starts idle. Init may be
@@ -281,3 +300,10 @@ func (h *readyHeap) pop() entry {
 	*h = s
 	return top
 }
+
+// The first 32 bytes of a Timer hold what the driver's re-bucketing visit
+// touches (see Timer), and Timer.slot has room for every level.
+var (
+	_ [32 - unsafe.Offsetof(Timer{}.w)]struct{}
+	_ [1<<(16-slotLevelShift) - maxLevels]struct{}
+)

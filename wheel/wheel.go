@@ -41,38 +41,17 @@ const (
 )
 
 // level is one ring of the hierarchy: slots (1024 at level 0, 64 above),
-// each made of 1<<ways intrusive doubly linked lists of timers, and a
-// bitmap of the non-empty slots. Slot i's lists are slots[i<<ways:][:1<<ways].
-//
-// Level 0 spreads a slot over level0Ways lists, placing timers round-robin,
-// so that the driver can walk them side by side: a list walk is a chain of
-// dependent cache misses, and with several lists in step those misses
-// overlap (see batchSlot).
+// each a bucket of timers (see bucket.go), and a bitmap of the non-empty
+// slots.
 type level struct {
 	shift    uint // ticks are shifted right by this to index the level
 	bits     uint // log2 of the number of slots
-	ways     uint // log2 of the number of lists per slot
 	occupied []uint64
-	slots    []*Timer // list heads; slot i's are slots[i<<ways:][:1<<ways]
-	tails    []*Timer // list tails: timers are appended, so a list runs in placement order
-	// fill counts the timers placed in each slot since it was last
-	// empty: the k-th goes to list k mod 1<<ways, so that walking the
-	// lists side by side visits a slot's timers in placement order.
-	fill []uint8
+	buckets  []bucket
 }
 
-// level0Ways is log2 of the number of lists per level-0 slot.
-const level0Ways = 3
-
-// emptySlot reports whether every list of slot idx is empty.
-func (lv *level) emptySlot(idx int) bool {
-	for _, h := range lv.slots[idx<<lv.ways:][:1<<lv.ways] {
-		if h != nil {
-			return false
-		}
-	}
-	return true
-}
+// emptySlot reports whether slot idx holds no timer.
+func (lv *level) emptySlot(idx int) bool { return lv.buckets[idx].live == 0 }
 
 func (lv *level) mark(idx int)       { lv.occupied[idx>>6] |= 1 << uint(idx&63) }
 func (lv *level) unmark(idx int)     { lv.occupied[idx>>6] &^= 1 << uint(idx&63) }
@@ -100,13 +79,13 @@ func newLevels(maxTick int64) []level {
 	need := uint(bits.Len64(uint64(maxTick) + 1))
 	var levels []level
 	for shift := uint(0); shift < need || len(levels) == 0; {
-		b, ways := uint(slotBits), uint(0)
+		b := uint(slotBits)
 		if len(levels) == 0 {
-			b, ways = level0Bits, level0Ways
+			b = level0Bits
 		}
 		n := 1 << b
-		levels = append(levels, level{shift: shift, bits: b, ways: ways,
-			occupied: make([]uint64, (n+63)/64), slots: make([]*Timer, n<<ways), tails: make([]*Timer, n<<ways), fill: make([]uint8, n)})
+		levels = append(levels, level{shift: shift, bits: b,
+			occupied: make([]uint64, (n+63)/64), buckets: make([]bucket, n)})
 		shift += b
 	}
 	return levels
@@ -129,6 +108,7 @@ type Wheel struct {
 	maxTick     int64
 	virtual     bool
 	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
+	noNap       bool // sleep with the runtime's timers even where a timerfd is available (tests)
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -151,9 +131,10 @@ type Wheel struct {
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
 	batch []firing
-	// rearmed counts timers of the running batch re-armed through the
-	// driver (dueFiring); driver goroutine only.
-	rearmed int
+	// freeChunks lists the chunks buckets may reuse (see bucket.go);
+	// chunks counts the chunks the wheel holds, nfree those free.
+	freeChunks    *chunk
+	chunks, nfree int
 
 	seq    atomic.Uint64 // schedule sequence
 	closed atomic.Bool   // stopped is set (for the lock-free paths)
@@ -187,6 +168,9 @@ type Wheel struct {
 	tickUntil  int64        // keep the clock published until then (see planSleep)
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
 	wakeCh     chan struct{}
+	napState   atomic.Uint32 // napAwake, napArmed or napWoken (see kick)
+	napMu      sync.Mutex    // guards napper, for kick
+	napper     *napper       // the driver's timerfd while it runs (nap_linux.go)
 	stopCh     chan struct{}
 	doneCh     chan struct{}
 }
@@ -344,15 +328,14 @@ func (w *Wheel) Stop() []*Timer {
 	}
 	for l := range w.levels {
 		lv := &w.levels[l]
-		for i := range lv.slots {
-			for t := lv.slots[i]; t != nil; {
-				next := t.next
-				t.next, t.prev, t.loc = nil, nil, locNone
+		for i := range lv.buckets {
+			b := &lv.buckets[i]
+			b.each(func(t *Timer) {
+				t.ch, t.loc = nil, locNone
 				t.slotStart.Store(-1)
 				claim(t)
-				t = next
-			}
-			lv.slots[i], lv.tails[i] = nil, nil
+			})
+			w.freeBucket(b)
 		}
 		clear(lv.occupied)
 	}
@@ -382,6 +365,7 @@ func (w *Wheel) Stop() []*Timer {
 	w.dropped.Add(int64(len(out)))
 	if started {
 		close(w.stopCh)
+		w.kick()
 		if waitDriver {
 			<-w.doneCh
 		}
@@ -507,9 +491,8 @@ func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
 }
 
 // prefetchPlace hints the cache line that placing t will write besides
-// t's own: the tail of the list it will most likely be appended to, which
-// is usually cold when the driver re-places timers into many slots. mu
-// held.
+// t's own: the entry of the bucket it will be appended to, which is
+// usually cold when the driver re-places timers into many slots. mu held.
 func (w *Wheel) prefetchPlace(t *Timer) {
 	due := t.due.Load()
 	if due <= 0 {
@@ -520,33 +503,16 @@ func (w *Wheel) prefetchPlace(t *Timer) {
 		return
 	}
 	lv := &w.levels[lvl]
-	idx := lv.index(tk)
-	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
-	if tail := lv.tails[list]; tail != nil {
-		prefetchTimer(tail)
-	}
+	lv.buckets[lv.index(tk)].prefetchTail()
 }
 
-// link appends t to a list of the slot of tick tk on level lvl, whose start
-// the caller has published in t.slotStart. On level 0, key is when the
-// driver needs to look at t: its deadline if due in this slot, the slot's
-// start if t sits ahead of its deadline (see place).
+// link appends t to the bucket of the slot of tick tk on level lvl, whose
+// start the caller has published in t.slotStart. On level 0, key is when
+// the driver needs to look at t: its deadline if due in this slot, the
+// slot's start if t sits ahead of its deadline (see place).
 func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
 	lv := &w.levels[lvl]
 	idx := lv.index(tk)
-	if !lv.isSet(idx) {
-		lv.fill[idx] = 0
-	}
-	list := idx<<lv.ways | int(lv.fill[idx]&(1<<lv.ways-1))
-	lv.fill[idx]++
-	tail := lv.tails[list]
-	t.next, t.prev = nil, tail
-	if tail != nil {
-		tail.next = t
-	} else {
-		lv.slots[list] = t
-	}
-	lv.tails[list] = t
 	if lvl == 0 {
 		// The slot is due once its latest key has passed (slotDue).
 		if !lv.isSet(idx) {
@@ -556,30 +522,21 @@ func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
 			w.slotNext[idx] = min(w.slotNext[idx], key)
 		}
 	}
+	w.push(&lv.buckets[idx], t)
 	lv.mark(idx)
-	t.loc, t.lvl, t.idx = locSlot, uint8(lvl), uint16(list)
+	t.loc, t.slot = locSlot, uint16(lvl<<slotLevelShift|idx)
 }
 
-// unlink removes t from its slot list, if it is in one, and detaches it from
+// unlink removes t from its slot, if it is in one, and detaches it from
 // any heap entry.
 func (w *Wheel) unlink(t *Timer) {
 	switch t.loc {
 	case locSlot:
-		lv := &w.levels[t.lvl]
-		if t.prev != nil {
-			t.prev.next = t.next
-		} else {
-			lv.slots[t.idx] = t.next
-			if idx := int(t.idx) >> lv.ways; t.next == nil && lv.emptySlot(idx) {
-				lv.unmark(idx)
-			}
+		lvl, idx := t.where()
+		lv := &w.levels[lvl]
+		if w.remove(&lv.buckets[idx], t) {
+			lv.unmark(idx)
 		}
-		if t.next != nil {
-			t.next.prev = t.prev
-		} else {
-			lv.tails[t.idx] = t.prev
-		}
-		t.next, t.prev = nil, nil
 	case locReady:
 		// The heap entry is left behind and recognized as stale.
 	}
@@ -620,42 +577,41 @@ func (w *Wheel) nextSlot() (lvl, idx int, start int64, ok bool) {
 	return lvl, idx, start, ok
 }
 
-// take empties a level-0 slot and returns its lists.
-func (w *Wheel) take(idx int) (heads [1 << level0Ways]*Timer) {
-	lv := &w.levels[0]
-	lists := lv.slots[idx<<level0Ways:][:1<<level0Ways]
-	copy(heads[:], lists)
-	clear(lists)
-	clear(lv.tails[idx<<level0Ways:][:1<<level0Ways])
-	lv.unmark(idx)
-	return heads
-}
-
-// replace re-places every timer of a list taken from a slot. Their slot
-// starts stay published until place publishes the new ones: the old slot
-// still starts no later than the new one, so a concurrent lock-free Reset
-// stays correct (place re-reads the deadline after publishing).
-func (w *Wheel) replace(head *Timer) {
-	for t := head; t != nil; {
-		next := t.next
-		t.next, t.prev, t.loc = nil, nil, locNone
-		w.place(t)
-		t = next
-	}
-}
-
 // processSlot moves the cursor to a slot's start and re-buckets its timers:
 // one level down, or into the ready heap when due within the cursor's tick.
 func (w *Wheel) processSlot(lvl, idx int, start int64) {
 	if lvl == 0 {
-		heads := w.take(idx)
+		lv := &w.levels[0]
+		b := lv.buckets[idx]
+		lv.buckets[idx] = bucket{}
+		lv.unmark(idx)
 		w.moveCursor(start + 1)
-		for _, head := range heads {
-			w.replace(head)
-		}
+		w.replace(&b, nil)
 		return
 	}
 	w.moveCursor(start) // queues this slot for draining
+}
+
+// replace re-places the timers of bucket b, up to *budget of them (nil:
+// all), and reports whether b is empty then (and freed). Their slot starts stay
+// published until place publishes the new ones: the old slot still starts
+// no later than the new one, so a concurrent lock-free Reset stays correct
+// (place re-reads the deadline after publishing).
+func (w *Wheel) replace(b *bucket, budget *int) bool {
+	for t := w.front(b); t != nil; t = w.front(b) {
+		if budget != nil {
+			if *budget <= 0 {
+				return false
+			}
+			*budget--
+		}
+		b.prefetchAhead(placeAhead)
+		b.consume(t)
+		t.loc = locNone
+		w.place(t)
+	}
+	w.freeBucket(b)
+	return true
 }
 
 // moveCursor moves the cursor forward to tick c. Every slot starting before
@@ -684,37 +640,19 @@ func (w *Wheel) moveCursor(c int64) {
 // needs a later slot on that level) can reach it, and Reset, Stop and
 // unlink work on its timers as usual.
 func (w *Wheel) drainSome() bool {
-	n := 0
+	var budget *int
+	if w.drainBudget > 0 {
+		n := w.drainBudget
+		budget = &n
+	}
 	for len(w.drains) > 0 {
 		d := w.drains[0]
 		lv := &w.levels[d>>16]
 		idx := d & 0xffff
-		if lv.slots[idx] != nil {
-			if w.drainBudget > 0 && n >= w.drainBudget {
-				return false
-			}
-			// Detach a chunk from the head: the first pass brings the
-			// timers into cache (one miss each), the second re-places
-			// them. The rest stays linked (its new head's prev cleared).
-			head, last := lv.slots[idx], (*Timer)(nil)
-			t := head
-			for ; t != nil && (w.drainBudget == 0 || n < w.drainBudget); t = t.next {
-				last = t
-				n++
-			}
-			last.next = nil
-			lv.slots[idx] = t
-			if t != nil {
-				t.prev = nil
-			} else {
-				lv.tails[idx] = nil
-				lv.unmark(idx)
-			}
-			w.replace(head)
-			if t != nil {
-				return false
-			}
+		if !w.replace(&lv.buckets[idx], budget) {
+			return false
 		}
+		lv.unmark(idx)
 		copy(w.drains, w.drains[1:])
 		w.drains = w.drains[:len(w.drains)-1]
 	}
@@ -900,6 +838,27 @@ func (w *Wheel) wake(when int64) {
 		return
 	}
 	w.sleepUntil.Store(when)
+	w.kick()
+}
+
+// The driver's nap states.
+const (
+	napAwake uint32 = iota // not napping
+	napArmed               // napping, or about to
+	napWoken               // woken: the nap ends
+)
+
+// kick wakes the driver: out of a nap, or out of its sleep on wakeCh (a
+// token there makes its next sleep return at once).
+func (w *Wheel) kick() {
+	if w.napState.Swap(napWoken) == napArmed {
+		w.napMu.Lock()
+		if w.napper != nil {
+			w.napper.arm(0)
+		}
+		w.napMu.Unlock()
+		return
+	}
 	select {
 	case w.wakeCh <- struct{}{}:
 	default:
