@@ -39,7 +39,7 @@ type rtModelTimer struct {
 // pending, so that schedules = fires + stops + dropped, timer by timer.
 func TestRealtimeModel(t *testing.T) {
 	for _, c := range []struct {
-		tick  time.Duration
+		tick   time.Duration
 		napMin int // the driver's napMin: 0 sleeps on a timerfd, -1 with the runtime's timers
 	}{{100 * time.Microsecond, 0}, {time.Millisecond, 0}, {time.Millisecond, -1}, {time.Millisecond, napMinBatch}, {4 * time.Millisecond, 0}} {
 		tick := c.tick
