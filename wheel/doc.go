@@ -118,8 +118,12 @@
 // milliseconds): a 300µs sleep ends about a millisecond after it began.
 // On Linux the driver therefore sleeps on a timerfd, read through the
 // runtime's network poller, which wakes it within the kernel's timer slack
-// (50µs by default) without holding a thread. Elsewhere, or if the system
-// refuses a timerfd, it sleeps with the runtime's timers.
+// (50µs by default) without holding a thread, while its batches are big
+// (32 fires or more). With fewer timers per wake-up it sleeps with the
+// runtime's timers, whose wake-ups the runtime shares among the process's
+// sleeping goroutines, so that a lightly loaded process wakes less often.
+// Elsewhere, or if the system refuses a timerfd, it always sleeps with the
+// runtime's timers.
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the
@@ -131,8 +135,8 @@
 // What real time promises: a timer never fires before the Reset call plus
 // d. It fires after its deadline by up to a tick (the driver takes a
 // busy slot whole), plus 100µs, plus the time the driver takes to wake (the
-// timer slack on Linux; up to a millisecond elsewhere, the runtime's
-// granularity), plus the time it takes for the callbacks ahead of it; a callback that runs long delays the others, and timers
+// timer slack on a busy Linux wheel; up to a millisecond otherwise, the
+// runtime's granularity), plus the time it takes for the callbacks ahead of it; a callback that runs long delays the others, and timers
 // scheduled while it runs (they may fire up to its duration late). Timers
 // due together have no defined order on a real-time wheel (in practice
 // mostly the order they were scheduled in); the exact (deadline, schedule

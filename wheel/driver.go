@@ -28,7 +28,7 @@ func (w *Wheel) drive() {
 	sleep := time.NewTimer(time.Hour)
 	sleep.Stop()
 	var nap *napper
-	if !w.noNap {
+	if w.napMin >= 0 {
 		nap = newNapper()
 	}
 	if nap != nil {
@@ -37,6 +37,9 @@ func (w *Wheel) drive() {
 		w.napMu.Unlock()
 		defer w.dropNapper()
 	}
+	// lastBatch is the size of the last batch of fires: the driver sleeps
+	// on the timerfd only while batches are big (see napMinBatch).
+	lastBatch := 0
 	for {
 		w.mu.Lock()
 		if w.stopped {
@@ -49,6 +52,7 @@ func (w *Wheel) drive() {
 			// Set under the lock, so that a Stop that finds it false knows
 			// the driver will see stopped before starting any callback.
 			w.running = true
+			lastBatch = len(w.batch)
 			w.mu.Unlock()
 			w.runBatch(now)
 			w.mu.Lock()
@@ -81,7 +85,8 @@ func (w *Wheel) drive() {
 			w.moveCursor(now/w.tick + 1)
 		}
 		next := w.nextEvent()
-		if nap != nil && next != never {
+		precise := nap != nil && lastBatch >= w.napMin
+		if precise && next != never {
 			next = w.napUntil(next)
 		}
 		if next-now > maxEpoch {
@@ -95,7 +100,7 @@ func (w *Wheel) drive() {
 			w.sleepEpoch(next)
 		}
 		w.sleepUntil.Store(next)
-		if nap != nil {
+		if precise {
 			// Sleep on the timerfd (see nap_linux.go), armed under the
 			// lock, so that a Reset that needs the driver sooner, or Stop,
 			// either comes before (and is seen by the next round) or
@@ -145,6 +150,14 @@ func (w *Wheel) drive() {
 		}
 	}
 }
+
+// napMinBatch is the least batch of fires after which the driver sleeps on
+// its timerfd. A precise wake-up is worth its cost when many timers wait
+// for it; with a few timers per wake-up the driver sleeps with the
+// runtime's timers, whose wake-ups the runtime shares with the process's
+// other sleeping goroutines (so a lightly loaded process wakes less), at
+// the price of up to a millisecond of lateness.
+const napMinBatch = 32
 
 // dropNapper closes the driver's timerfd, if it has one.
 func (w *Wheel) dropNapper() {
@@ -246,9 +259,14 @@ func (w *Wheel) slotDue(start int64) int64 {
 }
 
 // slotLook returns when the real-time driver should next look at level-0
-// slot start: once the earliest deadline in it (slotNext) may have passed.
+// slot start: once the earliest deadline in it (slotNext) may have passed,
+// and at the latest when the slot is due whole (slotDue). (A timer waiting
+// out a long epoch slack (a stalled driver) may put slotNext well past the
+// slot's end; the slot is still taken whole at its due time, the timer
+// moved on to wait in the next slot, so that the slots behind it are not
+// held up.)
 func (w *Wheel) slotLook(start int64) int64 {
-	return w.slotNext[start&(1<<level0Bits-1)]
+	return min(w.slotNext[start&(1<<level0Bits-1)], w.slotDue(start))
 }
 
 // batchSlot fires what is due in level-0 slot idx (tick start). Once the

@@ -11,8 +11,8 @@ import (
 // The Go runtime sleeps a goroutine to the millisecond: its network poller
 // waits in epoll_wait, whose timeout is in whole milliseconds, so a sleep
 // of 50µs or 300µs ends about a millisecond after it began, and one of
-// 1.3ms about 2.2ms after. On Linux the driver therefore sleeps on a
-// timerfd instead, read through the runtime's network poller: the poller
+// 1.3ms about 2.2ms after. On Linux a busy driver (see napMinBatch)
+// therefore sleeps on a timerfd instead, read through the runtime's network poller: the poller
 // wakes when the timerfd expires, within the kernel's timer slack (50µs
 // by default), and the driver's goroutine parks meanwhile like one
 // waiting for a socket, holding no thread.

@@ -39,14 +39,14 @@ type rtModelTimer struct {
 // pending, so that schedules = fires + stops + dropped, timer by timer.
 func TestRealtimeModel(t *testing.T) {
 	for _, c := range []struct {
-		tick  time.Duration
-		noNap bool // sleep with the runtime's timers, not a timerfd
-	}{{100 * time.Microsecond, false}, {time.Millisecond, false}, {time.Millisecond, true}, {4 * time.Millisecond, false}} {
+		tick   time.Duration
+		napMin int // the driver's napMin: 0 sleeps on a timerfd, -1 with the runtime's timers
+	}{{100 * time.Microsecond, 0}, {time.Millisecond, 0}, {time.Millisecond, -1}, {time.Millisecond, napMinBatch}, {4 * time.Millisecond, 0}} {
 		tick := c.tick
-		t.Run(fmt.Sprintf("tick=%v/noNap=%v", tick, c.noNap), func(t *testing.T) {
+		t.Run(fmt.Sprintf("tick=%v/napMin=%d", tick, c.napMin), func(t *testing.T) {
 			seed := rtSeed(t)
 			w := newRealtime(t, tick)
-			w.noNap = c.noNap
+			w.napMin = c.napMin
 			const (
 				owners   = 4
 				perOwner = 64

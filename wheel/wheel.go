@@ -108,7 +108,7 @@ type Wheel struct {
 	maxTick     int64
 	virtual     bool
 	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
-	noNap       bool // sleep with the runtime's timers even where a timerfd is available (tests)
+	napMin      int  // batch size from which the driver sleeps on a timerfd (napMinBatch; tests: 0 always, -1 never)
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -214,6 +214,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		w.slack = make([]slackEntry, tagMask+1)
 		w.drainBudget = 4096
 		w.batchSlots = tick <= maxEpoch
+		w.napMin = napMinBatch
 	}
 	w.startMetrics(cfg) // metrics.go
 	return w, nil
