@@ -70,8 +70,11 @@ type Node struct {
 	hasContact  bool
 	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
 
-	votes map[ID]bool          // responses of the current (pre-)vote round
-	acks  map[ID]time.Duration // leader: last heartbeat response per peer
+	votes map[ID]bool // responses of the current (pre-)vote round
+	// acks is a leader's answers per peer, in peers' order (nil when not
+	// leading); ackArr holds them for groups of up to five voters.
+	acks   []peerAck
+	ackArr [4]peerAck
 
 	targetPriority  int
 	priorityCounter int
