@@ -59,6 +59,15 @@ type HostResult struct {
 	MessagesPerSec float64 `json:"messages_per_sec"`
 	BatchesPerSec  float64 `json:"batches_per_sec"`
 	Coalescing     float64 `json:"coalescing"`
+	// Batches per second by why they left (multiraft.Stats): after a
+	// heartbeat tick, with a Step's answers, by the coalescing window's
+	// timer, with a hibernation control, single messages, liveness.
+	TickBatchesPerSec     float64 `json:"tick_batches_per_sec"`
+	AnswerBatchesPerSec   float64 `json:"answer_batches_per_sec"`
+	WindowBatchesPerSec   float64 `json:"window_batches_per_sec"`
+	ControlBatchesPerSec  float64 `json:"control_batches_per_sec"`
+	DirectBatchesPerSec   float64 `json:"direct_batches_per_sec"`
+	LivenessBatchesPerSec float64 `json:"liveness_batches_per_sec"`
 	// Delivered are election messages stepped into groups in the window;
 	// TimersFired the wheel's fires; Touches the Touch calls.
 	Delivered   uint64 `json:"delivered"`
@@ -271,6 +280,12 @@ func runHost(cfg Config) (Result, error) {
 			hs := h.Stats()
 			s.st.Messages += hs.Messages
 			s.st.Batches += hs.Batches
+			s.st.TickBatches += hs.TickBatches
+			s.st.AnswerBatches += hs.AnswerBatches
+			s.st.WindowBatches += hs.WindowBatches
+			s.st.ControlBatches += hs.ControlBatches
+			s.st.DirectBatches += hs.DirectBatches
+			s.st.Liveness += hs.Liveness
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
@@ -310,20 +325,26 @@ func runHost(cfg Config) (Result, error) {
 	secs := wall1.Sub(wall0).Seconds()
 	hr := &HostResult{
 		Nodes: nodes, Replicas: replicas, Active: cfg.Active, ActiveGroups: nActive, Coalesce: cfg.Coalesce,
-		HeapPerGroupAsleep:   (float64(heap1) - float64(heap0)) / float64(groups),
-		HeapPerReplicaAsleep: (float64(heap1) - float64(heap0)) / float64(groups*replicas),
-		HeapPerGroupEnd:      (float64(heap2) - float64(heap0)) / float64(groups),
-		AwakeReplicas:        s1.st.Groups - s1.st.Hibernating,
-		MessagesPerSec:       float64(s1.st.Messages-s0.st.Messages) / secs,
-		BatchesPerSec:        float64(s1.st.Batches-s0.st.Batches) / secs,
-		Delivered:            s1.st.Delivered - s0.st.Delivered,
-		TimersFired:          s1.ws.Fired - s0.ws.Fired,
-		Touches:              s1.touch - s0.touch,
-		Hibernations:         s1.st.Hibernations - s0.st.Hibernations,
-		Wakes:                s1.st.Wakes - s0.st.Wakes,
-		PeersDown:            s1.st.PeersDown,
-		LivenessWakes:        s1.st.LivenessWakes,
-		MaxStallMs:           float64(maxStall.Load()) / 1e6,
+		HeapPerGroupAsleep:    (float64(heap1) - float64(heap0)) / float64(groups),
+		HeapPerReplicaAsleep:  (float64(heap1) - float64(heap0)) / float64(groups*replicas),
+		HeapPerGroupEnd:       (float64(heap2) - float64(heap0)) / float64(groups),
+		AwakeReplicas:         s1.st.Groups - s1.st.Hibernating,
+		MessagesPerSec:        float64(s1.st.Messages-s0.st.Messages) / secs,
+		BatchesPerSec:         float64(s1.st.Batches-s0.st.Batches) / secs,
+		TickBatchesPerSec:     float64(s1.st.TickBatches-s0.st.TickBatches) / secs,
+		AnswerBatchesPerSec:   float64(s1.st.AnswerBatches-s0.st.AnswerBatches) / secs,
+		WindowBatchesPerSec:   float64(s1.st.WindowBatches-s0.st.WindowBatches) / secs,
+		ControlBatchesPerSec:  float64(s1.st.ControlBatches-s0.st.ControlBatches) / secs,
+		DirectBatchesPerSec:   float64(s1.st.DirectBatches-s0.st.DirectBatches) / secs,
+		LivenessBatchesPerSec: float64(s1.st.Liveness-s0.st.Liveness) / secs,
+		Delivered:             s1.st.Delivered - s0.st.Delivered,
+		TimersFired:           s1.ws.Fired - s0.ws.Fired,
+		Touches:               s1.touch - s0.touch,
+		Hibernations:          s1.st.Hibernations - s0.st.Hibernations,
+		Wakes:                 s1.st.Wakes - s0.st.Wakes,
+		PeersDown:             s1.st.PeersDown,
+		LivenessWakes:         s1.st.LivenessWakes,
+		MaxStallMs:            float64(maxStall.Load()) / 1e6,
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec
