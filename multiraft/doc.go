@@ -24,8 +24,17 @@
 // right after a Step for the answers to the heartbeats it delivered, and
 // every CoalesceWindow (half a heartbeat interval by default) for
 // whatever else waits (a leader's own heartbeat timer firing between
-// ticks). The receiving host steps every entry into its group's node as
-// the MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
+// ticks, a woken leader's first heartbeats). Each of these flushes takes
+// only what no other one in progress is about to send: a Step that ends
+// while the tick (on the wheel's goroutine) is still making heartbeats
+// leaves them to the tick, the tick leaves a peer's answers to the Step
+// that is answering that peer's heartbeats, and the window's timer sends
+// only entries that neither made. So in steady state each peer gets
+// exactly one heartbeat batch per tick and one answer batch per heartbeat
+// batch it sent (Stats counts batches by cause).
+//
+// The receiving host steps every entry into its group's node as the
+// MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
 // sender as From: per-group semantics (terms, leases, CheckQuorum) are
 // those of election.Node. Votes, pre-votes and transfers leave at once.
 // Hundreds of thousands of heartbeats per interval become one batch per
@@ -192,7 +201,12 @@
 //
 //   - Step delivers a batch's entries in order but lets go of the lock
 //     every 64 entries, so a batch with an entry per group does not hold
-//     up the host's timers and callers for all of them.
+//     up the host's timers and callers for all of them; it also yields
+//     the processor there (runtime.Gosched), as the Go scheduler
+//     preempts a busy goroutine only every 10ms: otherwise, with several
+//     hosts stepping big batches on two cores, the wheel's driver waited
+//     tens of milliseconds to run once woken, and every host's heartbeat
+//     tick and every leader's step-down check with it.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the

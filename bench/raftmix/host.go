@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,12 @@ type HostResult struct {
 	// stalls the process long enough trips liveness before it.
 	PeersDown     uint64 `json:"peers_down"`
 	LivenessWakes uint64 `json:"liveness_wakes"`
+	// CheckQuorumStepDowns counts leaders that stepped down by CheckQuorum
+	// in the window; TimeoutElections the elections (and pre-votes)
+	// started because a follower's election timer fired. Together they
+	// say which side of a heartbeat's round trip ran late.
+	CheckQuorumStepDowns int64 `json:"check_quorum_step_downs"`
+	TimeoutElections     int64 `json:"timeout_elections"`
 	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
 	// overslept in the window, in ms: how long the process went without
 	// a CPU (a host's heartbeats wait as long). On a shared machine,
@@ -174,11 +181,20 @@ func runHost(cfg Config) (Result, error) {
 		w.Stop()
 		<-w.Done()
 	}()
-	var elections atomic.Int64
+	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
 	observe := func(_ multiraft.GroupID, e election.Event) {
-		if e.Type == election.EventElectionStart && measuring.Load() {
+		if !measuring.Load() {
+			return
+		}
+		switch {
+		case e.Type == election.EventElectionStart:
 			elections.Add(1)
+			if e.Reason == election.ReasonTimeout {
+				timeouts.Add(1)
+			}
+		case e.Type == election.EventStepDown && strings.HasPrefix(e.Reason, election.ReasonCheckQuorum):
+			stepDowns.Add(1)
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
@@ -345,6 +361,8 @@ func runHost(cfg Config) (Result, error) {
 		PeersDown:             s1.st.PeersDown,
 		LivenessWakes:         s1.st.LivenessWakes,
 		MaxStallMs:            float64(maxStall.Load()) / 1e6,
+		CheckQuorumStepDowns:  stepDowns.Load(),
+		TimeoutElections:      timeouts.Load(),
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec

@@ -310,6 +310,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.HeapPerGroupAsleep, h.HeapPerReplicaAsleep, h.HeapPerGroupEnd),
 		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes; %d peers taken for down, %d liveness wakes since the build",
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
+		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
+			h.CheckQuorumStepDowns, h.TimeoutElections),
 		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f window, %.1f control, %.1f single message, %.1f liveness",
 			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.WindowBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
