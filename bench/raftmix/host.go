@@ -94,6 +94,13 @@ type HostResult struct {
 	// a CPU (a host's heartbeats wait as long). On a shared machine,
 	// stalls near the election timeout cause elections no code avoids.
 	MaxStallMs float64 `json:"max_stall_ms"`
+	// LateFiresPerSec are the wheel's fires more than a tick late, per
+	// second of the window; MaxLatenessMs the latest fire since the
+	// wheel started (its driver's longest stall, build included: a
+	// stall of the driver alone, beyond MaxStallMs, holds up every
+	// host's heartbeat tick and every leader's step-down check).
+	LateFiresPerSec float64 `json:"late_fires_per_sec"`
+	MaxLatenessMs   float64 `json:"max_lateness_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -361,6 +368,8 @@ func runHost(cfg Config) (Result, error) {
 		PeersDown:             s1.st.PeersDown,
 		LivenessWakes:         s1.st.LivenessWakes,
 		MaxStallMs:            float64(maxStall.Load()) / 1e6,
+		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
+		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
 		CheckQuorumStepDowns:  stepDowns.Load(),
 		TimeoutElections:      timeouts.Load(),
 	}

@@ -306,6 +306,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.Nodes, h.Replicas, h.Active, h.ActiveGroups, h.Coalesce, h.AwakeReplicas, r.Groups*h.Replicas),
 		fmt.Sprintf("raftick-host: %.0f touches/s, %.0f deliveries/s, %.0f timer fires/s; longest stall of a 1ms sleeper %.1f ms",
 			float64(h.Touches)/r.Seconds, float64(h.Delivered)/r.Seconds, float64(h.TimersFired)/r.Seconds, h.MaxStallMs),
+		fmt.Sprintf("raftick-host: wheel: %.0f fires/s more than a tick late, latest fire %.1f ms late (since the build)",
+			h.LateFiresPerSec, h.MaxLatenessMs),
 		fmt.Sprintf("raftick-host: heap per group %.0f B all asleep (%.0f B per replica), %.0f B at the end",
 			h.HeapPerGroupAsleep, h.HeapPerReplicaAsleep, h.HeapPerGroupEnd),
 		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes; %d peers taken for down, %d liveness wakes since the build",
