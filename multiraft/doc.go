@@ -201,12 +201,7 @@
 //
 //   - Step delivers a batch's entries in order but lets go of the lock
 //     every 64 entries, so a batch with an entry per group does not hold
-//     up the host's timers and callers for all of them; it also yields
-//     the processor there (runtime.Gosched), as the Go scheduler
-//     preempts a busy goroutine only every 10ms: otherwise, with several
-//     hosts stepping big batches on two cores, the wheel's driver waited
-//     tens of milliseconds to run once woken, and every host's heartbeat
-//     tick and every leader's step-down check with it.
+//     up the host's timers and callers for all of them.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the

@@ -3,7 +3,6 @@ package multiraft
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -538,23 +537,19 @@ func stepEntries[E any](h *Host, k *int, es []E, msg func(E) (GroupID, election.
 const stepChunk = 64
 
 // yield counts one entry of a Step in *k and, every stepChunk entries,
-// releases and retakes the host's lock, and lets the Go scheduler run
-// another goroutine in between. It reports false if the host stopped
-// meanwhile. Entries are still delivered in the batch's order, and the
-// batch's controls after its heartbeats. h.mu is held.
+// releases and retakes the host's lock. It reports false if the host
+// stopped meanwhile. Entries are still delivered in the batch's order,
+// and the batch's controls after its heartbeats. h.mu is held.
 //
-// The scheduler only preempts a goroutine every 10ms, and a batch with an
-// entry per group keeps one busy for milliseconds: with a few hosts
-// stepping such batches on two cores, the wheel's driver (the hosts'
-// heartbeat ticks, every leader's step-down check) waited tens of
-// milliseconds to run after its timer woke it, a delay that every timer
-// on the wheel then carries.
+// It does not yield the processor (runtime.Gosched): that made the wheel's
+// driver run sooner, but also let followers' election timers fire while
+// the heartbeats that would have reset them waited in batches not yet
+// stepped, and scalemix runs melted down more often, not less.
 func (h *Host) yield(k *int) bool {
 	if *k++; *k%stepChunk != 0 {
 		return true
 	}
 	h.unlock()
-	runtime.Gosched()
 	h.mu.Lock()
 	return !h.stopped
 }

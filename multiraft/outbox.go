@@ -10,7 +10,7 @@ import (
 type outStats struct {
 	messages, batches, heartbeats, liveness uint64
 	// batches by why they left (see Stats)
-	tick, answer, window, control, direct uint64
+	tick, answer, loose, control, direct uint64
 }
 
 // send is every group node's outbound path: heartbeats and their answers
@@ -115,10 +115,11 @@ func (h *Host) take(to election.ID, ob *outbox, hbs, resps bool) Batch {
 //     Step is delivering heartbeats from it;
 //   - a Step that delivered heartbeats sends its peer's outbox when it
 //     ends (endAnswers), but not heartbeats while a tick is running;
-//   - the flush timer, every CoalesceWindow, sends the outboxes with loose
-//     entries, those no tick or Step in progress made (a leader's own
-//     heartbeat timer, a woken leader's first heartbeats, an answer of a
-//     hibernating follower woken meanwhile), with the same restraint.
+//   - the flush timer, every CoalesceWindow, and the end of every Step
+//     that delivered heartbeats send the outboxes with loose entries,
+//     those no tick or Step in progress made (a leader's own heartbeat
+//     timer, the first heartbeats of a leader just elected or woken), with
+//     the same restraint.
 //
 // In steady state every heartbeat is the tick's and every answer a
 // Step's, and each peer gets exactly one heartbeat batch per tick and one
@@ -135,18 +136,7 @@ func (h *Host) onFlush() {
 		return
 	}
 	h.flushT.Reset(h.cfg.CoalesceWindow)
-	var batches []Batch
-	for _, to := range h.outOrder {
-		ob := h.out[to]
-		if !ob.loose {
-			continue
-		}
-		hbs, resps := !h.ticking, ob.answering == 0
-		if hbs && len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
-			batches = append(batches, h.take(to, ob, hbs, resps))
-			h.ostats.window++
-		}
-	}
+	batches := h.takeLoose(nil)
 	h.outMu.Unlock()
 	h.sendAll(batches)
 }
@@ -191,20 +181,45 @@ func (h *Host) beginAnswers(from election.ID) {
 
 // endAnswers sends the answers of a Step that delivered heartbeats from
 // peer from, with whatever else waits for that peer, but not heartbeats
-// while a tick is running (the tick sends them). h.mu is not held.
+// while a tick is running (the tick sends them). It also sends the other
+// peers' loose entries (a leader elected or woken during the Step
+// heartbeats at once, not a window later), with the window's restraint.
+// h.mu is not held.
 func (h *Host) endAnswers(from election.ID) {
 	h.outMu.Lock()
 	ob := h.outboxFor(from)
 	ob.answering--
-	hbs := !h.ticking
-	if h.halted.Load() || len(ob.b.Responses) == 0 && (!hbs || len(ob.b.Heartbeats) == 0) {
+	if h.halted.Load() {
 		h.outMu.Unlock()
 		return
 	}
-	b := h.take(from, ob, hbs, true)
-	h.ostats.answer++
+	hbs := !h.ticking
+	var batches []Batch
+	if len(ob.b.Responses) > 0 || hbs && len(ob.b.Heartbeats) > 0 {
+		batches = append(batches, h.take(from, ob, hbs, true))
+		h.ostats.answer++
+	}
+	batches = h.takeLoose(batches)
 	h.outMu.Unlock()
-	h.tr.Send(b)
+	h.sendAll(batches)
+}
+
+// takeLoose appends to batches the outboxes with loose entries, each
+// taking what no tick or Step in progress is about to send, and returns
+// them. outMu is held.
+func (h *Host) takeLoose(batches []Batch) []Batch {
+	for _, to := range h.outOrder {
+		ob := h.out[to]
+		if !ob.loose {
+			continue
+		}
+		hbs, resps := !h.ticking, ob.answering == 0
+		if hbs && len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
+			batches = append(batches, h.take(to, ob, hbs, resps))
+			h.ostats.loose++
+		}
+	}
+	return batches
 }
 
 // sendAll hands batches to the Transport. outMu is not held.

@@ -29,14 +29,14 @@ type Stats struct {
 	Messages, Batches, Coalesced, Liveness uint64
 	// Batches by why they left: TickBatches after the heartbeat tick,
 	// AnswerBatches at the end of a Step that delivered heartbeats (its
-	// answers), WindowBatches by the coalescing window's timer (entries
-	// no tick or Step sent: a leader's own heartbeat timer, a woken
-	// group), ControlBatches with a hibernation control, DirectBatches
-	// single messages sent at once (votes, or everything without
-	// Coalesce). With Liveness they add up to Batches. In steady state
-	// with Coalesce only TickBatches and AnswerBatches grow: one each per
-	// peer pair and tick.
-	TickBatches, AnswerBatches, WindowBatches, ControlBatches, DirectBatches uint64
+	// answers), LooseBatches with entries no tick or Step in progress made
+	// (a leader's own heartbeat timer, a leader just elected or woken),
+	// sent by the coalescing window's timer or at the end of a Step,
+	// ControlBatches with a hibernation control, DirectBatches single
+	// messages sent at once (votes, or everything without Coalesce). With
+	// Liveness they add up to Batches. In steady state with Coalesce only
+	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
+	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
 }
 
 // Stats returns the host's counters.
@@ -47,7 +47,7 @@ func (h *Host) Stats() Stats {
 	h.outMu.Lock()
 	o := &h.ostats
 	s.Messages, s.Batches, s.Coalesced, s.Liveness = o.messages, o.batches, o.heartbeats, o.liveness
-	s.TickBatches, s.AnswerBatches, s.WindowBatches, s.ControlBatches, s.DirectBatches = o.tick, o.answer, o.window, o.control, o.direct
+	s.TickBatches, s.AnswerBatches, s.LooseBatches, s.ControlBatches, s.DirectBatches = o.tick, o.answer, o.loose, o.control, o.direct
 	h.outMu.Unlock()
 	return s
 }

@@ -61,11 +61,11 @@ type HostResult struct {
 	BatchesPerSec  float64 `json:"batches_per_sec"`
 	Coalescing     float64 `json:"coalescing"`
 	// Batches per second by why they left (multiraft.Stats): after a
-	// heartbeat tick, with a Step's answers, by the coalescing window's
-	// timer, with a hibernation control, single messages, liveness.
+	// heartbeat tick, with a Step's answers, loose entries (no tick's or
+	// Step's), with a hibernation control, single messages, liveness.
 	TickBatchesPerSec     float64 `json:"tick_batches_per_sec"`
 	AnswerBatchesPerSec   float64 `json:"answer_batches_per_sec"`
-	WindowBatchesPerSec   float64 `json:"window_batches_per_sec"`
+	LooseBatchesPerSec    float64 `json:"loose_batches_per_sec"`
 	ControlBatchesPerSec  float64 `json:"control_batches_per_sec"`
 	DirectBatchesPerSec   float64 `json:"direct_batches_per_sec"`
 	LivenessBatchesPerSec float64 `json:"liveness_batches_per_sec"`
@@ -305,7 +305,7 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Batches += hs.Batches
 			s.st.TickBatches += hs.TickBatches
 			s.st.AnswerBatches += hs.AnswerBatches
-			s.st.WindowBatches += hs.WindowBatches
+			s.st.LooseBatches += hs.LooseBatches
 			s.st.ControlBatches += hs.ControlBatches
 			s.st.DirectBatches += hs.DirectBatches
 			s.st.Liveness += hs.Liveness
@@ -356,7 +356,7 @@ func runHost(cfg Config) (Result, error) {
 		BatchesPerSec:         float64(s1.st.Batches-s0.st.Batches) / secs,
 		TickBatchesPerSec:     float64(s1.st.TickBatches-s0.st.TickBatches) / secs,
 		AnswerBatchesPerSec:   float64(s1.st.AnswerBatches-s0.st.AnswerBatches) / secs,
-		WindowBatchesPerSec:   float64(s1.st.WindowBatches-s0.st.WindowBatches) / secs,
+		LooseBatchesPerSec:    float64(s1.st.LooseBatches-s0.st.LooseBatches) / secs,
 		ControlBatchesPerSec:  float64(s1.st.ControlBatches-s0.st.ControlBatches) / secs,
 		DirectBatchesPerSec:   float64(s1.st.DirectBatches-s0.st.DirectBatches) / secs,
 		LivenessBatchesPerSec: float64(s1.st.Liveness-s0.st.Liveness) / secs,

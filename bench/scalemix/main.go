@@ -314,8 +314,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
 			h.CheckQuorumStepDowns, h.TimeoutElections),
-		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f window, %.1f control, %.1f single message, %.1f liveness",
-			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.WindowBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
+		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
+			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
 	if first.Groups != r.Groups || first.Host.Active != h.Active {
 		line := fmt.Sprintf("raftick-host: cores %.3f vs %.3f for %d groups at active %g", r.Cores, first.Cores, first.Groups, first.Host.Active)
