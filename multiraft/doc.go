@@ -28,8 +28,9 @@
 // only what no other one in progress is about to send: a Step that ends
 // while the tick (on the wheel's goroutine) is still making heartbeats
 // leaves them to the tick, the tick leaves a peer's answers to the Step
-// that is answering that peer's heartbeats, and the window's timer sends
-// only entries that neither made. So in steady state each peer gets
+// that is answering that peer's heartbeats, and entries that neither made
+// (loose ones) leave with the window's timer or at the end of the next
+// Step, whichever comes first. So in steady state each peer gets
 // exactly one heartbeat batch per tick and one answer batch per heartbeat
 // batch it sent (Stats counts batches by cause).
 //
@@ -185,6 +186,17 @@
 // elections). A load generator drives it the same way: one Host per
 // simulated node, one wheel, a TransportFunc that queues batches to the
 // peer's Step, Touch on the active fraction of the groups.
+//
+// Every host's heartbeat tick and every leader's step-down check run on
+// the wheel's one driver goroutine, so a driver that runs late (the
+// process descheduled, the driver waiting for a processor or for the
+// wheel) delays both. election's CheckQuorum counts a follower that
+// answered every heartbeat it was sent as reachable however old its last
+// answer, so the checks the late driver runs before the tick no longer
+// depose every leader of a host at once (scalemix saw bursts of about
+// 1,600 step-downs at one instant). Followers' election timers have no
+// such protection: a driver later than an election timeout less a tick
+// still lets followers campaign.
 //
 // # Concurrency
 //
