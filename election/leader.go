@@ -98,24 +98,29 @@ func (n *Node) handleHeartbeatResp(m Message) {
 }
 
 // peerAck is what a leader knows of one peer's answers: the last one, and
-// since when a heartbeat has gone unanswered.
+// since when a heartbeat has gone unanswered; 16 bytes, four to a cache
+// line.
 type peerAck struct {
-	at      time.Duration // last answer (if ok)
-	since   time.Duration // first heartbeat sent after it (if waiting)
-	ok      bool          // at is set: the peer answered in this term (or the grace of an election)
-	waiting bool          // a heartbeat sent after the last answer is unanswered
+	at    time.Duration // last answer; noTime if none in this term (or the grace of an election)
+	since time.Duration // first heartbeat sent after it, still unanswered; noTime if none
 }
 
-func (a *peerAck) answered(now time.Duration) { *a = peerAck{at: now, ok: true} }
+// noTime marks an unset peerAck time (wheel times are never negative).
+const noTime time.Duration = -1
+
+// noAck is a peer's state before it answered anything.
+var noAck = peerAck{at: noTime, since: noTime}
+
+func (a *peerAck) answered(now time.Duration) { *a = peerAck{at: now, since: noTime} }
 
 func (a *peerAck) sent(now time.Duration) {
-	if !a.waiting {
-		a.since, a.waiting = now, true
+	if a.since == noTime {
+		a.since = now
 	}
 }
 
 // within reports whether the peer answered within lease before now.
-func (a *peerAck) within(now, lease time.Duration) bool { return a.ok && now-a.at <= lease }
+func (a *peerAck) within(now, lease time.Duration) bool { return a.at != noTime && now-a.at <= lease }
 
 // silent reports whether the peer is silent for CheckQuorum: it has not
 // answered within lease before now, and a heartbeat has gone unanswered
@@ -124,15 +129,17 @@ func (a *peerAck) within(now, lease time.Duration) bool { return a.ok && now-a.a
 // answer (its own timers or host ran late), which says nothing about the
 // peer.
 func (a *peerAck) silent(now, lease, patience time.Duration) bool {
-	return !a.within(now, lease) && a.waiting && now-a.since >= patience
+	return !a.within(now, lease) && a.since != noTime && now-a.since >= patience
 }
 
 // resetAcks gives a new leader empty acks: no answer, nothing waiting.
 func (n *Node) resetAcks() {
-	if len(n.peers) <= len(n.ackArr) {
-		n.ackArr = [4]peerAck{}
-		n.acks = n.ackArr[:len(n.peers)]
+	if cap(n.acks) >= len(n.peers) {
+		n.acks = n.acks[:len(n.peers)]
 	} else {
 		n.acks = make([]peerAck, len(n.peers))
+	}
+	for i := range n.acks {
+		n.acks[i] = noAck
 	}
 }

@@ -157,7 +157,7 @@ func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks []peerAck) {
 	}
 	var oldest time.Duration
 	for _, a := range acks {
-		if d := now - a.at; a.ok && d <= lease && d > oldest {
+		if d := now - a.at; a.at != noTime && d <= lease && d > oldest {
 			oldest = d
 		}
 	}

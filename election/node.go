@@ -42,6 +42,10 @@ type Node struct {
 	// Node, so that checking a message's sender (isVoter) touches no
 	// memory of its own.
 	peerArr [4]ID
+	// acks is a leader's answers per peer, in peers' order (empty when not
+	// leading; its array is kept for the next term led). Not inline: the
+	// Node would outgrow its 1,024-byte size class.
+	acks []peerAck
 	voter   map[ID]bool
 	quorum  int
 
@@ -71,10 +75,6 @@ type Node struct {
 	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
 
 	votes map[ID]bool // responses of the current (pre-)vote round
-	// acks is a leader's answers per peer, in peers' order (nil when not
-	// leading); ackArr holds them for groups of up to five voters.
-	acks   []peerAck
-	ackArr [4]peerAck
 
 	targetPriority  int
 	priorityCounter int
