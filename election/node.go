@@ -45,9 +45,9 @@ type Node struct {
 	// acks is a leader's answers per peer, in peers' order (empty when not
 	// leading; its array is kept for the next term led). Not inline: the
 	// Node would outgrow its 1,024-byte size class.
-	acks []peerAck
-	voter   map[ID]bool
-	quorum  int
+	acks   []peerAck
+	voter  map[ID]bool
+	quorum int
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
