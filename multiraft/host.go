@@ -544,7 +544,7 @@ const stepChunk = 64
 // It does not yield the processor (runtime.Gosched): that made the wheel's
 // driver run sooner, but also let followers' election timers fire while
 // the heartbeats that would have reset them waited in batches not yet
-// stepped, and scalemix runs melted down more often, not less.
+// stepped, and the scalemix runs made with it did not get better.
 func (h *Host) yield(k *int) bool {
 	if *k++; *k%stepChunk != 0 {
 		return true
