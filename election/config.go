@@ -126,7 +126,12 @@ type Config struct {
 	// group.
 	PreVote bool
 	// CheckQuorum makes a leader step down when, at a step-down tick, fewer
-	// than a quorum of voters (itself included) answered within the lease.
+	// than a quorum of voters (itself included) answered within the lease,
+	// counting as answering a voter that has had no heartbeat unanswered
+	// for a HeartbeatInterval: a leader steps down for heartbeats its peers
+	// did not answer, not for heartbeats it was late to send (a stalled
+	// process or timer goroutine). The lease (QuorumContact) counts only
+	// answers within it.
 	CheckQuorum bool
 	// LeaderStickiness makes a node ignore vote requests (other than
 	// leadership transfers), without adopting their term, while it is

@@ -43,7 +43,16 @@
 //     (hashicorp/raft).
 //   - step-down (leader, with CheckQuorum): every StepDownInterval (ET/2)
 //     the leader counts the voters that answered a heartbeat within the
-//     lease (ET*LeaseRatio) and steps down without a quorum.
+//     lease (ET*LeaseRatio), or that have had no heartbeat unanswered for
+//     a HeartbeatInterval, and steps down without a quorum. A voter that
+//     answered every heartbeat sent to it is not counted against the
+//     leader, however old its last answer: when the leader's heartbeats
+//     ran late (its process or the wheel's driver stalled), the step-down
+//     check that runs first would otherwise find every answer old and
+//     depose a leader that nobody else doubts. The lease itself
+//     (QuorumContact) counts only answers within it, so
+//     nothing that relies on it is weakened; a cut-off leader still steps
+//     down once its heartbeats go unanswered.
 //   - snapshot (every role, optional): calls OnSnapshot every
 //     SnapshotInterval, the first period in [T/2, T).
 //

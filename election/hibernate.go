@@ -83,7 +83,7 @@ func (n *Node) resume(d Dormant) bool {
 		n.role, n.leader = Leader, n.id
 		n.leading.Store(true)
 		n.lastContact, n.hasContact = now, true
-		n.acks = make(map[ID]time.Duration, len(n.peers)) // no answer yet: no lease
+		n.resetAcks() // no answer yet: no lease
 		n.logger.Debug("resumed as leader", "term", n.term)
 		n.emit(EventRoleChange, None, ReasonResume)
 		n.broadcastHeartbeat()
@@ -120,8 +120,8 @@ func (n *Node) QuorumContact() bool {
 // within lease before now.
 func (n *Node) aliveWithin(now, lease time.Duration) int {
 	alive := 1
-	for _, p := range n.peers {
-		if at, ok := n.acks[p]; ok && now-at <= lease {
+	for i := range n.acks {
+		if n.acks[i].within(now, lease) {
 			alive++
 		}
 	}

@@ -1,6 +1,7 @@
 package election
 
 import (
+	"slices"
 	"time"
 )
 
@@ -51,9 +52,9 @@ func (n *Node) becomeLeader() {
 	n.voteT.Stop()
 	n.stopElectionTimer()
 	n.lastContact, n.hasContact = now, true
-	n.acks = make(map[ID]time.Duration, len(n.peers))
-	for _, p := range n.peers {
-		n.acks[p] = now // grace period: the first check-quorum tick needs answers from after now
+	n.resetAcks()
+	for i := range n.acks {
+		n.acks[i].answered(now) // grace period: the first check-quorum tick needs answers from after now
 	}
 	n.resetPriority()
 	n.voteJ.leaderKnown()
@@ -68,9 +69,17 @@ func (n *Node) becomeLeader() {
 }
 
 func (n *Node) broadcastHeartbeat() {
-	for _, p := range n.peers {
-		n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term})
+	now := n.w.Now()
+	for i, p := range n.peers {
+		n.sendHeartbeat(i, p, now)
 	}
+}
+
+// sendHeartbeat sends a heartbeat to peer p, the i-th of peers, and
+// notes it as unanswered from now if every earlier one was answered.
+func (n *Node) sendHeartbeat(i int, p ID, now time.Duration) {
+	n.acks[i].sent(now)
+	n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term})
 }
 
 func (n *Node) handleHeartbeatResp(m Message) {
@@ -82,6 +91,55 @@ func (n *Node) handleHeartbeatResp(m Message) {
 	case n.role != Leader:
 		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 	default:
-		n.acks[m.From] = n.w.Now()
+		if i := slices.Index(n.peers, m.From); i >= 0 {
+			n.acks[i].answered(n.w.Now())
+		}
+	}
+}
+
+// peerAck is what a leader knows of one peer's answers: the last one, and
+// since when a heartbeat has gone unanswered; 16 bytes, four to a cache
+// line.
+type peerAck struct {
+	at    time.Duration // last answer; noTime if none in this term (or the grace of an election)
+	since time.Duration // first heartbeat sent after it, still unanswered; noTime if none
+}
+
+// noTime marks an unset peerAck time (wheel times are never negative).
+const noTime time.Duration = -1
+
+// noAck is a peer's state before it answered anything.
+var noAck = peerAck{at: noTime, since: noTime}
+
+func (a *peerAck) answered(now time.Duration) { *a = peerAck{at: now, since: noTime} }
+
+func (a *peerAck) sent(now time.Duration) {
+	if a.since == noTime {
+		a.since = now
+	}
+}
+
+// within reports whether the peer answered within lease before now.
+func (a *peerAck) within(now, lease time.Duration) bool { return a.at != noTime && now-a.at <= lease }
+
+// silent reports whether the peer is silent for CheckQuorum: it has not
+// answered within lease before now, and a heartbeat has gone unanswered
+// for patience. A peer that answered every heartbeat the leader sent is
+// not silent, however long ago that was: the leader sent nothing to
+// answer (its own timers or host ran late), which says nothing about the
+// peer.
+func (a *peerAck) silent(now, lease, patience time.Duration) bool {
+	return !a.within(now, lease) && a.since != noTime && now-a.since >= patience
+}
+
+// resetAcks gives a new leader empty acks: no answer, nothing waiting.
+func (n *Node) resetAcks() {
+	if cap(n.acks) >= len(n.peers) {
+		n.acks = n.acks[:len(n.peers)]
+	} else {
+		n.acks = make([]peerAck, len(n.peers))
+	}
+	for i := range n.acks {
+		n.acks[i] = noAck
 	}
 }

@@ -151,13 +151,13 @@ func (m *nodeMetrics) event(e *Event) {
 // leaderContact samples, at a leader's step-down check, the age of the
 // oldest answer among the peers heard from within the lease, in
 // milliseconds: hashicorp/raft's raft.leader.lastContact.
-func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks map[ID]time.Duration) {
+func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks []peerAck) {
 	if m == nil {
 		return
 	}
 	var oldest time.Duration
-	for _, at := range acks {
-		if d := now - at; d <= lease && d > oldest {
+	for _, a := range acks {
+		if d := now - a.at; a.at != noTime && d <= lease && d > oldest {
 			oldest = d
 		}
 	}

@@ -42,8 +42,12 @@ type Node struct {
 	// Node, so that checking a message's sender (isVoter) touches no
 	// memory of its own.
 	peerArr [4]ID
-	voter   map[ID]bool
-	quorum  int
+	// acks is a leader's answers per peer, in peers' order (empty when not
+	// leading; its array is kept for the next term led). Not inline: the
+	// Node would outgrow its 1,024-byte size class.
+	acks   []peerAck
+	voter  map[ID]bool
+	quorum int
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
@@ -70,8 +74,7 @@ type Node struct {
 	hasContact  bool
 	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
 
-	votes map[ID]bool          // responses of the current (pre-)vote round
-	acks  map[ID]time.Duration // leader: last heartbeat response per peer
+	votes map[ID]bool // responses of the current (pre-)vote round
 
 	targetPriority  int
 	priorityCounter int

@@ -11,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -277,6 +278,44 @@ func TestCheckQuorumStepsDown(t *testing.T) {
 	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 3, To: 1, Term: 9})
 	require.Equal(t, election.Follower, p.n.Status().Role)
 	require.Equal(t, uint64(9), p.n.Status().Term)
+}
+
+// TestCheckQuorumWaitsForUnansweredHeartbeats: a leader steps down for
+// heartbeats its peers did not answer, not for heartbeats it did not send.
+// With heartbeats rarer than the lease (as when a host's heartbeats run
+// late), every answer is older than the lease at some checks, but every
+// heartbeat was answered: the leader stays, without claiming a lease it
+// does not hold; once a heartbeat goes unanswered it steps down.
+func TestCheckQuorumWaitsForUnansweredHeartbeats(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) {
+		c.CheckQuorum = true
+		c.HeartbeatInterval = et - et/50 // 98ms: longer than the 90ms lease
+		c.HeartbeatJitter = repeated.None()
+		c.StepDownInterval = et / 10
+	}).start(t)
+	p.elect(t)
+	won := p.v.Now()
+	lapsed := false
+	for p.v.Now() < won+10*et {
+		p.v.AdvanceToNext()
+		for _, m := range p.take() {
+			if m.Type == election.MsgHeartbeat && m.To == 2 {
+				p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: m.Term, Granted: true})
+			}
+		}
+		require.Equal(t, election.Leader, p.n.Status().Role, "at %v", p.v.Now()-won)
+		lapsed = lapsed || !p.n.QuorumContact()
+	}
+	require.True(t, lapsed, "the lease lapsed between rare heartbeats")
+	require.Empty(t, p.eventsOf(election.EventStepDown))
+	// Node 2 stops answering: the leader steps down once a heartbeat has
+	// gone unanswered for a heartbeat interval and the lease has passed.
+	silent := p.v.Now()
+	for p.n.Status().Role == election.Leader {
+		p.v.AdvanceToNext()
+	}
+	require.LessOrEqual(t, p.v.Now()-silent, 2*et)
+	require.Contains(t, p.eventsOf(election.EventStepDown)[0].Reason, "check quorum")
 }
 
 func TestSingleNodeElectsItself(t *testing.T) {

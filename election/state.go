@@ -119,7 +119,7 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	}
 	n.role = Follower
 	n.leading.Store(false)
-	n.votes, n.acks = nil, nil
+	n.votes, n.acks = nil, n.acks[:0]
 	var keepAt time.Duration
 	keep := false
 	if old == Candidate && n.keep != nil {

@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -144,8 +145,7 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	alive := n.aliveWithin(now, lease)
-	if alive < n.quorum {
+	if alive := n.reachable(now, lease); alive < n.quorum {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
@@ -173,9 +173,27 @@ func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 	if n.role != Leader {
 		t.Stop()
 	} else {
-		n.send(Message{Type: MsgHeartbeat, To: peer, Term: n.term})
+		n.sendHeartbeat(slices.Index(n.peers, peer), peer, n.w.Now())
 	}
 	n.unlockAndFlush()
+}
+
+// reachable counts, for CheckQuorum, the leader and the peers that are
+// not silent (peerAck.silent): answered within the lease, or have not
+// had a heartbeat unanswered for a HeartbeatInterval. A leader steps down
+// for peers that did not answer the heartbeats it sent, not for the
+// heartbeats it did not send: when its own heartbeat timer or its host's
+// heartbeat tick ran late (a stalled process, a starved timer goroutine),
+// the check that fires first would otherwise find every answer old. The
+// lease (QuorumContact) still counts only answers within it.
+func (n *Node) reachable(now, lease time.Duration) int {
+	alive := 1
+	for i := range n.acks {
+		if !n.acks[i].silent(now, lease, n.cfg.HeartbeatInterval) {
+			alive++
+		}
+	}
+	return alive
 }
 
 func (n *Node) onSnapshotTimer() {

@@ -24,8 +24,18 @@
 // right after a Step for the answers to the heartbeats it delivered, and
 // every CoalesceWindow (half a heartbeat interval by default) for
 // whatever else waits (a leader's own heartbeat timer firing between
-// ticks). The receiving host steps every entry into its group's node as
-// the MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
+// ticks, a woken leader's first heartbeats). Each of these flushes takes
+// only what no other one in progress is about to send: a Step that ends
+// while the tick (on the wheel's goroutine) is still making heartbeats
+// leaves them to the tick, the tick leaves a peer's answers to the Step
+// that is answering that peer's heartbeats, and entries that neither made
+// (loose ones) leave with the window's timer or at the end of the next
+// Step, whichever comes first. So in steady state each peer gets
+// exactly one heartbeat batch per tick and one answer batch per heartbeat
+// batch it sent (Stats counts batches by cause).
+//
+// The receiving host steps every entry into its group's node as the
+// MsgHeartbeat (or MsgHeartbeatResp) it stands for, with the batch's
 // sender as From: per-group semantics (terms, leases, CheckQuorum) are
 // those of election.Node. Votes, pre-votes and transfers leave at once.
 // Hundreds of thousands of heartbeats per interval become one batch per
@@ -143,9 +153,15 @@
 //     reordering and duplication of batches are what Raft tolerates of
 //     single messages. A coalesced answer leaves when the Step that
 //     delivered its heartbeat ends (one batch's worth of work), not after
-//     a window, inside the lease margin (ElectionTimeout minus the lease,
-//     a heartbeat interval by default), so the leader lease (CheckQuorum,
-//     Status.Lease) stays conservative.
+//     a window, to stay inside the lease margin (ElectionTimeout minus
+//     the lease, a heartbeat interval by default): the leader stamps an
+//     answer when it steps it, not when it sent the heartbeat, so the
+//     lease (Status.Lease) is conservative only while a heartbeat's round
+//     trip, queueing included, takes less than that margin. Batches
+//     queued behind long Steps on a saturated host can take longer (at
+//     RaftMix's timings the margin is 15ms); stamping answers with the
+//     send time of the heartbeat they answer would need the answer to
+//     carry it.
 //   - Liveness only wakes groups; a wrong verdict (a partition) costs at
 //     most an election, never safety: the woken followers' pre-votes are
 //     refused while the leader is alive for the others. LivenessTimeout is
@@ -176,6 +192,17 @@
 // elections). A load generator drives it the same way: one Host per
 // simulated node, one wheel, a TransportFunc that queues batches to the
 // peer's Step, Touch on the active fraction of the groups.
+//
+// Every host's heartbeat tick and every leader's step-down check run on
+// the wheel's one driver goroutine, so a driver that runs late (the
+// process descheduled, the driver waiting for a processor or for the
+// wheel) delays both. election's CheckQuorum counts a follower that
+// answered every heartbeat it was sent as reachable however old its last
+// answer, so the checks the late driver runs before the tick no longer
+// depose every leader of a host at once (scalemix saw bursts of about
+// 1,600 step-downs at one instant). Followers' election timers have no
+// such protection: a driver later than an election timeout less a tick
+// still lets followers campaign.
 //
 // # Concurrency
 //

@@ -61,6 +61,7 @@ type Host struct {
 	hbT      wheel.Timer   // every hbTick: the led groups heartbeat (Coalesce only)
 	hbTick   time.Duration
 	ostats   outStats
+	ticking  bool // the heartbeat tick is making its leaders heartbeat
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -157,6 +158,12 @@ type outbox struct {
 	// hbCap and respCap are the capacities of the next batch's
 	// Heartbeats and Responses.
 	hbCap, respCap int
+	// answering counts the Steps delivering heartbeats from this peer:
+	// their answers to it leave when they end (endAnswers).
+	answering int
+	// loose is set while entries wait that no tick or Step in progress
+	// made: the flush timer sends them.
+	loose bool
 }
 
 // minCap is the least capacity of an outbox's heartbeat slices.
@@ -452,24 +459,29 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // node's liveness timer. Entries are delivered in order, but a long batch
 // lets other calls and the host's timers in between its entries.
 func (h *Host) Step(b Batch) {
-	if h.step(b) && h.cfg.Coalesce {
-		h.flushOut() // the answers, one batch per peer
+	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
+		h.step(b)
+		return
 	}
+	// The answers to b's heartbeats wait in the outbox of b's sender
+	// and leave together when the Step ends.
+	h.beginAnswers(b.From)
+	h.step(b)
+	h.endAnswers(b.From)
 }
 
-// step is Step without the flush; it reports whether it delivered
-// heartbeats (whose answers wait in the outboxes).
-func (h *Host) step(b Batch) bool {
+// step is Step without sending the answers.
+func (h *Host) step(b Batch) {
 	h.mu.Lock()
 	defer h.unlock()
 	if h.stopped {
-		return false
+		return
 	}
 	h.stats.BatchesReceived++
 	p := h.peers[b.From]
 	if b.To != h.id || p == nil {
 		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return false
+		return
 	}
 	h.heard(p)
 	k := 0
@@ -478,14 +490,14 @@ func (h *Host) step(b Batch) bool {
 		hb.Term = e.Term
 		return e.Group, hb
 	}) {
-		return false
+		return
 	}
 	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
 		resp.Term, resp.Granted = e.Term, e.Granted
 		return e.Group, resp
 	}) {
-		return true
+		return
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -497,7 +509,6 @@ func (h *Host) step(b Batch) bool {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
-	return len(b.Heartbeats) > 0
 }
 
 // stepEntries delivers coalesced entries in order, each as the message
@@ -529,6 +540,11 @@ const stepChunk = 64
 // releases and retakes the host's lock. It reports false if the host
 // stopped meanwhile. Entries are still delivered in the batch's order,
 // and the batch's controls after its heartbeats. h.mu is held.
+//
+// It does not yield the processor (runtime.Gosched): that made the wheel's
+// driver run sooner, but also let followers' election timers fire while
+// the heartbeats that would have reset them waited in batches not yet
+// stepped, and the scalemix runs made with it did not get better.
 func (h *Host) yield(k *int) bool {
 	if *k++; *k%stepChunk != 0 {
 		return true
@@ -750,18 +766,17 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // longer lead (election.Node.Leading, lock-free); a leader missing from
 // it heartbeats on its own timer until the next sweep lists it.
 func (h *Host) onHeartbeatTick() {
-	if h.tick() {
-		h.flushOut() // the heartbeats, one batch per peer
-	}
+	h.beginTick()
+	h.tick()
+	h.endTick() // the heartbeats, one batch per peer
 }
 
-// tick is onHeartbeatTick without the flush; it reports whether the
-// host still runs.
-func (h *Host) tick() bool {
+// tick is onHeartbeatTick without the flush.
+func (h *Host) tick() {
 	h.mu.Lock()
 	defer h.unlock()
 	if h.stopped {
-		return false
+		return
 	}
 	h.hbT.Reset(h.hbTick)
 	for i, g := range h.leadersL {
@@ -774,7 +789,6 @@ func (h *Host) tick() bool {
 		}
 		_ = g.node.BroadcastHeartbeat()
 	}
-	return true
 }
 
 // followersCaughtUp reports whether every follower answered a heartbeat

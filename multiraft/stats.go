@@ -27,6 +27,16 @@ type Stats struct {
 	// Coalesced the heartbeats and answers that waited in an outbox;
 	// Liveness the empty liveness batches.
 	Messages, Batches, Coalesced, Liveness uint64
+	// Batches by why they left: TickBatches after the heartbeat tick,
+	// AnswerBatches at the end of a Step that delivered heartbeats (its
+	// answers), LooseBatches with entries no tick or Step in progress made
+	// (a leader's own heartbeat timer, a leader just elected or woken),
+	// sent by the coalescing window's timer or at the end of a Step,
+	// ControlBatches with a hibernation control, DirectBatches single
+	// messages sent at once (votes, or everything without Coalesce). With
+	// Liveness they add up to Batches. In steady state with Coalesce only
+	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
+	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
 }
 
 // Stats returns the host's counters.
@@ -35,7 +45,9 @@ func (h *Host) Stats() Stats {
 	s := h.stats
 	h.unlock()
 	h.outMu.Lock()
-	s.Messages, s.Batches, s.Coalesced, s.Liveness = h.ostats.messages, h.ostats.batches, h.ostats.heartbeats, h.ostats.liveness
+	o := &h.ostats
+	s.Messages, s.Batches, s.Coalesced, s.Liveness = o.messages, o.batches, o.heartbeats, o.liveness
+	s.TickBatches, s.AnswerBatches, s.LooseBatches, s.ControlBatches, s.DirectBatches = o.tick, o.answer, o.loose, o.control, o.direct
 	h.outMu.Unlock()
 	return s
 }

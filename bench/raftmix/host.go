@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,15 @@ type HostResult struct {
 	MessagesPerSec float64 `json:"messages_per_sec"`
 	BatchesPerSec  float64 `json:"batches_per_sec"`
 	Coalescing     float64 `json:"coalescing"`
+	// Batches per second by why they left (multiraft.Stats): after a
+	// heartbeat tick, with a Step's answers, loose entries (no tick's or
+	// Step's), with a hibernation control, single messages, liveness.
+	TickBatchesPerSec     float64 `json:"tick_batches_per_sec"`
+	AnswerBatchesPerSec   float64 `json:"answer_batches_per_sec"`
+	LooseBatchesPerSec    float64 `json:"loose_batches_per_sec"`
+	ControlBatchesPerSec  float64 `json:"control_batches_per_sec"`
+	DirectBatchesPerSec   float64 `json:"direct_batches_per_sec"`
+	LivenessBatchesPerSec float64 `json:"liveness_batches_per_sec"`
 	// Delivered are election messages stepped into groups in the window;
 	// TimersFired the wheel's fires; Touches the Touch calls.
 	Delivered   uint64 `json:"delivered"`
@@ -73,11 +83,24 @@ type HostResult struct {
 	// stalls the process long enough trips liveness before it.
 	PeersDown     uint64 `json:"peers_down"`
 	LivenessWakes uint64 `json:"liveness_wakes"`
+	// CheckQuorumStepDowns counts leaders that stepped down by CheckQuorum
+	// in the window; TimeoutElections the elections (and pre-votes)
+	// started because a follower's election timer fired. Together they
+	// say which side of a heartbeat's round trip ran late.
+	CheckQuorumStepDowns int64 `json:"check_quorum_step_downs"`
+	TimeoutElections     int64 `json:"timeout_elections"`
 	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
 	// overslept in the window, in ms: how long the process went without
 	// a CPU (a host's heartbeats wait as long). On a shared machine,
 	// stalls near the election timeout cause elections no code avoids.
 	MaxStallMs float64 `json:"max_stall_ms"`
+	// LateFiresPerSec are the wheel's fires more than a tick late, per
+	// second of the window; MaxLatenessMs the latest fire since the
+	// wheel started (its driver's longest stall, build included: a
+	// stall of the driver alone, beyond MaxStallMs, holds up every
+	// host's heartbeat tick and every leader's step-down check).
+	LateFiresPerSec float64 `json:"late_fires_per_sec"`
+	MaxLatenessMs   float64 `json:"max_lateness_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -165,11 +188,20 @@ func runHost(cfg Config) (Result, error) {
 		w.Stop()
 		<-w.Done()
 	}()
-	var elections atomic.Int64
+	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
 	observe := func(_ multiraft.GroupID, e election.Event) {
-		if e.Type == election.EventElectionStart && measuring.Load() {
+		if !measuring.Load() {
+			return
+		}
+		switch {
+		case e.Type == election.EventElectionStart:
 			elections.Add(1)
+			if e.Reason == election.ReasonTimeout {
+				timeouts.Add(1)
+			}
+		case e.Type == election.EventStepDown && strings.HasPrefix(e.Reason, election.ReasonCheckQuorum):
+			stepDowns.Add(1)
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
@@ -271,6 +303,12 @@ func runHost(cfg Config) (Result, error) {
 			hs := h.Stats()
 			s.st.Messages += hs.Messages
 			s.st.Batches += hs.Batches
+			s.st.TickBatches += hs.TickBatches
+			s.st.AnswerBatches += hs.AnswerBatches
+			s.st.LooseBatches += hs.LooseBatches
+			s.st.ControlBatches += hs.ControlBatches
+			s.st.DirectBatches += hs.DirectBatches
+			s.st.Liveness += hs.Liveness
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
@@ -310,20 +348,30 @@ func runHost(cfg Config) (Result, error) {
 	secs := wall1.Sub(wall0).Seconds()
 	hr := &HostResult{
 		Nodes: nodes, Replicas: replicas, Active: cfg.Active, ActiveGroups: nActive, Coalesce: cfg.Coalesce,
-		HeapPerGroupAsleep:   (float64(heap1) - float64(heap0)) / float64(groups),
-		HeapPerReplicaAsleep: (float64(heap1) - float64(heap0)) / float64(groups*replicas),
-		HeapPerGroupEnd:      (float64(heap2) - float64(heap0)) / float64(groups),
-		AwakeReplicas:        s1.st.Groups - s1.st.Hibernating,
-		MessagesPerSec:       float64(s1.st.Messages-s0.st.Messages) / secs,
-		BatchesPerSec:        float64(s1.st.Batches-s0.st.Batches) / secs,
-		Delivered:            s1.st.Delivered - s0.st.Delivered,
-		TimersFired:          s1.ws.Fired - s0.ws.Fired,
-		Touches:              s1.touch - s0.touch,
-		Hibernations:         s1.st.Hibernations - s0.st.Hibernations,
-		Wakes:                s1.st.Wakes - s0.st.Wakes,
-		PeersDown:            s1.st.PeersDown,
-		LivenessWakes:        s1.st.LivenessWakes,
-		MaxStallMs:           float64(maxStall.Load()) / 1e6,
+		HeapPerGroupAsleep:    (float64(heap1) - float64(heap0)) / float64(groups),
+		HeapPerReplicaAsleep:  (float64(heap1) - float64(heap0)) / float64(groups*replicas),
+		HeapPerGroupEnd:       (float64(heap2) - float64(heap0)) / float64(groups),
+		AwakeReplicas:         s1.st.Groups - s1.st.Hibernating,
+		MessagesPerSec:        float64(s1.st.Messages-s0.st.Messages) / secs,
+		BatchesPerSec:         float64(s1.st.Batches-s0.st.Batches) / secs,
+		TickBatchesPerSec:     float64(s1.st.TickBatches-s0.st.TickBatches) / secs,
+		AnswerBatchesPerSec:   float64(s1.st.AnswerBatches-s0.st.AnswerBatches) / secs,
+		LooseBatchesPerSec:    float64(s1.st.LooseBatches-s0.st.LooseBatches) / secs,
+		ControlBatchesPerSec:  float64(s1.st.ControlBatches-s0.st.ControlBatches) / secs,
+		DirectBatchesPerSec:   float64(s1.st.DirectBatches-s0.st.DirectBatches) / secs,
+		LivenessBatchesPerSec: float64(s1.st.Liveness-s0.st.Liveness) / secs,
+		Delivered:             s1.st.Delivered - s0.st.Delivered,
+		TimersFired:           s1.ws.Fired - s0.ws.Fired,
+		Touches:               s1.touch - s0.touch,
+		Hibernations:          s1.st.Hibernations - s0.st.Hibernations,
+		Wakes:                 s1.st.Wakes - s0.st.Wakes,
+		PeersDown:             s1.st.PeersDown,
+		LivenessWakes:         s1.st.LivenessWakes,
+		MaxStallMs:            float64(maxStall.Load()) / 1e6,
+		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
+		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
+		CheckQuorumStepDowns:  stepDowns.Load(),
+		TimeoutElections:      timeouts.Load(),
 	}
 	if hr.BatchesPerSec > 0 {
 		hr.Coalescing = hr.MessagesPerSec / hr.BatchesPerSec

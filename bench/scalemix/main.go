@@ -306,10 +306,16 @@ func hostLines(r, first raftmix.Result) []string {
 			h.Nodes, h.Replicas, h.Active, h.ActiveGroups, h.Coalesce, h.AwakeReplicas, r.Groups*h.Replicas),
 		fmt.Sprintf("raftick-host: %.0f touches/s, %.0f deliveries/s, %.0f timer fires/s; longest stall of a 1ms sleeper %.1f ms",
 			float64(h.Touches)/r.Seconds, float64(h.Delivered)/r.Seconds, float64(h.TimersFired)/r.Seconds, h.MaxStallMs),
+		fmt.Sprintf("raftick-host: wheel: %.0f fires/s more than a tick late, latest fire %.1f ms late (since the build)",
+			h.LateFiresPerSec, h.MaxLatenessMs),
 		fmt.Sprintf("raftick-host: heap per group %.0f B all asleep (%.0f B per replica), %.0f B at the end",
 			h.HeapPerGroupAsleep, h.HeapPerReplicaAsleep, h.HeapPerGroupEnd),
 		fmt.Sprintf("raftick-host: %.0f messages/s in %.0f batches/s (%.0f messages per batch); %d hibernations, %d wakes; %d peers taken for down, %d liveness wakes since the build",
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
+		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
+			h.CheckQuorumStepDowns, h.TimeoutElections),
+		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
+			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
 	if first.Groups != r.Groups || first.Host.Active != h.Active {
 		line := fmt.Sprintf("raftick-host: cores %.3f vs %.3f for %d groups at active %g", r.Cores, first.Cores, first.Groups, first.Host.Active)
