@@ -50,8 +50,8 @@
 //     ran late (its process or the wheel's driver stalled), the step-down
 //     check that runs first would otherwise find every answer old and
 //     depose a leader that nobody else doubts. The lease itself
-//     (QuorumContact) counts only answers within it, so
-//     nothing that relies on it is weakened; a cut-off leader still steps
+//     (QuorumContact) counts only heartbeats sent within it and
+//     answered (Message.Sent), so nothing that relies on it is weakened; a cut-off leader still steps
 //     down once its heartbeats go unanswered.
 //   - snapshot (every role, optional): calls OnSnapshot every
 //     SnapshotInterval, the first period in [T/2, T).

@@ -1,9 +1,6 @@
 package election
 
-import (
-	"errors"
-	"time"
-)
+import "errors"
 
 // Hooks for hosts that hibernate idle groups (package multiraft): a node
 // gives up its timers and in-memory state with Hibernate, keeping only a
@@ -102,28 +99,29 @@ func (n *Node) resume(d Dormant) bool {
 	return true
 }
 
-// QuorumContact reports whether the node is the leader and a quorum of
-// voters (itself included) answered its heartbeats within the lease
-// (ElectionTimeout*LeaseRatio) before now; a newly elected leader counts
-// its election as an answer of every voter. A leader resumed from a Dormant
-// holds no lease until a quorum answered again.
+// QuorumContact reports whether the node is the leader and holds its lease:
+// a quorum of voters (itself included) answered heartbeats it sent within
+// the lease (ElectionTimeout*LeaseRatio) before now. The lease runs from
+// when the answered heartbeats were sent (Message.Sent), not from when the
+// answers arrived, so queues and batching cannot stretch it past the
+// followers' promise; an answer that does not carry the send time never
+// extends it. A newly elected leader, and one resumed from a Dormant, hold
+// no lease until a quorum answered a heartbeat. The lease is sound as far
+// as followers refuse candidates for an election timeout after hearing
+// from the leader: with PreVote or LeaderStickiness, and with clocks that
+// drift less than the margin ElectionTimeout*(1-LeaseRatio).
 func (n *Node) QuorumContact() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.usable() != nil || n.role != Leader {
 		return false
 	}
-	return n.aliveWithin(n.w.Now(), n.cfg.lease()) >= n.quorum
-}
-
-// aliveWithin counts the leader and the peers that answered a heartbeat
-// within lease before now.
-func (n *Node) aliveWithin(now, lease time.Duration) int {
+	now, lease := n.w.Now(), n.cfg.lease()
 	alive := 1
 	for i := range n.acks {
-		if n.acks[i].within(now, lease) {
+		if n.acks[i].leased(now, lease) {
 			alive++
 		}
 	}
-	return alive
+	return alive >= n.quorum
 }

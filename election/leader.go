@@ -54,7 +54,9 @@ func (n *Node) becomeLeader() {
 	n.lastContact, n.hasContact = now, true
 	n.resetAcks()
 	for i := range n.acks {
-		n.acks[i].answered(now) // grace period: the first check-quorum tick needs answers from after now
+		// Grace period for CheckQuorum: the first check needs answers
+		// from after now. No lease: that needs heartbeats answered.
+		n.acks[i] = peerAck{at: now, since: noTime, lease: noTime}
 	}
 	n.resetPriority()
 	n.voteJ.leaderKnown()
@@ -79,7 +81,7 @@ func (n *Node) broadcastHeartbeat() {
 // notes it as unanswered from now if every earlier one was answered.
 func (n *Node) sendHeartbeat(i int, p ID, now time.Duration) {
 	n.acks[i].sent(now)
-	n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term})
+	n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term, Sent: now})
 }
 
 func (n *Node) handleHeartbeatResp(m Message) {
@@ -92,26 +94,35 @@ func (n *Node) handleHeartbeatResp(m Message) {
 		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 	default:
 		if i := slices.Index(n.peers, m.From); i >= 0 {
-			n.acks[i].answered(n.w.Now())
+			n.acks[i].answered(n.w.Now(), m.Sent)
 		}
 	}
 }
 
-// peerAck is what a leader knows of one peer's answers: the last one, and
-// since when a heartbeat has gone unanswered; 16 bytes, four to a cache
-// line.
+// peerAck is what a leader knows of one peer's answers: the last one,
+// when the heartbeat it answered was sent, and since when a heartbeat has
+// gone unanswered.
 type peerAck struct {
-	at    time.Duration // last answer; noTime if none in this term (or the grace of an election)
+	at    time.Duration // last answer (CheckQuorum); noTime if none in this term (or the grace of an election)
 	since time.Duration // first heartbeat sent after it, still unanswered; noTime if none
+	lease time.Duration // latest send time of an answered heartbeat (QuorumContact); noTime if none
 }
 
 // noTime marks an unset peerAck time (wheel times are never negative).
 const noTime time.Duration = -1
 
 // noAck is a peer's state before it answered anything.
-var noAck = peerAck{at: noTime, since: noTime}
+var noAck = peerAck{at: noTime, since: noTime, lease: noTime}
 
-func (a *peerAck) answered(now time.Duration) { *a = peerAck{at: now, since: noTime} }
+// answered records an answer received now to a heartbeat sent at sent (0:
+// unknown, see Message.Sent). Answers may arrive out of order: the lease
+// keeps the latest send time.
+func (a *peerAck) answered(now, sent time.Duration) {
+	a.at, a.since = now, noTime
+	if sent > 0 && sent <= now && sent > a.lease {
+		a.lease = sent
+	}
+}
 
 func (a *peerAck) sent(now time.Duration) {
 	if a.since == noTime {
@@ -121,6 +132,13 @@ func (a *peerAck) sent(now time.Duration) {
 
 // within reports whether the peer answered within lease before now.
 func (a *peerAck) within(now, lease time.Duration) bool { return a.at != noTime && now-a.at <= lease }
+
+// leased reports whether the peer answered a heartbeat sent within lease
+// before now: the peer refuses candidates until at least then plus an
+// election timeout.
+func (a *peerAck) leased(now, lease time.Duration) bool {
+	return a.lease != noTime && now-a.lease <= lease
+}
 
 // silent reports whether the peer is silent for CheckQuorum: it has not
 // answered within lease before now, and a heartbeat has gone unanswered

@@ -2,6 +2,7 @@ package election
 
 import (
 	"fmt"
+	"time"
 )
 
 // ID identifies a node of a Raft group. The zero ID means "none".
@@ -70,6 +71,17 @@ type Message struct {
 	Transfer bool
 	// Priority is the candidate's election priority (informational).
 	Priority int
+	// Sent is, in a MsgHeartbeat, the leader's wheel time when it sent
+	// the heartbeat; a MsgHeartbeatResp echoes the Sent of the heartbeat
+	// it answers. The leader's lease (Node.QuorumContact) runs from when
+	// the heartbeats a quorum answered were sent, not from when the
+	// answers arrived: a follower that answers promises to refuse
+	// candidates for an election timeout from when it heard the
+	// heartbeat, which is after it was sent but may be well before its
+	// answer arrives (queues, batching). 0 means unknown: such an answer
+	// counts for CheckQuorum but never extends the lease. A transport
+	// must carry it unchanged.
+	Sent time.Duration
 }
 
 // String formats the message compactly, e.g. "MsgVote 1->2 t5 log(3,2)".

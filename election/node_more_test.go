@@ -465,3 +465,47 @@ func TestRealTimeCluster(t *testing.T) {
 	defer mu.Unlock()
 	require.NoError(t, c.Err())
 }
+
+// TestLeaseRunsFromHeartbeatSendTime: the leader's lease (QuorumContact)
+// runs from when the answered heartbeats were sent, not from when their
+// answers arrived. A follower that answers refuses candidates for an
+// election timeout from when it heard the heartbeat; an answer that spent
+// half an election timeout in queues must not stretch the leader's lease
+// past that promise. A new leader holds no lease until a quorum answered,
+// and an answer that does not echo the send time never extends it.
+func TestLeaseRunsFromHeartbeatSendTime(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) {
+		c.CheckQuorum = true
+		c.HeartbeatInterval = et - et/50 // no second heartbeat within the lease
+		c.HeartbeatJitter = repeated.None()
+	}).start(t)
+	p.elect(t)
+	require.False(t, p.n.QuorumContact(), "no lease before a quorum answered a heartbeat")
+
+	var hbTo2 election.Message
+	for _, m := range p.take() {
+		if m.Type == election.MsgHeartbeat && m.To == 2 {
+			hbTo2 = m
+		}
+	}
+	require.Equal(t, election.MsgHeartbeat, hbTo2.Type, "the new leader heartbeats at once")
+	sent := hbTo2.Sent
+	require.Equal(t, p.v.Now(), sent)
+
+	// The answer arrives half an election timeout late.
+	lease := time.Duration(float64(et) * 0.9)
+	p.v.AdvanceTo(sent + et/2)
+	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: hbTo2.Term, Granted: true, Sent: sent})
+	require.True(t, p.n.QuorumContact(), "a quorum answered a heartbeat sent within the lease")
+	p.v.AdvanceTo(sent + lease)
+	require.True(t, p.n.QuorumContact())
+	p.v.AdvanceTo(sent + lease + time.Millisecond)
+	p.take()
+	require.False(t, p.n.QuorumContact(), "the lease ends a lease after the heartbeat was sent, not after the answer arrived")
+
+	// An answer without the send time counts for CheckQuorum, not for the
+	// lease.
+	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: hbTo2.Term, Granted: true})
+	require.False(t, p.n.QuorumContact())
+	require.Equal(t, election.Leader, p.n.Status().Role)
+}

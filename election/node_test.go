@@ -193,7 +193,7 @@ func TestLeaderHeartbeatsImmediatelyThenEveryInterval(t *testing.T) {
 		p.v.AdvanceTo(won + time.Duration(i)*hb)
 		got := p.take()
 		require.Len(t, got, 2, "round %d", i)
-		require.Equal(t, election.Message{Type: election.MsgHeartbeat, From: 1, To: 3, Term: 1}, got[1])
+		require.Equal(t, election.Message{Type: election.MsgHeartbeat, From: 1, To: 3, Term: 1, Sent: p.v.Now()}, got[1])
 	}
 	// A forced heartbeat goes out now and shifts the schedule.
 	p.v.AdvanceBy(hb / 2)

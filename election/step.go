@@ -101,7 +101,7 @@ func (n *Node) handleHeartbeat(m Message) {
 	}
 	n.lastContact, n.hasContact = n.w.Now(), true
 	n.resetElectionTimer()
-	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true})
+	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true, Sent: m.Sent})
 }
 
 func (n *Node) anomaly(m Message, reason string) {

@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/raftick/raftick/election"
 )
@@ -34,18 +35,22 @@ type GroupMessage struct {
 	Msg   election.Message
 }
 
-// Heartbeat is one group's heartbeat in a coalesced Batch.
+// Heartbeat is one group's heartbeat in a coalesced Batch; Sent as in
+// election.Message (the leader's wheel time when it sent it).
 type Heartbeat struct {
 	Group GroupID
 	Term  uint64
+	Sent  time.Duration
 }
 
 // HeartbeatResponse is one group's answer to a heartbeat in a coalesced
-// Batch; Granted as in election.MsgHeartbeatResp.
+// Batch; Granted and Sent (echoed from the heartbeat, for the leader's
+// lease) as in election.MsgHeartbeatResp.
 type HeartbeatResponse struct {
 	Group   GroupID
 	Term    uint64
 	Granted bool
+	Sent    time.Duration
 }
 
 // ControlKind is the kind of a Control message.

@@ -153,15 +153,10 @@
 //     reordering and duplication of batches are what Raft tolerates of
 //     single messages. A coalesced answer leaves when the Step that
 //     delivered its heartbeat ends (one batch's worth of work), not after
-//     a window, to stay inside the lease margin (ElectionTimeout minus
-//     the lease, a heartbeat interval by default): the leader stamps an
-//     answer when it steps it, not when it sent the heartbeat, so the
-//     lease (Status.Lease) is conservative only while a heartbeat's round
-//     trip, queueing included, takes less than that margin. Batches
-//     queued behind long Steps on a saturated host can take longer (at
-//     RaftMix's timings the margin is 15ms); stamping answers with the
-//     send time of the heartbeat they answer would need the answer to
-//     carry it.
+//     a window. Each heartbeat entry carries its leader's send time and
+//     each answer echoes it (election.Message.Sent), so the lease
+//     (Status.Lease) runs from when the answered heartbeats were sent,
+//     however long the batches waited in queues.
 //   - Liveness only wakes groups; a wrong verdict (a partition) costs at
 //     most an election, never safety: the woken followers' pre-votes are
 //     refused while the leader is alive for the others. LivenessTimeout is

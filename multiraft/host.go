@@ -487,14 +487,14 @@ func (h *Host) step(b Batch) {
 	k := 0
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
-		hb.Term = e.Term
+		hb.Term, hb.Sent = e.Term, e.Sent
 		return e.Group, hb
 	}) {
 		return
 	}
 	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
-		resp.Term, resp.Granted = e.Term, e.Granted
+		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
 		return e.Group, resp
 	}) {
 		return
@@ -594,7 +594,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
-			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true})
+			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
 			// A late answer: a hibernating replica has no request out.

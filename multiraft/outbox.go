@@ -27,7 +27,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 			if ob.b.Heartbeats == nil {
 				ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
 			}
-			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term})
+			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term, Sent: m.Sent})
 			// A heartbeat of the tick leaves with the tick's batch; any
 			// other (a leader's own timer, a woken leader) is loose.
 			ob.loose = ob.loose || !h.ticking
@@ -39,7 +39,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 			if ob.b.Responses == nil {
 				ob.b.Responses = make([]HeartbeatResponse, 0, ob.respCap)
 			}
-			ob.b.Responses = append(ob.b.Responses, HeartbeatResponse{Group: g, Term: m.Term, Granted: m.Granted})
+			ob.b.Responses = append(ob.b.Responses, HeartbeatResponse{Group: g, Term: m.Term, Granted: m.Granted, Sent: m.Sent})
 			// An answer made while a Step delivers heartbeats from its
 			// peer leaves when that Step ends; any other is loose.
 			ob.loose = ob.loose || ob.answering == 0

@@ -413,7 +413,9 @@ func (b *Bridge) call(p *bridgePeer, m election.Message) {
 		req := &raft.AppendEntriesRequest{RPCHeader: b.header, Term: m.Term, Leader: b.leader}
 		var resp raft.AppendEntriesResponse
 		err = b.tr.AppendEntries(p.sid, p.addr, req, &resp)
-		reply = election.Message{Type: election.MsgHeartbeatResp, Term: resp.Term, Granted: resp.Success}
+		// The RPC pairs the answer with this heartbeat: echo its send
+		// time for the leader's lease (election.Message.Sent).
+		reply = election.Message{Type: election.MsgHeartbeatResp, Term: resp.Term, Granted: resp.Success, Sent: m.Sent}
 	case election.MsgTimeoutNow:
 		var resp raft.TimeoutNowResponse
 		err = b.tr.TimeoutNow(p.sid, p.addr, &raft.TimeoutNowRequest{RPCHeader: b.header}, &resp)
