@@ -490,7 +490,7 @@ func (e *firing) prefetch() {
 	// A Timer need not start on a line: cover every line of the timer and
 	// of the 128 bytes after it (repeated keeps its fire-and-re-arm state
 	// there).
-	const n = 3 * unsafe.Sizeof(Timer{})
+	const n = unsafe.Sizeof(Timer{}) + 128
 	for off := uintptr(0); off < n; off += 64 {
 		prefetch.Line(p + off)
 	}
