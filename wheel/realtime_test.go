@@ -662,15 +662,7 @@ func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
 	// Take the lock while the coarse clock is published (white box: the
 	// stall must hit a published clock, as it does when the driver is
 	// starved while ticking).
-	for limit := time.Now().Add(rtWaitLimit); ; {
-		w.mu.Lock()
-		if w.coarse.Load() >= 0 {
-			break
-		}
-		w.mu.Unlock()
-		require.True(t, time.Now().Before(limit), "the coarse clock is never published")
-		runtime.Gosched()
-	}
+	lockWhilePublished(t, w)
 	time.Sleep(stall) // the stall under test, not synchronization
 	w.mu.Unlock()
 	close(stop)
@@ -789,15 +781,7 @@ func TestRealtimeSlackWaitDoesNotHoldUpLaterSlots(t *testing.T) {
 	waitN(t, warm, 1, "warm-up timer")
 
 	// Stall the driver while the coarse clock is published (white box).
-	for limit := time.Now().Add(rtWaitLimit); ; {
-		w.mu.Lock()
-		if w.coarse.Load() >= 0 {
-			break
-		}
-		w.mu.Unlock()
-		require.True(t, time.Now().Before(limit), "the coarse clock is never published")
-		runtime.Gosched()
-	}
+	lockWhilePublished(t, w)
 	// A is reset during the stall: its deadline comes from the stalled
 	// epoch, whose slack will be the stall, and it is due a few ticks
 	// after the stall ends.
@@ -829,4 +813,19 @@ func TestRealtimeSlackWaitDoesNotHoldUpLaterSlots(t *testing.T) {
 	late := bAt.Sub(bStart) - 5*time.Millisecond
 	require.GreaterOrEqual(t, late, time.Duration(0), "B fired early")
 	require.Less(t, late, stall/2, "B, due after A's slot, waited out A's slack (stats %+v)", w.Stats())
+}
+
+// lockWhilePublished takes w's lock at a moment the driver has the coarse
+// clock published, stalling the driver (white box).
+func lockWhilePublished(t *testing.T, w *Wheel) {
+	t.Helper()
+	for limit := time.Now().Add(rtWaitLimit); ; {
+		w.mu.Lock()
+		if w.coarse.Load() >= 0 {
+			break
+		}
+		w.mu.Unlock()
+		require.True(t, time.Now().Before(limit), "the coarse clock is never published")
+		runtime.Gosched()
+	}
 }
