@@ -111,12 +111,12 @@ func (w *Wheel) drive() {
 			}
 			if d > 0 {
 				nap.arm(d)
-				w.napState.Store(napArmed)
+				w.napping.Store(true)
 			}
 			w.mu.Unlock()
 			if d > 0 {
 				ok := nap.wait()
-				w.napState.Store(napAwake)
+				w.napping.Store(false)
 				w.wakeups.Add(1)
 				if !ok {
 					// The timerfd failed: sleep with the runtime's timers

@@ -168,9 +168,9 @@ type Wheel struct {
 	tickUntil  int64        // keep the clock published until then (see planSleep)
 	sleepUntil atomic.Int64 // ns; the driver's next planned wake-up
 	wakeCh     chan struct{}
-	napState   atomic.Uint32 // napAwake, napArmed or napWoken (see kick)
-	napMu      sync.Mutex    // guards napper, for kick
-	napper     *napper       // the driver's timerfd while it runs (nap_linux.go)
+	napping    atomic.Bool // the driver waits, or is about to, on its timerfd (see kick)
+	napMu      sync.Mutex  // guards napper, for kick
+	napper     *napper     // the driver's timerfd while it runs (nap_linux.go)
 	stopCh     chan struct{}
 	doneCh     chan struct{}
 }
@@ -842,17 +842,10 @@ func (w *Wheel) wake(when int64) {
 	w.kick()
 }
 
-// The driver's nap states.
-const (
-	napAwake uint32 = iota // not napping
-	napArmed               // napping, or about to
-	napWoken               // woken: the nap ends
-)
-
 // kick wakes the driver: out of a nap, or out of its sleep on wakeCh (a
 // token there makes its next sleep return at once).
 func (w *Wheel) kick() {
-	if w.napState.Swap(napWoken) == napArmed {
+	if w.napping.CompareAndSwap(true, false) {
 		w.napMu.Lock()
 		if w.napper != nil {
 			w.napper.arm(0)
