@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/raftick/raftick/internal/prefetch"
@@ -26,11 +27,21 @@ import (
 // timer then.
 
 // chunkLen is the number of timers in a chunk: a chunk is 512 bytes.
-const chunkLen = 63
+const chunkLen = 62
 
 type chunk struct {
 	next *chunk
-	t    [chunkLen]*Timer
+	// transit: the chunk belongs to the level-0 slot the driver is running
+	// without the lock (see Wheel.runTransit). Its entries are then read
+	// by the driver with atomic loads, and a timer unlinked from it (under
+	// the lock) leaves its tombstone with an atomic store. mu held.
+	transit bool
+	t       [chunkLen]*Timer
+}
+
+// load reads entry i of a chunk that may be in transit.
+func (c *chunk) load(i int) *Timer {
+	return (*Timer)(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&c.t[i]))))
 }
 
 // bucket is the queue of one slot's timers. The entries of head before
@@ -90,6 +101,13 @@ func (w *Wheel) push(b *bucket, t *Timer) {
 // or compacts the bucket if it is then empty or mostly tombstones. It
 // reports whether b is now empty. mu held.
 func (w *Wheel) remove(b *bucket, t *Timer) bool {
+	if c := t.ch; c.transit {
+		// The driver is reading the chunk without the lock; the bucket
+		// it belonged to is the driver's (see Wheel.runTransit).
+		atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&c.t[t.pos])), nil)
+		t.ch = nil
+		return false
+	}
 	t.ch.t[t.pos] = nil
 	t.ch = nil
 	b.live--
@@ -169,6 +187,7 @@ func (w *Wheel) freeBucket(b *bucket) {
 	for c := b.head; c != nil; {
 		next := c.next
 		clear(c.t[:])
+		c.transit = false
 		w.freeChunk(c)
 		c = next
 	}

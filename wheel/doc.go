@@ -74,7 +74,7 @@
 // a bucket: a queue of 512-byte chunks of timer pointers, appended at the
 // tail and consumed from the head, so that it gives back its timers in the
 // order they were placed, and the driver, reading the addresses in order,
-// prefetches timers a dozen entries ahead of the one it works on (walking
+// prefetches timers several entries ahead of the one it works on (walking
 // a linked list through the timers, each cache miss would wait for the one
 // before it). A Reset that moves a timer earlier leaves a nil entry behind;
 // a bucket that is mostly such entries is compacted. Chunks are recycled
@@ -84,34 +84,33 @@
 //
 // # The real-time driver
 //
-// One goroutine per wheel. Each round it reads the clock once, publishes a
-// fresh coarse-clock epoch, and, holding the wheel's lock, collects what is
-// due in one pass over the earliest level-0 slot's bucket (each timer
-// prefetched a dozen entries ahead, so that a dozen cache misses are in
-// flight instead of one; the pass reads and writes only the first 32 bytes
-// of a timer it re-buckets, one cache line). Each
-// timer is due (collected), pushed later since it was placed (re-placed in
-// its new slot: the lazy extension of lock-free Resets), or stopped
-// (dropped). Before the slot is due as a whole (its latest deadline has
-// passed), the driver takes only the due timers at the front of the
-// bucket, since timers are appended in about deadline order; once it is, the driver takes the
-// slot whole, and a timer still inside its epoch's slack waits in the next
-// slot. Higher-level slots are re-bucketed when their start comes, in
-// chunks so that locked Resets are not held up. Then the driver releases
-// the lock and runs the batch: it claims each timer with one
-// compare-and-swap just before its callback (so a callback or Stop can
-// still stop a timer of the same batch), prefetching the memory of the
-// timer a few fires ahead (the timer, the line after it, where an embedding
-// struct such as repeated's keeps its state, and the callback's closure),
-// and reads the clock every few fires, for lateness and to keep the coarse
-// clock's epochs short. While its callback runs, a timer re-armed by it
-// (the periodic timer's cycle) just stores its new deadline, and the driver
-// places it with the next few re-armed ones while they are still in cache,
-// so the fire-and-re-arm cycle takes the lock once per 16 timers rather
-// than once per timer. Then the driver
-// sleeps until the next occupied level-0 slot is due whole (its latest
-// deadline has passed, plus 100µs for the epochs' slack) or a higher-level
-// slot starts, or until a timer that needs it earlier wakes it.
+// One goroutine per wheel. Each round it reads the clock once and
+// publishes a fresh coarse-clock epoch. When the earliest level-0 slot is
+// due as a whole (its latest deadline has passed), the driver takes its
+// bucket whole under the lock (O(1): timers placed meanwhile go to a fresh
+// bucket) and then runs it without the lock, touching each timer once:
+// it prefetches the timer (and the 128 bytes from its start, where an
+// embedding struct such as repeated's keeps its state) eight entries
+// ahead, reads its deadline, and if the timer is due claims it with one
+// compare-and-swap and runs its callback at once, while the timer is in
+// cache. A timer pushed later since it was placed (the lazy extension of
+// lock-free Resets), re-armed by its callback (the periodic timer's
+// cycle), stopped, or still inside its epoch's slack is unlinked and
+// placed where it now belongs under the lock, sixteen timers per hold, so
+// that Resets and Stops are not held up and the lock is taken once per 16
+// timers rather than once per timer. Meanwhile the slot's timers stay
+// linked, so a locked Reset, Init or Stop that reaches one unlinks it (or
+// claims it) as usual, and the driver skips an entry that no longer holds
+// the timer it read. Before a slot is due whole, the driver takes only the
+// due timers at the front of its bucket (timers are appended in about
+// deadline order), under the lock, and runs them as a batch, claiming
+// each just before its callback. Higher-level slots are re-bucketed when
+// their start comes, in chunks so that locked Resets are not held up. The
+// driver reads the clock every few fires, for lateness and to keep the
+// coarse clock's epochs short. Then it sleeps until the next occupied
+// level-0 slot is due whole (plus 100µs for the epochs' slack) or a
+// higher-level slot starts, or until a timer that needs it earlier wakes
+// it.
 //
 // The Go runtime wakes a sleeping goroutine only to the millisecond (its
 // network poller waits in epoll_wait, whose timeout is whole

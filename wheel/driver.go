@@ -47,19 +47,8 @@ func (w *Wheel) drive() {
 			return
 		}
 		now := w.republish()
-		w.collect(now)
-		if len(w.batch) > 0 {
-			// Set under the lock, so that a Stop that finds it false knows
-			// the driver will see stopped before starting any callback.
-			w.running = true
-			lastBatch = len(w.batch)
-			w.mu.Unlock()
-			w.runBatch(now)
-			w.mu.Lock()
-			w.running = false
-			clear(w.batch)
-			w.batch = w.batch[:0]
-			stopped := w.stopped
+		if n, stopped := w.runDue(now); n > 0 {
+			lastBatch = n
 			w.mu.Unlock()
 			if stopped {
 				return
@@ -151,6 +140,36 @@ func (w *Wheel) drive() {
 	}
 }
 
+// runDue collects the timers due by now and runs them: the batch (see
+// collect) and a level-0 slot taken whole (see runTransit). It returns how
+// many timers it looked at (0: none was due) and whether the wheel was
+// stopped meanwhile. mu held, released while callbacks run.
+func (w *Wheel) runDue(now int64) (n int, stopped bool) {
+	w.collect(now)
+	if len(w.batch) == 0 && w.tr.head == nil {
+		return 0, false
+	}
+	n = len(w.batch) + int(w.tr.live)
+	// Set under the lock, so that a Stop that finds it false knows the
+	// driver will see stopped before starting any callback.
+	w.running = true
+	w.mu.Unlock()
+	if len(w.batch) > 0 {
+		w.runBatch(now)
+	}
+	if w.tr.head != nil {
+		w.runTransit(now)
+	}
+	w.mu.Lock()
+	w.running = false
+	clear(w.batch)
+	w.batch = w.batch[:0]
+	if w.tr.head != nil {
+		w.freeBucket(&w.tr)
+	}
+	return n, w.stopped
+}
+
 // napMinBatch is the least batch of fires after which the driver sleeps on
 // its timerfd. A precise wake-up is worth its cost when many timers wait
 // for it; with a few timers per wake-up the driver sleeps with the
@@ -222,6 +241,9 @@ func (w *Wheel) collect(now int64) {
 				return
 			}
 			w.batchSlot(idx, start, now)
+			if w.tr.head != nil {
+				return // runDue runs the slot
+			}
 			w.freshenEpoch()
 			if w.levels[0].isSet(idx) {
 				return // what is left in the slot is not due yet
@@ -270,41 +292,32 @@ func (w *Wheel) slotLook(start int64) int64 {
 }
 
 // batchSlot fires what is due in level-0 slot idx (tick start). Once the
-// slot is due (slotDue) it is taken whole: its due timers join the batch,
-// timers pushed later are re-placed, and timers whose epoch's slack has not
-// passed yet (see coarse.go) wait in the next slot, which the driver looks
-// at again once that slack has passed (slotNext), so that the cursor moves
-// on. Before that, the driver takes the due timers at the front of the
-// slot's bucket and leaves the rest in place: timers are appended in about
-// deadline order, and the Go runtime wakes a sleeping driver only to the
-// millisecond, so waiting for the whole slot would add up to a tick of
-// lateness to every timer on top of the wake-up's. mu held.
+// slot is due (slotDue) it is taken whole, for runDue to run without the
+// lock (runTransit). Before that, the driver takes the due timers at the
+// front of the slot's bucket and leaves the rest in place: timers are
+// appended in about deadline order, and the Go runtime wakes a sleeping
+// driver only to the millisecond, so waiting for the whole slot would add
+// up to a tick of lateness to every timer on top of the wake-up's. mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lv := &w.levels[0]
 	b := &lv.buckets[idx]
-	partial := w.slotDue(start) > now
-	if partial {
-		w.moveCursor(start)
-	} else {
-		// Take the bucket whole: timers placed while it is walked (in the
-		// same slot of the next window) go to a fresh one.
-		whole := *b
+	if w.slotDue(start) <= now {
+		// Due whole: hand the bucket to runTransit. Timers placed
+		// meanwhile (in the same slot of the next window) go to a fresh
+		// bucket.
+		w.tr, w.trStart = *b, start
 		*b = bucket{}
-		b = &whole
+		for c := w.tr.head; c != nil; c = c.next {
+			c.transit = true
+		}
 		lv.unmark(idx)
 		w.moveCursor(start + 1)
+		return
 	}
-	// The bucket lists the timers in the order they were placed, which
-	// is kind to the caches of the callbacks (timers tend to be
-	// allocated, and re-armed, in order). Each timer is prefetched
-	// walkAhead entries before it is looked at, so that the cache misses
-	// of a big slot overlap instead of queueing one behind another.
-	//
-	// Timers to re-place wait in a short queue, the bucket entry they
-	// will be appended at prefetched, so that the miss on it overlaps
-	// with the walk too.
-	var queue [placeAhead]*Timer
-	queued := 0
+	w.moveCursor(start)
+	// Each timer is prefetched walkAhead entries before it is looked at,
+	// so that the cache misses of a big slot overlap instead of queueing
+	// one behind another.
 	for walked := 0; ; walked++ {
 		t := w.front(b)
 		if t == nil {
@@ -315,7 +328,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 		}
 		b.prefetchAhead(walkAhead)
 		f, st := w.takeDue(t, start, now)
-		if partial && st == takeWait {
+		if st == takeWait {
 			// Not due yet, nor probably what follows it: look again
 			// once it may be.
 			w.slotNext[idx] = max(f.when+w.slackFor(f.when&tagMask, now), start*w.tick)
@@ -323,28 +336,11 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 		}
 		b.consume(t)
 		t.loc = locNone
-		switch st {
-		case takeFire:
+		if st == takeFire {
 			w.batch = append(w.batch, f)
-		case takeWait:
-			w.waitNextSlot(t, start+1, now)
-		default:
-			w.prefetchPlace(t)
-			if old := queue[queued%placeAhead]; old != nil {
-				w.place(old)
-			}
-			queue[queued%placeAhead] = t
-			queued++
-		}
-	}
-	for i := range placeAhead {
-		if t := queue[(queued+i)%placeAhead]; t != nil {
+		} else {
 			w.place(t)
 		}
-	}
-	if !partial {
-		w.freeBucket(b)
-		return
 	}
 	if b.live == 0 {
 		w.freeBucket(b)
@@ -352,6 +348,151 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 		w.moveCursor(start + 1)
 	}
 }
+
+// runTransit runs the level-0 slot that batchSlot took whole (w.tr, tick
+// w.trStart), without the lock, touching each timer once: it reads the
+// timer's deadline and, if the timer is due, claims it and runs its
+// callback at once, while the timer's memory is in cache. What needs the
+// lock (unlinking the timer from the slot, re-placing one whose deadline
+// moved or that its callback re-armed) is queued and done fixBatch timers
+// at a time (fixTransit).
+//
+// The slot's timers stay linked in its chunks meanwhile (marked transit),
+// so that Stop, Init and a locked Reset find them: such a Reset or Init
+// unlinks a timer under the lock, with an atomic store of its tombstone,
+// and the driver skips an entry that is no longer the timer it read. A
+// lock-free Reset that pushes a timer later races with the claim as with
+// any fire: the claim is a compare-and-swap of the deadline the driver
+// read, and fails if the timer moved.
+func (w *Wheel) runTransit(now int64) {
+	start := w.trStart
+	var fix [fixBatch]transitEntry
+	nf, fires := 0, 0
+	for c := w.tr.head; c != nil; c = c.next {
+		n := chunkLen
+		if c == w.tr.tail {
+			n = int(w.tr.tn)
+		}
+		for i := range n {
+			if t := transitAt(c, i+fireAhead, n); t != nil {
+				prefetchFire(t)
+			}
+			t := c.load(i)
+			if t == nil {
+				continue
+			}
+			due := t.due.Load()
+			if c.load(i) != t {
+				continue // unlinked meanwhile, by whoever unlinked it
+			}
+			wait := false
+			if when := due - 1; due > 0 && when/w.tick <= start {
+				if when+w.slackFor(when&tagMask, now) > now {
+					wait = true // its epoch's slack has not passed yet
+				} else if t.due.CompareAndSwap(due, dueFiring) {
+					w.pending.Add(-1)
+					w.fired.Add(1)
+					if fires++; fires > 1 && (fires <= clockEvery || fires%clockEvery == 0) {
+						// As in runBatch.
+						now = int64(time.Since(w.epoch))
+						if w.openTag != 0 && now-w.openBase >= republishAfter {
+							w.republish()
+						}
+					}
+					w.noteLateness(now - when)
+					w.invoke(t.f)
+					t.due.CompareAndSwap(dueFiring, 0)
+				}
+			}
+			fix[nf] = transitEntry{c: c, i: int32(i), wait: wait, t: t}
+			if nf++; nf == fixBatch {
+				w.fixTransit(fix[:], start, now)
+				nf = 0
+			}
+		}
+	}
+	if nf > 0 {
+		w.fixTransit(fix[:nf], start, now)
+	}
+}
+
+// fixBatch is how many timers of a slot in transit the driver unlinks and
+// re-places under one hold of the lock.
+const fixBatch = 16
+
+// transitEntry is a timer of the slot in transit, looked at by the
+// driver, to unlink (and re-place) under the lock.
+type transitEntry struct {
+	c    *chunk
+	i    int32
+	wait bool // due but not yet fireable: wait in the next slot
+	t    *Timer
+}
+
+// fixTransit unlinks timers of the slot in transit and places them where
+// their deadlines now belong: a fired timer that its callback re-armed, a
+// timer pushed later, one waiting out its epoch's slack. A timer unlinked
+// since the driver looked at it has been dealt with by its unlinker. The
+// timer's slot start stays published until place (or waitNextSlot)
+// publishes the new one and reads the deadline again: a lock-free Reset
+// racing with this either lands before that read, and the timer is placed
+// by its new deadline, or finds the new slot start (Timer.TryReset). It
+// takes the lock.
+func (w *Wheel) fixTransit(es []transitEntry, start, now int64) {
+	w.mu.Lock()
+	for _, e := range es {
+		t := e.t
+		if e.c.t[e.i] != t {
+			continue
+		}
+		e.c.t[e.i] = nil
+		t.ch, t.loc = nil, locNone
+		switch {
+		case w.stopped:
+			t.slotStart.Store(-1)
+		case e.wait:
+			w.waitNextSlot(t, start+1, now)
+		default:
+			w.place(t)
+		}
+	}
+	w.freshenEpoch()
+	w.mu.Unlock()
+}
+
+// transitAt returns the timer at entry i of chunk c, a chunk in transit
+// with n entries, or of the next chunk if i >= n; nil if there is none.
+func transitAt(c *chunk, i, n int) *Timer {
+	if i >= n {
+		if i -= chunkLen; i < 0 || c.next == nil {
+			return nil
+		}
+		c = c.next
+	}
+	return c.load(i)
+}
+
+// fireAhead is how many entries ahead of the one it works on runTransit
+// prefetches what a fire touches besides the timer's first line (see
+// prefetchFire); the timer itself is prefetched walkAhead entries ahead.
+const fireAhead = 8
+
+// prefetchFire hints the cache lines a fire of t touches: the timer and
+// the 128 bytes after it (the embedding struct's fields, which a callback
+// such as repeated's reads next).
+func prefetchFire(t *Timer) {
+	p := uintptr(unsafe.Pointer(t))
+	prefetch.Line(p)
+	prefetch.Line(p + 64)
+	if p%64 != 0 {
+		prefetch.Line(p + fireBytes - 1)
+	}
+}
+
+// fireBytes is how many bytes from a Timer's start prefetchFire hints: the
+// timer and the fields of the struct that embeds it that a callback such
+// as repeated's reads next (a repeated.Timer is 128 bytes).
+const fireBytes = 128
 
 // walkAhead is how many bucket entries ahead of the one it works on the
 // driver prefetches a timer.

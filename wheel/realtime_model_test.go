@@ -3,6 +3,7 @@ package wheel
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,4 +149,144 @@ func TestRealtimeModel(t *testing.T) {
 			t.Logf("%d schedules: %d fired, %d stopped, %d dropped at Stop; max lateness %v", schedules, fires, stops, len(left), s.MaxLateness)
 		})
 	}
+}
+
+// TestRealtimeSlotInTransitRaces puts thousands of timers into one slot
+// round after round, so that the driver runs the slot without the lock
+// (runTransit), and races it: while the slot comes due, the timers' owners
+// stop them, push them later (the lock-free path), reset them to now (the
+// locked path, which unlinks them from the slot being run), and rebind
+// stopped ones to another wheel and back (Init, which unlinks too); the
+// last round stops the wheel while the slot runs. As in TestRealtimeModel,
+// no fire may be early, each timer fires exactly once per schedule that was
+// not stopped, and the wheel's Stop returns the rest.
+func TestRealtimeSlotInTransitRaces(t *testing.T) {
+	seed := rtSeed(t)
+	w := newRealtime(t, time.Millisecond)
+	w.napMin = 0
+	other := newRealtime(t, time.Millisecond)
+	const (
+		owners   = 4
+		perOwner = 1024
+		rounds   = 12
+	)
+	start := time.Now()
+	since := func() int64 { return int64(time.Since(start)) }
+	models := make([]rtModelTimer, owners*perOwner)
+	timers := make([]Timer, len(models))
+	callbacks := make([]func(), len(models))
+	for i := range timers {
+		m := &models[i]
+		callbacks[i] = func() {
+			if margin := since() - m.earliest.Load(); margin < 0 {
+				m.early.Add(1)
+			}
+			m.fires.Add(1)
+		}
+		require.NoError(t, timers[i].Init(w, callbacks[i]))
+	}
+	// reset is the owner's Reset, with the model's bookkeeping (see
+	// TestRealtimeModel).
+	reset := func(i int, d time.Duration) {
+		m, tm := &models[i], &timers[i]
+		bound := since() + int64(d)
+		m.earliest.Store(min(m.earliest.Load(), bound))
+		// TryReset: once the wheel stops, a Reset fails (and schedules
+		// nothing) rather than finding the timer idle.
+		if pending, err := tm.TryReset(d); err == nil && !pending {
+			m.schedules++
+		}
+		if m.schedules-m.stops-m.fires.Load() == 1 {
+			m.earliest.Store(bound)
+		}
+	}
+	var rebinds atomic.Int64
+	for round := range rounds {
+		// Every timer due at the same instant: one slot.
+		due := time.Now().Add(8 * time.Millisecond)
+		var wg sync.WaitGroup
+		for g := range owners {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(seed, uint64(round*owners+g)))
+				for i := g * perOwner; i < (g+1)*perOwner; i++ {
+					reset(i, time.Until(due))
+				}
+				// Race the driver from a little before the slot is due to
+				// a little after.
+				for time.Now().Before(due.Add(-300 * time.Microsecond)) {
+					runtime.Gosched()
+				}
+				for time.Now().Before(due.Add(3 * time.Millisecond)) {
+					i := g*perOwner + rng.IntN(perOwner)
+					m, tm := &models[i], &timers[i]
+					switch rng.IntN(4) {
+					case 0:
+						if tm.Stop() {
+							m.stops++
+						}
+						if !tm.Pending() && rng.IntN(2) == 0 {
+							// Idle (or its callback running): rebind it
+							// to the other wheel and back.
+							if tm.Init(other, callbacks[i]) == nil {
+								require.NoError(t, tm.Init(w, callbacks[i]))
+								rebinds.Add(1)
+							}
+						}
+					case 1:
+						reset(i, time.Duration(rng.Int64N(int64(4*time.Millisecond))))
+					case 2:
+						reset(i, 0)
+					default:
+						runtime.Gosched()
+					}
+				}
+			})
+		}
+		if round < rounds-1 {
+			wg.Wait()
+			time.Sleep(6 * time.Millisecond) // let what the owners pushed later fire
+			continue
+		}
+		// The last round: stop the wheel while the slot is being run.
+		time.Sleep(time.Until(due.Add(500 * time.Microsecond)))
+		left := w.Stop()
+		wg.Wait()
+		select {
+		case <-w.Done():
+		case <-time.After(rtWaitLimit):
+			t.Fatal("driver did not exit after Stop")
+		}
+		checkModels(t, models, timers, left)
+	}
+	require.Positive(t, rebinds.Load(), "no timer was rebound: the test did not race Init")
+	s := w.Stats()
+	require.Equal(t, s.Scheduled, s.Fired+s.Cancelled+s.Dropped+s.Pending, "%+v", s)
+	t.Logf("%d rebinds; wheel stats %+v", rebinds.Load(), s)
+}
+
+// checkModels checks the timers of a stopped wheel against their models:
+// no early fire, and schedules = fires + stops + dropped by the wheel's
+// Stop (left), timer by timer.
+func checkModels(t *testing.T, models []rtModelTimer, timers []Timer, left []*Timer) {
+	t.Helper()
+	index := make(map[*Timer]int, len(timers))
+	for i := range timers {
+		index[&timers[i]] = i
+	}
+	dropped := make([]int64, len(timers))
+	for _, tm := range left {
+		i, ok := index[tm]
+		require.True(t, ok, "Stop returned a timer that is not the test's")
+		dropped[i]++
+	}
+	var fires int64
+	for i := range models {
+		m := &models[i]
+		require.Zero(t, m.early.Load(), "timer %d fired %d times early", i, m.early.Load())
+		require.Equal(t, m.schedules, m.fires.Load()+m.stops+dropped[i],
+			"timer %d: schedules vs fires %d + stops %d + dropped %d", i, m.fires.Load(), m.stops, dropped[i])
+		require.False(t, timers[i].Pending(), "timer %d pending after Stop", i)
+		fires += m.fires.Load()
+	}
+	require.Positive(t, fires, "nothing fired")
 }

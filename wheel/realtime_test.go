@@ -102,7 +102,7 @@ func quiesce(t *testing.T, w *Wheel) (probes int64) {
 // slot lists, links and locations are consistent, no pending timer sits in a
 // slot that starts after its deadline (it would fire late), and every
 // pending timer is reachable from a slot, a live ready-heap entry or the
-// driver's running batch. Call it
+// driver's running batch or the slot it runs without the lock. Call it
 // only while no goroutine schedules or stops timers.
 func checkStructure(t *testing.T, w *Wheel) {
 	t.Helper()
@@ -178,6 +178,16 @@ func checkStructure(t *testing.T, w *Wheel) {
 			reachable[tm] = true
 		}
 	}
+	// The slot the driver is running without the lock: its timers stay
+	// linked in the slot's chunks until the driver unlinks them.
+	w.tr.each(func(tm *Timer) {
+		require.True(t, tm.ch.transit, "a timer of the slot in transit has its place outside it")
+		require.Equal(t, locSlot, tm.loc, "a timer of the slot in transit has location %d", tm.loc)
+		if tm.due.Load() > 0 {
+			require.False(t, reachable[tm], "timer both in the slot in transit and elsewhere")
+			reachable[tm] = true
+		}
+	})
 	require.Equal(t, w.pending.Load(), int64(len(reachable)), "pending timers vs timers reachable in the structure")
 }
 

@@ -131,6 +131,12 @@ type Wheel struct {
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
 	batch []firing
+	// tr is the level-0 slot the driver took whole and runs without the
+	// lock (see runTransit), trStart its tick; tr.head is nil when there is
+	// none. Set and cleared by the driver under mu; its chunks are marked
+	// transit meanwhile.
+	tr      bucket
+	trStart int64
 	// freeChunks lists the chunks buckets may reuse (see bucket.go);
 	// chunks counts the chunks the wheel holds, nfree those free.
 	freeChunks    *chunk
@@ -340,6 +346,10 @@ func (w *Wheel) Stop() []*Timer {
 		}
 		clear(lv.occupied)
 	}
+	// The slot the driver is running without the lock: claiming its
+	// pending timers makes the driver skip them; the driver unlinks them
+	// (and frees the chunks) when it next takes the lock.
+	w.tr.each(claim)
 	for _, e := range w.ready {
 		if e.t.loc == locReady && e.t.w == w {
 			e.t.loc = locNone
