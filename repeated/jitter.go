@@ -60,13 +60,18 @@ func ValidateJitter(j Jitter) error {
 // uniform returns a value drawn uniformly from [lo, lo+span), or lo when
 // the range is empty or rng is nil. lo+span is clamped to maxDuration.
 func uniform(lo, span time.Duration, rng *rand.Rand) time.Duration {
-	if span <= 0 || rng == nil {
+	if span = clampSpan(lo, span); span <= 0 || rng == nil {
 		return lo
 	}
-	if lo > 0 && span > maxDuration-lo {
-		span = maxDuration - lo
-	}
 	return lo + time.Duration(rng.Int64N(int64(span)))
+}
+
+// clampSpan returns span, cut so that lo+span stays a time.Duration.
+func clampSpan(lo, span time.Duration) time.Duration {
+	if lo > 0 && span > maxDuration-lo {
+		return maxDuration - lo
+	}
+	return span
 }
 
 type none struct{}
@@ -122,17 +127,20 @@ func (j proportional) Validate() error {
 }
 
 func (j proportional) Next(base time.Duration, _ State, rng *rand.Rand) time.Duration {
+	return uniform(base, j.span(base), rng)
+}
+
+// span returns the span of the uniform draw for base timeout base: base*f,
+// or 0 (no jitter) for base <= 0 or f == 0.
+func (j proportional) span(base time.Duration) time.Duration {
 	if base <= 0 || !(j.f > 0) {
-		return base
+		return 0
 	}
 	extra := float64(base) * j.f
-	var span time.Duration
 	if extra >= float64(maxDuration) {
-		span = maxDuration
-	} else {
-		span = time.Duration(extra)
+		return maxDuration
 	}
-	return uniform(base, span, rng)
+	return time.Duration(extra)
 }
 
 func (j proportional) String() string { return fmt.Sprintf("proportional(%g)", j.f) }
@@ -248,32 +256,6 @@ func Func(f func(base time.Duration, st State, rng *rand.Rand) time.Duration) Ji
 
 // String returns "func".
 func (JitterFunc) String() string { return "func" }
-
-// inlineJitter holds a copy of a built-in policy that has parameters, so
-// that a timer's jitter interface can point into the timer itself rather
-// than at a separate allocation.
-type inlineJitter struct {
-	p proportional
-	u uniformExtra
-	b backoff
-}
-
-// hold returns j, pointing into h when j is a built-in policy with
-// parameters (policies without, such as None, take no memory at all).
-func (h *inlineJitter) hold(j Jitter) Jitter {
-	switch v := j.(type) {
-	case proportional:
-		h.p = v
-		return &h.p
-	case uniformExtra:
-		h.u = v
-		return &h.u
-	case backoff:
-		h.b = v
-		return &h.b
-	}
-	return j
-}
 
 // minDelay returns the least delay that policy j can return for base
 // timeout base, for the built-in policies, or 0 if unknown (a Func or a

@@ -3,6 +3,7 @@ package repeated
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -72,49 +73,115 @@ type Stats struct {
 // trigger to return. A Timer must not be copied.
 type Timer struct {
 	// The fields the heartbeat Reset and the fire-and-re-arm cycle touch
-	// come first, next to the embedded wheel timer, so that they share as
-	// few cache lines as possible: with 100k groups a Reset is mostly
-	// cache misses.
+	// come first, next to the embedded wheel timer, and the whole Timer is
+	// 128 bytes: with 100k groups almost every Reset and fire is a cache
+	// (and TLB) miss, and the groups' timers, kept in slices, are read in
+	// order, so that their size is what the driver and the heartbeat path
+	// stream through. What only errors, accessors, Stats and uncommon
+	// jitter policies read is in the cold state.
 	wt wheel.Timer // the single wheel schedule, Init'ed once with t.fire
 
 	mu sync.Mutex
-	// running: started and neither stopped nor destroyed. A running timer
-	// is armed, or invoking (it arms when the trigger returns), or has
-	// failed to schedule (see err, which then clears running).
-	running bool
-	// armed: wt holds the one live schedule of this timer. Never true
-	// while invoking: re-arming during a trigger is deferred to its end.
-	armed bool
-	// invoking: a trigger is running (from a fire or RunOnceNow).
-	invoking bool
-	// first: the next schedule is the first since Start/Restart.
-	first     bool
-	destroyed bool
-	hookDone  bool
+	// flags: fRunning, fArmed, fInvoking, fFirst, fDestroyed, fHookDone
+	// (see there).
+	flags uint8
+	// draw says how a schedule draws its delay from the jitter policy:
+	// drawFixed (the timeout), drawUniform (the timeout plus a uniform
+	// draw from [0, span) from src) or drawPolicy (the policy's Next, kept
+	// in the cold state with its random source).
+	draw uint8
+	// consecutive counts triggers since the last Start/Restart; triggers
+	// and schedules are Stats.Triggers and Stats.Schedules. Each holds the
+	// low 32 bits of its count, the cold state the high bits (see
+	// countTrigger).
+	consecutive, triggers, schedules uint32
 	// timeout is the base timeout handed to the jitter policy.
 	timeout time.Duration
-	// consecutive counts triggers since the last Start/Restart.
-	consecutive int
-	jitter      Jitter     // immutable after New
-	trigger     func()     // immutable after New
-	triggers    uint64     // Stats.Triggers
-	schedules   uint64     // Stats.Schedules
-	rng         *rand.Rand // immutable after New; used only with mu held
-
-	// Inline storage, so that a schedule reads no memory outside the
-	// timer (with 100k groups each such pointer chase is a cache miss):
-	// the random source unless WithRand gave one (rng then points at
-	// rnd, whose source is src), and a copy of a built-in jitter policy
-	// with parameters (jitter then points into inl).
+	span    time.Duration // see draw
+	trigger func()        // immutable after New
+	// src is the random source unless WithRand gave one: kept inside the
+	// timer, so that a schedule reads no memory outside it.
 	src rand.PCG
-	rnd rand.Rand
-	inl inlineJitter
 
-	// What no hot path reads, kept apart so that the timer is small: the
-	// heartbeat Resets of many timers in a slice stream through them.
 	// Set by Init; nil in a zero Timer.
 	cold *coldState
 }
+
+// Timer.flags.
+const (
+	// fRunning: started and neither stopped nor destroyed. A running timer
+	// is armed, or invoking (it arms when the trigger returns), or has
+	// failed to schedule (see coldState.err, which then clears fRunning).
+	fRunning uint8 = 1 << iota
+	// fArmed: wt holds the one live schedule of this timer. Never set
+	// while invoking: re-arming during a trigger is deferred to its end.
+	fArmed
+	// fInvoking: a trigger is running (from a fire or RunOnceNow).
+	fInvoking
+	// fFirst: the next schedule is the first since Start/Restart.
+	fFirst
+	fDestroyed
+	fHookDone
+)
+
+// is reports whether flag f is set. mu held.
+func (t *Timer) is(f uint8) bool { return t.flags&f != 0 }
+
+// Timer.draw.
+const (
+	drawFixed = iota
+	drawUniform
+	drawPolicy
+)
+
+// planDraw sets how schedules draw their delay (Timer.draw, Timer.span)
+// for the timer's policy and base timeout: the built-in policies that
+// draw a uniform delay (Proportional, UniformExtra) are computed inline,
+// from src, with the same result as their Next; other policies, and any
+// policy with a source of the caller's (WithRand), go through Next. mu
+// held, or Init.
+func (t *Timer) planDraw() {
+	t.draw, t.span = drawPolicy, 0
+	if t.cold.rngGiven {
+		return
+	}
+	var span time.Duration
+	switch j := t.cold.jitter.(type) {
+	case none:
+	case proportional:
+		span = j.span(t.timeout)
+	case uniformExtra:
+		span = j.max
+	default:
+		return
+	}
+	if span = clampSpan(t.timeout, span); span > 0 {
+		t.draw, t.span = drawUniform, span
+	} else {
+		t.draw = drawFixed
+	}
+}
+
+// countTrigger and countSchedule count a trigger (also in consecutive) and
+// a schedule, carrying into the cold state only when the low 32 bits wrap,
+// so that the common case reads nothing outside the timer. mu held.
+func (t *Timer) countTrigger() {
+	if t.consecutive++; t.consecutive == 0 {
+		t.cold.consecutiveHi++
+	}
+	if t.triggers++; t.triggers == 0 {
+		t.cold.triggersHi++
+	}
+}
+
+func (t *Timer) countSchedule() {
+	if t.schedules++; t.schedules == 0 {
+		t.cold.schedulesHi++
+	}
+}
+
+// join returns the count kept as hi and lo (see count).
+func join(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
 
 // coldState is the part of a Timer read only on errors, by accessors and
 // by Stats. Guarded by the timer's mu, but for the immutable fields.
@@ -123,6 +190,14 @@ type coldState struct {
 	name      string
 	onDestroy func()
 	logger    hclog.Logger
+	jitter    Jitter
+	// rng is the source handed to jitter.Next: WithRand's (rngGiven), or
+	// one over the timer's src.
+	rng      *rand.Rand
+	rngGiven bool
+
+	// The high bits of Timer.consecutive, triggers and schedules.
+	consecutiveHi, triggersHi, schedulesHi uint32
 
 	err   error
 	stats Stats // but Schedules and Triggers, kept in the Timer
@@ -200,28 +275,27 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	if err := t.wt.Init(w, t.fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	t.cold = &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger}
-	t.jitter = t.inl.hold(o.jitter)
-	t.timeout = timeout
+	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter}
 	switch {
 	case o.rng != nil:
-		t.rng = o.rng
+		c.rng, c.rngGiven = o.rng, true
 	case o.seeded:
-		t.useInlineSource(o.seed)
+		t.src.Seed(o.seed[0], o.seed[1])
 	default:
-		t.useInlineSource(randsrc.Seed())
+		seed := randsrc.Seed()
+		t.src.Seed(seed[0], seed[1])
 	}
-	t.wt.SetMinReset(minDelay(t.jitter, timeout))
+	t.cold = c
+	t.timeout = timeout
+	t.planDraw()
+	if t.draw == drawPolicy && c.rng == nil {
+		// A policy of its own kind (its Next needs a *rand.Rand) over the
+		// timer's source.
+		c.rng = rand.New(&t.src)
+	}
+	t.wt.SetMinReset(minDelay(c.jitter, timeout))
 	t.trigger = trigger // last: marks t initialized
 	return nil
-}
-
-// useInlineSource makes the timer draw its jitter from a PCG kept inside
-// it, seeded with seed.
-func (t *Timer) useInlineSource(seed [2]uint64) {
-	t.src.Seed(seed[0], seed[1])
-	t.rnd = *rand.New(&t.src)
-	t.rng = &t.rnd
 }
 
 // Start starts a stopped timer: it schedules the first trigger after the
@@ -242,9 +316,9 @@ func (t *Timer) Start() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case t.destroyed:
+	case t.is(fDestroyed):
 		return ErrDestroyed
-	case t.running:
+	case t.is(fRunning):
 		return nil
 	}
 	return t.startLocked()
@@ -258,7 +332,7 @@ func (t *Timer) Start() error {
 func (t *Timer) Restart() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.destroyed {
+	if t.is(fDestroyed) {
 		return ErrDestroyed
 	}
 	return t.startLocked()
@@ -268,11 +342,11 @@ func (t *Timer) startLocked() error {
 	if t.trigger == nil {
 		return ErrNotInitialized
 	}
-	t.running = true
-	t.first = true
-	t.consecutive = 0
+	t.flags |= fRunning
+	t.flags |= fFirst
+	t.consecutive, t.cold.consecutiveHi = 0, 0
 	t.cold.err = nil
-	if !t.invoking {
+	if !t.is(fInvoking) {
 		return t.armLocked()
 	}
 	return nil
@@ -287,8 +361,8 @@ func (t *Timer) startLocked() error {
 // the next Start.
 func (t *Timer) Stop() {
 	t.mu.Lock()
-	if !t.destroyed && t.running {
-		t.running = false
+	if !t.is(fDestroyed) && t.is(fRunning) {
+		t.flags &^= fRunning
 		t.disarmLocked()
 	}
 	t.mu.Unlock()
@@ -316,11 +390,11 @@ func (t *Timer) Reset() error {
 	t.mu.Lock()
 	var err error
 	switch {
-	case t.destroyed:
+	case t.is(fDestroyed):
 		err = ErrDestroyed
-	case !t.running:
+	case !t.is(fRunning):
 		err = ErrNotRunning
-	case !t.invoking:
+	case !t.is(fInvoking):
 		err = t.armLocked()
 	}
 	t.mu.Unlock()
@@ -351,12 +425,13 @@ func (t *Timer) TryResetTimeout(d time.Duration) error {
 		t.cold.stats.Rejected++
 		return fmt.Errorf("%w: timer %q: ResetTimeout(%v)", ErrInvalidTimeout, t.cold.name, d)
 	}
-	if t.destroyed {
+	if t.is(fDestroyed) {
 		return ErrDestroyed
 	}
 	t.timeout = d
-	t.wt.SetMinReset(minDelay(t.jitter, d))
-	if t.running && !t.invoking {
+	t.planDraw()
+	t.wt.SetMinReset(minDelay(t.cold.jitter, d))
+	if t.is(fRunning) && !t.is(fInvoking) {
 		return t.armLocked()
 	}
 	return nil
@@ -372,7 +447,7 @@ func (t *Timer) TryResetTimeout(d time.Duration) error {
 // fires.
 func (t *Timer) RunOnceNow() {
 	t.mu.Lock()
-	if t.destroyed || !t.running || t.invoking {
+	if t.is(fDestroyed) || !t.is(fRunning) || t.is(fInvoking) {
 		t.mu.Unlock()
 		return
 	}
@@ -391,16 +466,16 @@ func (t *Timer) RunOnceNow() {
 // Destroy releases the timer's wheel schedule; it does not stop the wheel.
 func (t *Timer) Destroy() {
 	t.mu.Lock()
-	if t.destroyed {
+	if t.is(fDestroyed) {
 		t.mu.Unlock()
 		return
 	}
-	t.destroyed = true
-	t.running = false
+	t.flags |= fDestroyed
+	t.flags &^= fRunning
 	t.disarmLocked()
 	hook := false
-	if !t.invoking {
-		t.hookDone = true
+	if !t.is(fInvoking) {
+		t.flags |= fHookDone
 		hook = true
 	}
 	t.mu.Unlock()
@@ -419,12 +494,12 @@ func (t *Timer) Destroy() {
 // then), are ignored.
 func (t *Timer) fire() {
 	t.mu.Lock()
-	if !t.armed || t.invoking || t.wt.Pending() {
+	if !t.is(fArmed) || t.is(fInvoking) || t.wt.Pending() {
 		t.cold.stats.Stale++
 		t.mu.Unlock()
 		return
 	}
-	t.armed = false
+	t.flags &^= fArmed
 	t.beginLocked()
 	t.mu.Unlock()
 	t.invoke()
@@ -432,9 +507,8 @@ func (t *Timer) fire() {
 }
 
 func (t *Timer) beginLocked() {
-	t.invoking = true
-	t.consecutive++
-	t.triggers++
+	t.flags |= fInvoking
+	t.countTrigger()
 }
 
 // invoke runs the trigger with no lock held, recovering a panic.
@@ -447,14 +521,14 @@ func (t *Timer) invoke() {
 // on-destroy hook if the timer was destroyed during the trigger.
 func (t *Timer) finish() {
 	t.mu.Lock()
-	t.invoking = false
+	t.flags &^= fInvoking
 	hook := false
-	if t.destroyed {
-		if !t.hookDone {
-			t.hookDone = true
+	if t.is(fDestroyed) {
+		if !t.is(fHookDone) {
+			t.flags |= fHookDone
 			hook = true
 		}
-	} else if t.running && !t.armed {
+	} else if t.is(fRunning) && !t.is(fArmed) {
 		t.armLocked()
 	}
 	t.mu.Unlock()
@@ -466,9 +540,20 @@ func (t *Timer) finish() {
 // armLocked replaces the timer's schedule with one at now plus the
 // adjusted timeout. On a wheel error the timer stops and records it.
 func (t *Timer) armLocked() error {
-	d := t.jitter.Next(t.timeout, State{First: t.first, Consecutive: t.consecutive}, t.rng)
-	t.first = false
-	t.schedules++
+	var d time.Duration
+	switch t.draw {
+	case drawFixed:
+		d = t.timeout
+	case drawUniform:
+		// As uniform(t.timeout, t.span, rng) draws, with no allocation.
+		d = t.timeout + time.Duration(rand.New(&t.src).Int64N(int64(t.span)))
+	default:
+		c := t.cold
+		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
+		d = c.jitter.Next(t.timeout, st, c.rng)
+	}
+	t.flags &^= fFirst
+	t.countSchedule()
 	if d <= 0 {
 		t.cold.stats.Clamped++
 		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
@@ -476,21 +561,21 @@ func (t *Timer) armLocked() error {
 		d = t.timeout
 	}
 	if _, err := t.wt.TryReset(d); err != nil {
-		t.armed = false
-		t.running = false
+		t.flags &^= fArmed
+		t.flags &^= fRunning
 		c := t.cold
 		c.err = fmt.Errorf("repeated: timer %q: %w", c.name, err)
 		c.stats.ScheduleErrors++
 		c.logger.Error("repeated: cannot schedule; timer stopped", "timer", c.name, "error", err)
 		return c.err
 	}
-	t.armed = true
+	t.flags |= fArmed
 	return nil
 }
 
 func (t *Timer) disarmLocked() {
-	if t.armed {
-		t.armed = false
+	if t.is(fArmed) {
+		t.flags &^= fArmed
 		t.wt.Stop()
 	}
 }
@@ -531,7 +616,7 @@ func (t *Timer) Timeout() time.Duration {
 func (t *Timer) IsRunning() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.running
+	return t.is(fRunning)
 }
 
 // IsStopped reports whether the timer is not running: never started,
@@ -543,14 +628,14 @@ func (t *Timer) IsStopped() bool { return !t.IsRunning() }
 func (t *Timer) IsDestroyed() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.destroyed
+	return t.is(fDestroyed)
 }
 
 // IsInvoking reports whether a trigger of the timer is running now.
 func (t *Timer) IsInvoking() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.invoking
+	return t.is(fInvoking)
 }
 
 // Deadline returns the wheel time (see wheel.Wheel.Now) at which the
@@ -559,7 +644,7 @@ func (t *Timer) IsInvoking() bool {
 func (t *Timer) Deadline() (time.Duration, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.armed {
+	if !t.is(fArmed) {
 		return 0, false
 	}
 	d, _ := t.wt.Deadline()
@@ -579,7 +664,7 @@ func (t *Timer) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.c().stats
-	st.Schedules, st.Triggers = t.schedules, t.triggers
+	st.Schedules, st.Triggers = join(t.schedules, t.c().schedulesHi), join(t.triggers, t.c().triggersHi)
 	return st
 }
 
@@ -589,12 +674,12 @@ func (t *Timer) String() string {
 	t.mu.Lock()
 	state := "stopped"
 	switch {
-	case t.destroyed:
+	case t.is(fDestroyed):
 		state = "destroyed"
-	case t.running:
+	case t.is(fRunning):
 		state = "running"
 	}
-	timeout, invoking, armed := t.timeout, t.invoking, t.armed
+	timeout, invoking, armed := t.timeout, t.is(fInvoking), t.is(fArmed)
 	var deadline time.Duration
 	if armed {
 		deadline, _ = t.wt.Deadline()
@@ -605,5 +690,8 @@ func (t *Timer) String() string {
 		next = deadline.String()
 	}
 	return fmt.Sprintf("repeated.Timer{name=%q timeout=%v jitter=%v state=%s invoking=%t next=%s}",
-		t.c().name, timeout, t.jitter, state, invoking, next)
+		t.c().name, timeout, t.c().jitter, state, invoking, next)
 }
+
+// A Timer is at most 128 bytes (two cache lines; see Timer).
+var _ [128 - unsafe.Sizeof(Timer{})]struct{}
