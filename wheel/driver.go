@@ -78,7 +78,7 @@ func (w *Wheel) drive() {
 		if precise && next != never {
 			next = w.napUntil(next)
 		}
-		if next-now > maxEpoch {
+		if next-now > w.epochLimit(precise) {
 			// A long sleep: stop publishing, so that an epoch never spans
 			// it; Resets read the clock until the driver wakes for a fire.
 			// Wake-ups thus follow fires, not Resets, unless Resets are so
@@ -170,6 +170,22 @@ func (w *Wheel) runDue(now int64) (n int, stopped bool) {
 	return n, w.stopped
 }
 
+// epochLimit returns the longest sleep the driver lets a published epoch
+// span: maxEpoch, or for a nap until a level-0 slot is due whole (see
+// napUntil) a tick plus twice republishAfter, so that a busy driver, which
+// finishes a slot and its successor's due front about republishAfter into
+// a tick, naps to the end of that tick in one sleep. Capped at maxEpoch
+// it would wake (to keep the clock published) just before the slot is
+// due, and take the slot's front then, so that the slot's timers would go
+// through the driver in several partial walks instead of one pass
+// (runTransit).
+func (w *Wheel) epochLimit(nap bool) int64 {
+	if nap {
+		return max(maxEpoch, w.tick+2*republishAfter)
+	}
+	return maxEpoch
+}
+
 // napMinBatch is the least batch of fires after which the driver sleeps on
 // its timerfd. A precise wake-up is worth its cost when many timers wait
 // for it; with a few timers per wake-up the driver sleeps with the
@@ -241,14 +257,7 @@ func (w *Wheel) collect(now int64) {
 				return
 			}
 			w.batchSlot(idx, start, now)
-			if w.tr.head != nil {
-				return // runDue runs the slot
-			}
-			w.freshenEpoch()
-			if w.levels[0].isSet(idx) {
-				return // what is left in the slot is not due yet
-			}
-			continue
+			return // runDue runs the slot
 		}
 		if w.tickStart(start) > now {
 			return
@@ -291,71 +300,40 @@ func (w *Wheel) slotLook(start int64) int64 {
 	return min(w.slotNext[start&(1<<level0Bits-1)], w.slotDue(start))
 }
 
-// batchSlot fires what is due in level-0 slot idx (tick start). Once the
-// slot is due (slotDue) it is taken whole, for runDue to run without the
-// lock (runTransit). Before that, the driver takes the due timers at the
-// front of the slot's bucket and leaves the rest in place: timers are
-// appended in about deadline order, and the Go runtime wakes a sleeping
-// driver only to the millisecond, so waiting for the whole slot would add
-// up to a tick of lateness to every timer on top of the wake-up's. mu held.
+// batchSlot takes level-0 slot idx (tick start), some of whose timers are
+// due, for runDue to run without the lock (runTransit): its bucket whole,
+// in O(1), so that timers placed meanwhile go to a fresh one. If the slot
+// is due whole (its latest deadline, slotDue, has passed) the cursor moves
+// past it, and a timer still inside its epoch's slack waits in the next
+// slot; before that, the cursor stays, and runTransit puts the timers that
+// are not due yet back into the slot. (Re-armed periodic timers fall due in
+// the part of a tick the driver wakes in, so a slot is mostly due, or
+// pushed later, by the time the driver first looks at it.) mu held.
 func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lv := &w.levels[0]
 	b := &lv.buckets[idx]
+	w.tr, w.trStart, w.trMax = *b, start, w.slotMax[idx]
+	*b = bucket{}
+	for c := w.tr.head; c != nil; c = c.next {
+		c.transit = true
+	}
+	lv.unmark(idx)
 	if w.slotDue(start) <= now {
-		// Due whole: hand the bucket to runTransit. Timers placed
-		// meanwhile (in the same slot of the next window) go to a fresh
-		// bucket.
-		w.tr, w.trStart = *b, start
-		*b = bucket{}
-		for c := w.tr.head; c != nil; c = c.next {
-			c.transit = true
-		}
-		lv.unmark(idx)
+		w.trWait = start + 1
 		w.moveCursor(start + 1)
-		return
-	}
-	w.moveCursor(start)
-	// Each timer is prefetched walkAhead entries before it is looked at,
-	// so that the cache misses of a big slot overlap instead of queueing
-	// one behind another.
-	for walked := 0; ; walked++ {
-		t := w.front(b)
-		if t == nil {
-			break
-		}
-		if walked%32 == 31 {
-			w.freshenEpoch() // a big slot takes a while
-		}
-		b.prefetchAhead(walkAhead)
-		f, st := w.takeDue(t, start, now)
-		if st == takeWait {
-			// Not due yet, nor probably what follows it: look again
-			// once it may be.
-			w.slotNext[idx] = max(f.when+w.slackFor(f.when&tagMask, now), start*w.tick)
-			break
-		}
-		b.consume(t)
-		t.loc = locNone
-		if st == takeFire {
-			w.batch = append(w.batch, f)
-		} else {
-			w.place(t)
-		}
-	}
-	if b.live == 0 {
-		w.freeBucket(b)
-		lv.unmark(idx)
-		w.moveCursor(start + 1)
+	} else {
+		w.trWait = start
+		w.moveCursor(start)
 	}
 }
 
-// runTransit runs the level-0 slot that batchSlot took whole (w.tr, tick
+// runTransit runs the level-0 slot that batchSlot took (w.tr, tick
 // w.trStart), without the lock, touching each timer once: it reads the
 // timer's deadline and, if the timer is due, claims it and runs its
 // callback at once, while the timer's memory is in cache. What needs the
 // lock (unlinking the timer from the slot, re-placing one whose deadline
-// moved or that its callback re-armed) is queued and done fixBatch timers
-// at a time (fixTransit).
+// moved or that its callback re-armed, putting back one not due yet) is
+// queued and done fixBatch timers at a time (fixTransit).
 //
 // The slot's timers stay linked in its chunks meanwhile (marked transit),
 // so that Stop, Init and a locked Reset find them: such a Reset or Init
@@ -387,7 +365,18 @@ func (w *Wheel) runTransit(now int64) {
 			}
 			wait := false
 			if when := due - 1; due > 0 && when/w.tick <= start {
-				if when+w.slackFor(when&tagMask, now) > now {
+				if look := when + w.slackFor(when&tagMask, now); look > now {
+					if when > now && w.trWait == start && !w.closed.Load() {
+						// The slot is not due whole, and here begin its
+						// timers that are not due yet (timers are
+						// appended in about deadline order): give the
+						// rest back to the slot untouched.
+						if nf > 0 {
+							w.fixTransit(fix[:nf], start, now)
+						}
+						w.giveBack(c, i, look)
+						return
+					}
 					wait = true // its epoch's slack has not passed yet
 				} else if t.due.CompareAndSwap(due, dueFiring) {
 					w.pending.Add(-1)
@@ -416,6 +405,60 @@ func (w *Wheel) runTransit(now int64) {
 	}
 }
 
+// giveBack ends the transit of a slot not due whole at entry i of chunk c,
+// a timer not due yet, to be looked at again at look: the entries from
+// there on become the slot's bucket again, followed by the timers placed
+// in the slot meanwhile, and the chunks before c are freed (runTransit has
+// unlinked their timers). It takes the lock.
+func (w *Wheel) giveBack(c *chunk, i int, look int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lv := &w.levels[0]
+	idx := lv.index(w.trStart)
+	rest := bucket{head: c, pos: int32(i), tail: w.tr.tail, tn: w.tr.tn}
+	for h := w.tr.head; h != c; {
+		next := h.next
+		clear(h.t[:])
+		h.transit = false
+		w.freeChunk(h)
+		h = next
+	}
+	w.tr = bucket{}
+	for ch, k := c, i; ch != nil; ch, k = ch.next, 0 {
+		ch.transit = false
+		n := chunkLen
+		if ch == rest.tail {
+			n = int(rest.tn)
+		}
+		for ; k < n; k++ {
+			if ch.t[k] != nil {
+				rest.live++
+			} else {
+				rest.dead++
+			}
+		}
+	}
+	// The slot's bookkeeping (slotMax, slotNext) counts what was placed
+	// in it before and since it was taken.
+	maxKey, nextKey := w.trMax, look
+	if fresh := &lv.buckets[idx]; fresh.live > 0 {
+		maxKey = max(maxKey, w.slotMax[idx])
+		nextKey = min(nextKey, w.slotNext[idx])
+		for t := w.front(fresh); t != nil; t = w.front(fresh) {
+			fresh.consume(t)
+			w.push(&rest, t)
+		}
+		w.freeBucket(fresh)
+	}
+	if rest.live == 0 {
+		w.freeBucket(&rest)
+		return
+	}
+	lv.buckets[idx] = rest
+	lv.mark(idx)
+	w.slotMax[idx], w.slotNext[idx] = maxKey, nextKey
+}
+
 // fixBatch is how many timers of a slot in transit the driver unlinks and
 // re-places under one hold of the lock.
 const fixBatch = 16
@@ -433,7 +476,7 @@ type transitEntry struct {
 // their deadlines now belong: a fired timer that its callback re-armed, a
 // timer pushed later, one waiting out its epoch's slack. A timer unlinked
 // since the driver looked at it has been dealt with by its unlinker. The
-// timer's slot start stays published until place (or waitNextSlot)
+// timer's slot start stays published until place (or waitInSlot)
 // publishes the new one and reads the deadline again: a lock-free Reset
 // racing with this either lands before that read, and the timer is placed
 // by its new deadline, or finds the new slot start (Timer.TryReset). It
@@ -451,7 +494,7 @@ func (w *Wheel) fixTransit(es []transitEntry, start, now int64) {
 		case w.stopped:
 			t.slotStart.Store(-1)
 		case e.wait:
-			w.waitNextSlot(t, start+1, now)
+			w.waitInSlot(t, w.trWait, now)
 		default:
 			w.place(t)
 		}
@@ -473,8 +516,7 @@ func transitAt(c *chunk, i, n int) *Timer {
 }
 
 // fireAhead is how many entries ahead of the one it works on runTransit
-// prefetches what a fire touches besides the timer's first line (see
-// prefetchFire); the timer itself is prefetched walkAhead entries ahead.
+// prefetches a timer and what its fire touches (see prefetchFire).
 const fireAhead = 8
 
 // prefetchFire hints the cache lines a fire of t touches: the timer and
@@ -494,48 +536,15 @@ func prefetchFire(t *Timer) {
 // as repeated's reads next (a repeated.Timer is 128 bytes).
 const fireBytes = 128
 
-// walkAhead is how many bucket entries ahead of the one it works on the
-// driver prefetches a timer.
-const walkAhead = 12
-
-// placeAhead is how many timers batchSlot queues for re-placing.
+// placeAhead is how many bucket entries ahead of the one it re-places the
+// driver prefetches a timer when it re-buckets a slot (replace).
 const placeAhead = 8
 
-// What takeDue decided.
-const (
-	takePlace = iota // not due in this slot (moved later, stopped): place it
-	takeFire         // due: fire it
-	takeWait         // due in this slot, but its epoch's slack has not passed
-)
-
-// takeDue returns the firing of t, just taken from level-0 slot start,
-// if it is due, and unpublishes its slot. mu held.
-func (w *Wheel) takeDue(t *Timer, start, now int64) (firing, int) {
-	due := t.due.Load()
-	if due <= 0 {
-		return firing{}, takePlace
-	}
-	when := due - 1
-	if when/w.tick > start {
-		return firing{}, takePlace
-	}
-	if when+w.slackFor(when&tagMask, now) > now {
-		return firing{when: when}, takeWait
-	}
-	// As in place: unpublish the slot, then re-check, so that a concurrent
-	// lock-free Reset either lands before the check or takes the locked
-	// path.
-	t.slotStart.Store(-1)
-	if t.due.Load() != due {
-		return firing{}, takePlace
-	}
-	return firing{t: t, f: t.f, when: when}, takeFire
-}
-
-// waitNextSlot links t, due but not yet fireable, into level-0 slot tk,
-// the cursor's, to be looked at again when that slot ends; a timer whose
-// deadline moved meanwhile is placed as usual. mu held.
-func (w *Wheel) waitNextSlot(t *Timer, tk, now int64) {
+// waitInSlot links t, due within level-0 slot tk (the cursor's) or before
+// but not yet fireable (not due yet, or inside its epoch's slack), into
+// that slot, to be looked at again once it may be; a timer whose deadline
+// moved meanwhile is placed as usual. mu held.
+func (w *Wheel) waitInSlot(t *Timer, tk, now int64) {
 	due := t.due.Load()
 	start := w.tickStart(tk)
 	t.slotStart.Store(start)

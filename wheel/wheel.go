@@ -131,12 +131,14 @@ type Wheel struct {
 	// without it; written by the driver under mu, read-only while running
 	// (Stop claims what has not started).
 	batch []firing
-	// tr is the level-0 slot the driver took whole and runs without the
-	// lock (see runTransit), trStart its tick; tr.head is nil when there is
+	// tr is the level-0 slot the driver took and runs without the lock
+	// (see batchSlot, runTransit), trStart its tick; tr.head is nil when there is
 	// none. Set and cleared by the driver under mu; its chunks are marked
 	// transit meanwhile.
 	tr      bucket
 	trStart int64
+	trWait  int64 // the tick of the slot where a timer not yet fireable waits
+	trMax   int64 // the slot's slotMax when it was taken
 	// freeChunks lists the chunks buckets may reuse (see bucket.go);
 	// chunks counts the chunks the wheel holds, nfree those free.
 	freeChunks    *chunk
