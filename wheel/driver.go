@@ -345,7 +345,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 func (w *Wheel) runTransit(now int64) {
 	start := w.trStart
 	var fix [fixBatch]transitEntry
-	nf, fires := 0, 0
+	nf := 0
 	for c := w.tr.head; c != nil; c = c.next {
 		n := chunkLen
 		if c == w.tr.tail {
@@ -381,13 +381,6 @@ func (w *Wheel) runTransit(now int64) {
 				} else if t.due.CompareAndSwap(due, dueFiring) {
 					w.pending.Add(-1)
 					w.fired.Add(1)
-					if fires++; fires > 1 && (fires <= clockEvery || fires%clockEvery == 0) {
-						// As in runBatch.
-						now = int64(time.Since(w.epoch))
-						if w.openTag != 0 && now-w.openBase >= republishAfter {
-							w.republish()
-						}
-					}
 					w.noteLateness(now - when)
 					w.invoke(t.f)
 					t.due.CompareAndSwap(dueFiring, 0)
@@ -395,6 +388,11 @@ func (w *Wheel) runTransit(now int64) {
 			}
 			fix[nf] = transitEntry{c: c, i: int32(i), wait: wait, t: t}
 			if nf++; nf == fixBatch {
+				// The clock is read once per fixBatch timers, for the
+				// lateness of the fires and to keep the coarse clock's
+				// epochs short: a clock read costs about as much as a
+				// fire's own work.
+				now = w.readClock()
 				w.fixTransit(fix[:], start, now)
 				nf = 0
 			}
@@ -499,8 +497,18 @@ func (w *Wheel) fixTransit(es []transitEntry, start, now int64) {
 			w.place(t)
 		}
 	}
-	w.freshenEpoch()
 	w.mu.Unlock()
+}
+
+// readClock reads the clock for the driver while it runs callbacks, and
+// publishes a fresh epoch if the published one is republishAfter old
+// (see freshenEpoch). Driver goroutine only.
+func (w *Wheel) readClock() int64 {
+	now := int64(time.Since(w.epoch))
+	if w.openTag != 0 && now-w.openBase >= republishAfter {
+		w.republish()
+	}
+	return now
 }
 
 // transitAt returns the timer at entry i of chunk c, a chunk in transit
