@@ -344,6 +344,9 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 // read, and fails if the timer moved.
 func (w *Wheel) runTransit(now int64) {
 	start := w.trStart
+	// A timer is due in this slot or before if its deadline is before the
+	// slot's end (compared, not divided: a division costs tens of cycles).
+	end := w.tickStart(start + 1)
 	var fix [fixBatch]transitEntry
 	nf := 0
 	for c := w.tr.head; c != nil; c = c.next {
@@ -364,7 +367,7 @@ func (w *Wheel) runTransit(now int64) {
 				continue // unlinked meanwhile, by whoever unlinked it
 			}
 			wait := false
-			if when := due - 1; due > 0 && when/w.tick <= start {
+			if when := due - 1; due > 0 && when < end {
 				if look := when + w.slackFor(when&tagMask, now); look > now {
 					if when > now && w.trWait == start && !w.closed.Load() {
 						// The slot is not due whole, and here begin its

@@ -462,7 +462,7 @@ func (w *Wheel) place(t *Timer) {
 			continue
 		}
 		key := w.tickStart(start)
-		if when/w.tick == tk {
+		if when < w.tickStart(tk+1) { // the deadline's tick is tk (tk is never after it)
 			key = when
 		}
 		w.link(t, lvl, tk, key)
