@@ -30,6 +30,40 @@ type rtModelTimer struct {
 	worst atomic.Int64 // most negative margin seen, ns
 }
 
+// fire is the timer's callback: it records the fire, and whether (and by
+// how much) it came before earliest. now is the time since the test's
+// start.
+func (m *rtModelTimer) fire(now int64) {
+	if margin := now - m.earliest.Load(); margin < 0 {
+		m.early.Add(1)
+		for {
+			old := m.worst.Load()
+			if margin >= old || m.worst.CompareAndSwap(old, margin) {
+				break
+			}
+		}
+	}
+	m.fires.Add(1)
+}
+
+// reset is the owner's Reset of tm by d at now (the time since the test's
+// start), with the model's bookkeeping. It uses TryReset: once the wheel
+// stops, a Reset fails (and schedules nothing) rather than finding the
+// timer idle.
+func (m *rtModelTimer) reset(tm *Timer, d time.Duration, now int64) {
+	bound := now + int64(d)
+	m.earliest.Store(min(m.earliest.Load(), bound))
+	if pending, err := tm.TryReset(d); err == nil && !pending {
+		m.schedules++
+	}
+	// Raise the bound only once no older schedule's callback can still be
+	// on its way (claimed by the driver before this Reset found the timer
+	// idle).
+	if m.schedules-m.stops-m.fires.Load() == 1 {
+		m.earliest.Store(bound)
+	}
+}
+
 // TestRealtimeModel checks the real-time wheel against a reference model
 // under concurrency: goroutines each own some timers and apply random
 // schedules, resets earlier and later (the locked and the lock-free paths),
@@ -59,19 +93,7 @@ func TestRealtimeModel(t *testing.T) {
 			timers := make([]Timer, len(models))
 			for i := range timers {
 				m := &models[i]
-				require.NoError(t, timers[i].Init(w, func() {
-					now := since()
-					if margin := now - m.earliest.Load(); margin < 0 {
-						m.early.Add(1)
-						for {
-							old := m.worst.Load()
-							if margin >= old || m.worst.CompareAndSwap(old, margin) {
-								break
-							}
-						}
-					}
-					m.fires.Add(1)
-				}))
+				require.NoError(t, timers[i].Init(w, func() { m.fire(since()) }))
 			}
 			var wg sync.WaitGroup
 			for g := range owners {
@@ -95,18 +117,7 @@ func TestRealtimeModel(t *testing.T) {
 						default: // far: still pending when the wheel stops
 							d = time.Duration(rng.Int64N(int64(time.Second)))
 						}
-						now := since()
-						bound := now + int64(d)
-						m.earliest.Store(min(m.earliest.Load(), bound))
-						if !tm.Reset(d) {
-							m.schedules++
-						}
-						// Raise the bound only once no older schedule's
-						// callback can still be on its way (claimed by the
-						// driver before this Reset found the timer idle).
-						if m.schedules-m.stops-m.fires.Load() == 1 {
-							m.earliest.Store(bound)
-						}
+						m.reset(tm, d, since())
 						if k%32 == 0 {
 							time.Sleep(time.Duration(rng.Int64N(int64(tick)))) // let the driver fire; no synchronization relies on it
 						}
@@ -120,27 +131,7 @@ func TestRealtimeModel(t *testing.T) {
 			case <-time.After(rtWaitLimit):
 				t.Fatal("driver did not exit after Stop")
 			}
-			index := make(map[*Timer]int, len(timers))
-			for i := range timers {
-				index[&timers[i]] = i
-			}
-			dropped := make([]int64, len(timers))
-			for _, tm := range left {
-				i, ok := index[tm]
-				require.True(t, ok, "Stop returned a timer that is not the test's")
-				dropped[i]++
-			}
-			var schedules, fires, stops int64
-			for i := range models {
-				m := &models[i]
-				require.Zero(t, m.early.Load(), "timer %d fired %d times early, worst by %v", i, m.early.Load(), time.Duration(-m.worst.Load()))
-				require.Equal(t, m.schedules, m.fires.Load()+m.stops+dropped[i],
-					"timer %d: schedules vs fires %d + stops %d + dropped %d", i, m.fires.Load(), m.stops, dropped[i])
-				require.False(t, timers[i].Pending(), "timer %d pending after Stop", i)
-				schedules += m.schedules
-				fires += m.fires.Load()
-				stops += m.stops
-			}
+			schedules, fires, stops := checkModels(t, models, timers, left)
 			s := w.Stats()
 			require.Equal(t, s.Scheduled, s.Fired+s.Cancelled+s.Dropped+s.Pending, "%+v", s)
 			require.Equal(t, int64(len(left)), s.Dropped)
@@ -177,29 +168,10 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 	callbacks := make([]func(), len(models))
 	for i := range timers {
 		m := &models[i]
-		callbacks[i] = func() {
-			if margin := since() - m.earliest.Load(); margin < 0 {
-				m.early.Add(1)
-			}
-			m.fires.Add(1)
-		}
+		callbacks[i] = func() { m.fire(since()) }
 		require.NoError(t, timers[i].Init(w, callbacks[i]))
 	}
-	// reset is the owner's Reset, with the model's bookkeeping (see
-	// TestRealtimeModel).
-	reset := func(i int, d time.Duration) {
-		m, tm := &models[i], &timers[i]
-		bound := since() + int64(d)
-		m.earliest.Store(min(m.earliest.Load(), bound))
-		// TryReset: once the wheel stops, a Reset fails (and schedules
-		// nothing) rather than finding the timer idle.
-		if pending, err := tm.TryReset(d); err == nil && !pending {
-			m.schedules++
-		}
-		if m.schedules-m.stops-m.fires.Load() == 1 {
-			m.earliest.Store(bound)
-		}
-	}
+	reset := func(i int, d time.Duration) { models[i].reset(&timers[i], d, since()) }
 	var rebinds atomic.Int64
 	for round := range rounds {
 		// Every timer due at the same instant: one slot.
@@ -266,8 +238,8 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 
 // checkModels checks the timers of a stopped wheel against their models:
 // no early fire, and schedules = fires + stops + dropped by the wheel's
-// Stop (left), timer by timer.
-func checkModels(t *testing.T, models []rtModelTimer, timers []Timer, left []*Timer) {
+// Stop (left), timer by timer. It returns the totals.
+func checkModels(t *testing.T, models []rtModelTimer, timers []Timer, left []*Timer) (schedules, fires, stops int64) {
 	t.Helper()
 	index := make(map[*Timer]int, len(timers))
 	for i := range timers {
@@ -279,14 +251,16 @@ func checkModels(t *testing.T, models []rtModelTimer, timers []Timer, left []*Ti
 		require.True(t, ok, "Stop returned a timer that is not the test's")
 		dropped[i]++
 	}
-	var fires int64
 	for i := range models {
 		m := &models[i]
-		require.Zero(t, m.early.Load(), "timer %d fired %d times early", i, m.early.Load())
+		require.Zero(t, m.early.Load(), "timer %d fired %d times early, worst by %v", i, m.early.Load(), time.Duration(-m.worst.Load()))
 		require.Equal(t, m.schedules, m.fires.Load()+m.stops+dropped[i],
 			"timer %d: schedules vs fires %d + stops %d + dropped %d", i, m.fires.Load(), m.stops, dropped[i])
 		require.False(t, timers[i].Pending(), "timer %d pending after Stop", i)
+		schedules += m.schedules
 		fires += m.fires.Load()
+		stops += m.stops
 	}
 	require.Positive(t, fires, "nothing fired")
+	return schedules, fires, stops
 }
