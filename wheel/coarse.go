@@ -34,9 +34,11 @@ import "time"
 // delay the timers of every later epoch that reuses its tag. A
 // callback that runs long stretches its epoch, so timers scheduled while
 // it runs may fire up to its duration late; timers scheduled after it
-// returned are not affected. Before a sleep longer than maxEpoch the driver
-// stops publishing, so that an idle epoch never spans it and wake-ups
-// follow fires, never Resets: Resets meanwhile read the clock.
+// returned are not affected. Before a sleep longer than maxEpoch (for a
+// busy driver's nap until a slot is due whole, a tick plus 200µs: see
+// epochLimit) the driver stops publishing, so that an idle epoch never
+// spans it and wake-ups follow fires, never Resets: Resets meanwhile read
+// the clock.
 //
 // Real-time deadlines are rounded up to a multiple of tagMask+1 ns (4.096µs)
 // to make room for the tag; virtual wheels keep exact deadlines and never

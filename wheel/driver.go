@@ -469,7 +469,7 @@ const fixBatch = 16
 type transitEntry struct {
 	c    *chunk
 	i    int32
-	wait bool // due but not yet fireable: wait in the next slot
+	wait bool // due but not yet fireable: wait in slot trWait
 	t    *Timer
 }
 
