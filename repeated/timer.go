@@ -180,7 +180,7 @@ func (t *Timer) countSchedule() {
 	}
 }
 
-// join returns the count kept as hi and lo (see count).
+// join returns the count kept as hi and lo (see countTrigger).
 func join(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
 
 // coldState is the part of a Timer read only on errors, by accessors and
