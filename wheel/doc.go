@@ -79,16 +79,16 @@
 // before it). A Reset that moves a timer earlier leaves a nil entry behind;
 // a bucket that is mostly such entries is compacted. Chunks are recycled
 // through a free list, so a wheel in a steady state allocates nothing; a
-// wheel holds about 8.1 bytes of chunk per timer at its busiest, plus a
+// wheel holds about 8.3 bytes of chunk per timer at its busiest, plus a
 // partly filled chunk per occupied slot.
 //
 // # The real-time driver
 //
 // One goroutine per wheel. Each round it reads the clock once and
-// publishes a fresh coarse-clock epoch. When the earliest level-0 slot is
-// due as a whole (its latest deadline has passed), the driver takes its
-// bucket whole under the lock (O(1): timers placed meanwhile go to a fresh
-// bucket) and then runs it without the lock, touching each timer once:
+// publishes a fresh coarse-clock epoch. When timers in the earliest
+// level-0 slot are due, the driver takes the slot's bucket whole under the
+// lock (O(1): timers placed meanwhile go to a fresh bucket) and then runs
+// it without the lock, touching each timer once:
 // it prefetches the timer (and the 128 bytes from its start, where an
 // embedding struct such as repeated's keeps its state) eight entries
 // ahead, reads its deadline, and if the timer is due claims it with one
@@ -101,12 +101,16 @@
 // timers rather than once per timer. Meanwhile the slot's timers stay
 // linked, so a locked Reset, Init or Stop that reaches one unlinks it (or
 // claims it) as usual, and the driver skips an entry that no longer holds
-// the timer it read. Before a slot is due whole, the driver takes only the
-// due timers at the front of its bucket (timers are appended in about
-// deadline order), under the lock, and runs them as a batch, claiming
-// each just before its callback. Higher-level slots are re-bucketed when
+// the timer it read. If the slot is not due as a whole yet (its latest
+// deadline has not passed), the driver stops at its first timer not due
+// yet and gives the rest of the bucket back to the slot untouched (timers
+// are appended in about deadline order); periodic timers re-armed by their
+// callbacks fall due in the part of a tick the driver wakes in, so by the
+// driver's first look most of a slot is due, or pushed later, anyway. Due
+// timers of the ready heap (deadlines before the cursor) run as a batch,
+// each claimed just before its callback. Higher-level slots are re-bucketed when
 // their start comes, in chunks so that locked Resets are not held up. The
-// driver reads the clock every few fires, for lateness and to keep the
+// driver reads the clock every 16 timers of a slot, for lateness and to keep the
 // coarse clock's epochs short. Then it sleeps until the next occupied
 // level-0 slot is due whole (plus 100µs for the epochs' slack) or a
 // higher-level slot starts, or until a timer that needs it earlier wakes
@@ -118,7 +122,7 @@
 // On Linux the driver therefore sleeps on a timerfd, read through the
 // runtime's network poller, which wakes it within the kernel's timer slack
 // (50µs by default) without holding a thread, while its batches are big
-// (32 fires or more). With fewer timers per wake-up it sleeps with the
+// (32 timers or more). With fewer timers per wake-up it sleeps with the
 // runtime's timers, whose wake-ups the runtime shares among the process's
 // sleeping goroutines, so that a lightly loaded process wakes less often.
 // Elsewhere, or if the system refuses a timerfd, it always sleeps with the
