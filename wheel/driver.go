@@ -37,7 +37,7 @@ func (w *Wheel) drive() {
 		w.napMu.Unlock()
 		defer w.dropNapper()
 	}
-	// lastBatch is the size of the last batch of fires: the driver sleeps
+	// lastBatch is how many timers the last round ran or looked at: the driver sleeps
 	// on the timerfd only while batches are big (see napMinBatch).
 	lastBatch := 0
 	for {
@@ -186,7 +186,7 @@ func (w *Wheel) epochLimit(nap bool) int64 {
 	return maxEpoch
 }
 
-// napMinBatch is the least batch of fires after which the driver sleeps on
+// napMinBatch is the least batch of timers after which the driver sleeps on
 // its timerfd. A precise wake-up is worth its cost when many timers wait
 // for it; with a few timers per wake-up the driver sleeps with the
 // runtime's timers, whose wake-ups the runtime shares with the process's
