@@ -37,8 +37,11 @@
 // keeps one slice of them per kind, and makes them with Init instead of New:
 // no allocation per timer, and a batch of heartbeats visiting groups in
 // order reads memory in order. WithSeed gives each a reproducible jitter
-// source kept inside the timer (WithRand's *rand.Rand is one more pointer
-// to chase per Reset). See ExampleTimer_Init.
+// source kept inside the timer: a schedule with a built-in policy then
+// reads nothing outside the timer's 128 bytes. (With WithRand's *rand.Rand,
+// or a policy of the caller's, a schedule also reads the timer's cold
+// state and the source: at 100k timers in order, 35-40ns per Reset against
+// 17ns.) See ExampleTimer_Init.
 //
 // # Errors where the caller looks
 //
