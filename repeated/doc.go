@@ -40,8 +40,9 @@
 // source kept inside the timer: a schedule with a built-in policy then
 // reads nothing outside the timer's 128 bytes. (With WithRand's *rand.Rand,
 // or a policy of the caller's, a schedule also reads the timer's cold
-// state and the source: at 100k timers in order, 35-40ns per Reset against
-// 17ns.) See ExampleTimer_Init.
+// state and the source. BenchmarkRepeatedResetMany, 100k timers in order:
+// 17ns per Reset embedded with WithSeed, 35-40ns made by New with WithRand.)
+// See ExampleTimer_Init.
 //
 // # Errors where the caller looks
 //
