@@ -263,18 +263,9 @@ func (w *Wheel) collect(now int64) {
 			return
 		}
 		w.processSlot(lvl, idx, start)
-		w.freshenEpoch()
-	}
-}
-
-// freshenEpoch publishes a fresh epoch if the published one is
-// republishAfter old. The driver calls it between slots while it collects
-// (a big slot takes a few hundred microseconds): every epoch's length
-// becomes the slack of all deadlines with its tag for a while (see
-// slackFor), so epochs are kept short while Resets use them. mu held.
-func (w *Wheel) freshenEpoch() {
-	if w.openTag != 0 && int64(time.Since(w.epoch))-w.openBase >= republishAfter {
-		w.republish()
+		// A big slot takes a few hundred microseconds: keep the epoch
+		// short (see readClock).
+		w.readClock()
 	}
 }
 
@@ -382,10 +373,7 @@ func (w *Wheel) runTransit(now int64) {
 					}
 					wait = true // its epoch's slack has not passed yet
 				} else if t.due.CompareAndSwap(due, dueFiring) {
-					w.pending.Add(-1)
-					w.fired.Add(1)
-					w.noteLateness(now - when)
-					w.invoke(t.f)
+					w.runClaimed(t.f, now-when)
 					t.due.CompareAndSwap(dueFiring, 0)
 				}
 			}
@@ -503,9 +491,11 @@ func (w *Wheel) fixTransit(es []transitEntry, start, now int64) {
 	w.mu.Unlock()
 }
 
-// readClock reads the clock for the driver while it runs callbacks, and
-// publishes a fresh epoch if the published one is republishAfter old
-// (see freshenEpoch). Driver goroutine only.
+// readClock reads the clock for the driver while it re-buckets a slot or
+// runs callbacks, and publishes a fresh epoch if the published one is
+// republishAfter old: every epoch's length becomes the slack of all
+// deadlines with its tag for a while (see slackFor), so epochs are kept
+// short while Resets use them. Driver goroutine only.
 func (w *Wheel) readClock() int64 {
 	now := int64(time.Since(w.epoch))
 	if w.openTag != 0 && now-w.openBase >= republishAfter {
@@ -589,11 +579,6 @@ func (w *Wheel) runBatch(now int64) {
 		if !e.t.due.CompareAndSwap(e.when+1, dueFiring) {
 			continue
 		}
-		// Counted before the callback starts: Stats.Fired counts callbacks
-		// started, and a callback that reads Stats does not find its own
-		// timer pending.
-		w.pending.Add(-1)
-		w.fired.Add(1)
 		if i > 0 && (i < clockEvery || i%clockEvery == 0) {
 			// The clock measures lateness (behind slow callbacks too) and
 			// keeps epochs short. It is read before each of the first
@@ -601,13 +586,9 @@ func (w *Wheel) runBatch(now int64) {
 			// a clock read costs about as much as a fire's work, and the
 			// lateness of a fire is then measured at most clockEvery-1
 			// callbacks early.
-			now = int64(time.Since(w.epoch))
-			if w.openTag != 0 && now-w.openBase >= republishAfter {
-				w.republish()
-			}
+			now = w.readClock()
 		}
-		w.noteLateness(now - e.when)
-		w.invoke(e.f)
+		w.runClaimed(e.f, now-e.when)
 		if !e.t.due.CompareAndSwap(dueFiring, 0) {
 			rearmed[nr] = e.t
 			if nr++; nr == rearmBatch {
@@ -675,6 +656,17 @@ func (w *Wheel) placeRearmed(ts []*Timer) {
 		}
 	}
 	w.mu.Unlock()
+}
+
+// runClaimed runs the callback f of a timer the driver just claimed,
+// late by late. The fire is counted before the callback starts:
+// Stats.Fired counts callbacks started, and a callback that reads Stats
+// does not find its own timer pending.
+func (w *Wheel) runClaimed(f func(), late int64) {
+	w.pending.Add(-1)
+	w.fired.Add(1)
+	w.noteLateness(late)
+	w.invoke(f)
 }
 
 // noteLateness records how late a real-time fire was.

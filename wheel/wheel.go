@@ -50,9 +50,6 @@ type level struct {
 	buckets  []bucket
 }
 
-// emptySlot reports whether slot idx holds no timer.
-func (lv *level) emptySlot(idx int) bool { return lv.buckets[idx].live == 0 }
-
 func (lv *level) mark(idx int)       { lv.occupied[idx>>6] |= 1 << uint(idx&63) }
 func (lv *level) unmark(idx int)     { lv.occupied[idx>>6] &^= 1 << uint(idx&63) }
 func (lv *level) isSet(idx int) bool { return lv.occupied[idx>>6]&(1<<uint(idx&63)) != 0 }
