@@ -264,9 +264,9 @@ func (JitterFunc) String() string { return "func" }
 // heartbeat Resets stay lock-free.
 func minDelay(j Jitter, base time.Duration) time.Duration {
 	switch j.(type) {
-	case none, *none, proportional, *proportional, uniformExtra, *uniformExtra, backoff, *backoff:
+	case none, proportional, uniformExtra, backoff:
 		return base
-	case firstOnly, *firstOnly:
+	case firstOnly:
 		return base / 2
 	}
 	return 0
