@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -179,6 +180,30 @@ func (t *Timer) countSchedule() {
 		t.cold.schedulesHi++
 	}
 }
+
+// int64N returns what rand.New(src).Int64N(n) returns, n > 0, without
+// the interface call to src: the same draws from the same state, so that
+// a seeded timer's schedules do not depend on which of the two computed
+// them.
+func int64N(src *rand.PCG, n int64) int64 {
+	if is32bit {
+		return rand.New(src).Int64N(n)
+	}
+	un := uint64(n)
+	if un&(un-1) == 0 {
+		return int64(src.Uint64() & (un - 1))
+	}
+	hi, lo := bits.Mul64(src.Uint64(), un)
+	if lo < un {
+		thresh := -un % un
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), un)
+		}
+	}
+	return int64(hi)
+}
+
+const is32bit = ^uint(0)>>32 == 0
 
 // join returns the count kept as hi and lo (see countTrigger).
 func join(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
@@ -546,7 +571,7 @@ func (t *Timer) armLocked() error {
 		d = t.timeout
 	case drawUniform:
 		// As uniform(t.timeout, t.span, rng) draws, with no allocation.
-		d = t.timeout + time.Duration(rand.New(&t.src).Int64N(int64(t.span)))
+		d = t.timeout + time.Duration(int64N(&t.src, int64(t.span)))
 	default:
 		c := t.cold
 		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}

@@ -236,3 +236,29 @@ func TestWithSeedDrawsLikePCG(t *testing.T) {
 	require.Greater(t, len(a), 30)
 	require.Equal(t, b, a)
 }
+
+// TestWithSeedDrawsLikePCGAtAnySpan: the inline draw matches the WithRand
+// source's Int64N for spans where it masks (powers of two), rejects often
+// (3<<61: a quarter of the draws) or rarely, over many schedules.
+func TestWithSeedDrawsLikePCGAtAnySpan(t *testing.T) {
+	for _, span := range []time.Duration{1, 7, 1 << 20, 150 * ms, 3 << 61} {
+		deadlines := func(opt repeated.Option) []time.Duration {
+			v := newVirtual(t)
+			tm, err := repeated.New(v.Wheel, "e", time.Nanosecond, func() {},
+				repeated.WithJitter(repeated.UniformExtra(span)), opt)
+			require.NoError(t, err)
+			require.NoError(t, tm.Start())
+			var out []time.Duration
+			for range 500 {
+				require.NoError(t, tm.Reset())
+				d, ok := tm.Deadline()
+				require.True(t, ok)
+				out = append(out, d)
+			}
+			return out
+		}
+		a := deadlines(repeated.WithSeed(3, 5))
+		b := deadlines(repeated.WithRand(rand.New(rand.NewPCG(3, 5))))
+		require.Equal(t, b, a, "span %v", span)
+	}
+}
