@@ -409,9 +409,7 @@ func (t *Timer) Reset() error {
 	// With many timers a Reset starts with cache misses: the mutex's line
 	// and the wheel timer's. Hint the second before taking the first, so
 	// that they overlap.
-	p := uintptr(unsafe.Pointer(&t.wt))
-	prefetch.Line(p)
-	prefetch.Line(p + unsafe.Sizeof(t.wt) - 1)
+	prefetch.Range(uintptr(unsafe.Pointer(&t.wt)), unsafe.Sizeof(t.wt))
 	t.mu.Lock()
 	var err error
 	switch {

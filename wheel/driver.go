@@ -524,12 +524,7 @@ const fireAhead = 8
 // the 128 bytes after it (the embedding struct's fields, which a callback
 // such as repeated's reads next).
 func prefetchFire(t *Timer) {
-	p := uintptr(unsafe.Pointer(t))
-	prefetch.Line(p)
-	prefetch.Line(p + 64)
-	if p%64 != 0 {
-		prefetch.Line(p + fireBytes - 1)
-	}
+	prefetch.Range(uintptr(unsafe.Pointer(t)), fireBytes)
 }
 
 // fireBytes is how many bytes from a Timer's start prefetchFire hints: the
@@ -610,9 +605,7 @@ const rearmBatch = 16
 // driver's visit of a slotted timer reads first (a Timer embedded in a
 // caller's struct need not start on a line).
 func prefetchTimer(t *Timer) {
-	p := uintptr(unsafe.Pointer(t))
-	prefetch.Line(p)
-	prefetch.Line(p + unsafe.Offsetof(t.w) - 1)
+	prefetch.Range(uintptr(unsafe.Pointer(t)), unsafe.Offsetof(t.w))
 }
 
 // clockEvery is how many fires of a long batch share one clock read.
@@ -632,11 +625,7 @@ func (e *firing) prefetch() {
 	// A Timer need not start on a line: cover every line of the timer and
 	// of the 128 bytes after it (repeated keeps its fire-and-re-arm state
 	// there).
-	const n = unsafe.Sizeof(Timer{}) + 128
-	for off := uintptr(0); off < n; off += 64 {
-		prefetch.Line(p + off)
-	}
-	prefetch.Line(p + n - 1)
+	prefetch.Range(p, unsafe.Sizeof(Timer{})+128)
 	prefetch.Line(*(*uintptr)(unsafe.Pointer(&e.f)))
 }
 

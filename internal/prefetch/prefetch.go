@@ -5,5 +5,8 @@
 //
 // The wheel's driver and repeated's Reset use it where a timer's memory is
 // known a few steps before it is used: at 100k Raft groups per wheel almost
-// every timer touch is a miss to main memory.
+// every timer touch is a miss to main memory. Range hints the lines of a
+// struct in one call: the calls are not inlined (Go has no prefetch
+// intrinsic outside the runtime), and at a few nanoseconds each, three
+// calls per fire were measurable.
 package prefetch
