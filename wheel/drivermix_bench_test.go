@@ -111,3 +111,46 @@ func benchDriverMix(b *testing.B, kind string, groups int) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fires+b.N*(groups/50)), "ns/event")
 	b.ReportMetric(float64(fires)/float64(b.N), "fires/op")
 }
+
+// BenchmarkDriverPeriodic is the driver's per-fire constant alone: n
+// timers that re-arm themselves 75ms ahead from their callbacks (the
+// step-down cycle of DriverMix without its heartbeats and election
+// timers), spread over the period, driven by hand a tick per op. ns/fire
+// is the claim, the callback's call and Reset, and the re-bucketing of
+// one fire.
+func BenchmarkDriverPeriodic(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) {
+			w, err := wheel.New(wheel.DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			step, stop := wheel.DriveByHand(w)
+			defer stop()
+			const period = 75 * time.Millisecond
+			ts := make([]paddedTimer, n)
+			fires := 0
+			for i := range ts {
+				t := &ts[i].t
+				if err := t.Init(w, func() { fires++; t.Reset(period) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			per := n / 75
+			for i := range ts {
+				ts[i].t.Reset(period)
+				if i%per == per-1 {
+					step()
+				}
+			}
+			for range 500 {
+				step()
+			}
+			fires = 0
+			for b.Loop() {
+				step()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fires), "ns/fire")
+		})
+	}
+}
