@@ -661,7 +661,7 @@ func (w *Wheel) placeRearmed(ts []*Timer) {
 // Stats.Fired counts callbacks started, and a callback that reads Stats
 // does not find its own timer pending.
 func (w *Wheel) runClaimed(f func(), late int64) {
-	w.pending.Add(-1)
+	w.addPending(-1)
 	w.fired.Add(1)
 	w.noteLateness(late)
 	w.invoke(f)

@@ -188,7 +188,7 @@ func checkStructure(t *testing.T, w *Wheel) {
 			reachable[tm] = true
 		}
 	})
-	require.Equal(t, w.pending.Load(), int64(len(reachable)), "pending timers vs timers reachable in the structure")
+	require.Equal(t, w.pendingNow(), int64(len(reachable)), "pending timers vs timers reachable in the structure")
 }
 
 // TestRealtimeNeverEarly schedules a few hundred timers with random delays of

@@ -15,7 +15,9 @@ type Stats struct {
 	Cancelled int64
 	// Dropped counts pending timers returned by Wheel.Stop.
 	Dropped int64
-	// Pending is the number of pending timers.
+	// Pending is the number of pending timers. A wheel with MaxPending
+	// counts them; without, Pending is Scheduled less the rest, which
+	// spares the driver an update per fire and per re-arm.
 	Pending int64
 	// Rejected counts schedules refused (ErrStopped, ErrTooManyPending).
 	Rejected int64
@@ -37,7 +39,7 @@ func (w *Wheel) Stats() Stats {
 		Fired:       w.fired.Load(),
 		Cancelled:   w.cancelled.Load(),
 		Dropped:     w.dropped.Load(),
-		Pending:     w.pending.Load(),
+		Pending:     w.pendingNow(),
 		Rejected:    w.rejected.Load(),
 		Panics:      w.panics.Load(),
 		LateFires:   w.lateFires.Load(),
@@ -52,4 +54,28 @@ func (w *Wheel) warnRejected(err error) {
 	if n := w.rejected.Load(); n > 0 && n&(n-1) == 0 {
 		w.log.Warn("timer could not be scheduled", "error", err, "rejected_so_far", n)
 	}
+}
+
+// addPending counts d timers becoming pending (d < 0: no longer pending).
+// Only a wheel with MaxPending keeps the count, which admission needs
+// exact; without, Stats derives it from the other counters (pendingNow),
+// so that a fire and the re-arm of its timer each make one atomic update
+// on the driver's path, not two.
+func (w *Wheel) addPending(d int64) {
+	if w.maxPending > 0 {
+		w.pending.Add(d)
+	}
+}
+
+// pendingNow returns the number of pending timers: counted on a wheel with
+// MaxPending, else what was scheduled less what fired, was cancelled or
+// dropped, read in that order so that a snapshot taken while timers change
+// errs high rather than negative (every timer is counted scheduled before
+// anything else).
+func (w *Wheel) pendingNow() int64 {
+	if w.maxPending > 0 {
+		return w.pending.Load()
+	}
+	gone := w.fired.Load() + w.cancelled.Load() + w.dropped.Load()
+	return max(0, w.scheduled.Load()-gone)
 }

@@ -147,8 +147,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 			// unlinks lazily) whose new deadline is not before that
 			// slot's start: schedule it in place, as a push later does.
 			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(0, when+1) {
-				w.pending.Add(1)
-				w.scheduled.Add(1)
+				w.scheduled.Add(1) // no pending count without MaxPending
 				if w.closed.Load() {
 					return w.unschedule(t, when)
 				}
@@ -162,8 +161,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 			// callback re-arming its own timer): hand the new schedule to
 			// the driver, which places it when the callback returns.
 			if t.due.CompareAndSwap(dueFiring, when+1) {
-				w.pending.Add(1)
-				w.scheduled.Add(1)
+				w.scheduled.Add(1) // no pending count without MaxPending
 				if w.closed.Load() {
 					return w.unschedule(t, when)
 				}
@@ -215,7 +213,7 @@ func (t *Timer) claim() (int64, bool) {
 			return 0, false
 		}
 		if t.due.CompareAndSwap(due, 0) {
-			t.w.pending.Add(-1)
+			t.w.addPending(-1)
 			return due - 1, true
 		}
 	}

@@ -755,7 +755,7 @@ func (w *Wheel) popDue(target int64) (firing, bool) {
 			}
 			continue
 		}
-		w.pending.Add(-1)
+		w.addPending(-1)
 		w.fired.Add(1)
 		return firing{t: t, f: t.f, when: e.when}, true
 	}
@@ -800,7 +800,7 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 		if !t.due.CompareAndSwap(old, when+1) { // old is 0 or dueFiring
 			continue
 		}
-		w.pending.Add(1)
+		w.addPending(1)
 		w.scheduled.Add(1)
 		w.place(t)
 		if !w.virtual && !w.started {
@@ -830,7 +830,7 @@ func (w *Wheel) fixup(t *Timer) {
 // returned it as pending), the Reset fails with ErrStopped.
 func (w *Wheel) unschedule(t *Timer, when int64) (bool, error) {
 	if t.due.CompareAndSwap(when+1, 0) {
-		w.pending.Add(-1)
+		w.addPending(-1)
 		w.scheduled.Add(-1)
 		w.rejected.Add(1)
 		return false, ErrStopped
