@@ -403,11 +403,16 @@ func (w *Wheel) Done() <-chan struct{} { return w.doneCh }
 func (w *Wheel) run(f func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			w.panics.Add(1)
-			w.log.Error("timer callback panicked", "panic", r, "stack", string(debug.Stack()))
+			w.notePanic(r)
 		}
 	}()
 	f()
+}
+
+// notePanic counts and logs a callback's panic, recovered as r.
+func (w *Wheel) notePanic(r any) {
+	w.panics.Add(1)
+	w.log.Error("timer callback panicked", "panic", r, "stack", string(debug.Stack()))
 }
 
 // invoke runs f on the executor if any, else here.
