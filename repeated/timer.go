@@ -80,7 +80,7 @@ type Timer struct {
 	// order, so that their size is what the driver and the heartbeat path
 	// stream through. What only errors, accessors, Stats and uncommon
 	// jitter policies read is in the cold state.
-	wt wheel.Timer // the single wheel schedule, Init'ed once with t.fire
+	wt wheel.Timer // the single wheel schedule, bound once to fire (InitNext); first: fire finds t from it
 
 	mu sync.Mutex
 	// flags: fRunning, fArmed, fInvoking, fFirst, fDestroyed, fHookDone
@@ -297,7 +297,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	if o.logger == nil {
 		o.logger = hclog.NewNullLogger()
 	}
-	if err := t.wt.Init(w, t.fire); err != nil {
+	if err := t.wt.InitNext(w, fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
 	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter}
@@ -507,26 +507,67 @@ func (t *Timer) Destroy() {
 	}
 }
 
-// fire is the wheel callback. The wheel calls it for every schedule that
-// comes due, possibly (real-time wheel, executor) after the timer has been
-// re-armed, stopped or run by RunOnceNow. A callback belongs to the live
-// schedule exactly when the timer is armed and the wheel no longer holds a
-// pending schedule for it: re-arming always leaves wt pending again, so a
-// callback that finds wt pending belongs to a replaced schedule. Such stale
+// fire is the wheel callback, a wheel.NextFunc: it runs the trigger and
+// returns the delay of the next schedule, which the wheel makes as fire
+// returns, or 0. The wheel calls it for every schedule that comes due,
+// possibly (real-time wheel, executor) after the timer has been re-armed,
+// stopped or run by RunOnceNow. A callback belongs to the live schedule
+// exactly when the timer is armed and the wheel no longer holds a pending
+// schedule for it: re-arming always leaves wt pending again, so a callback
+// that finds wt pending belongs to a replaced schedule. Such stale
 // callbacks, and any callback while a trigger is running (nothing is armed
 // then), are ignored.
-func (t *Timer) fire() {
+//
+// The trigger runs with no recover here: the wheel recovers its panic and
+// calls fire again with it (a *wheel.PanicError), as it does when it
+// cannot make the schedule fire asked for (see fireFailed).
+func fire(wt *wheel.Timer, err error) time.Duration {
+	t := (*Timer)(unsafe.Pointer(wt))
+	if err != nil {
+		t.fireFailed(err)
+		return 0
+	}
 	t.mu.Lock()
 	if !t.is(fArmed) || t.is(fInvoking) || t.wt.Pending() {
 		t.cold.stats.Stale++
 		t.mu.Unlock()
-		return
+		return 0
 	}
 	t.flags &^= fArmed
 	t.beginLocked()
 	t.mu.Unlock()
-	t.invoke()
-	t.finish()
+	t.trigger()
+	t.mu.Lock()
+	d := t.endLocked()
+	if d > 0 {
+		t.flags |= fArmed // the wheel makes the schedule as fire returns
+	}
+	hook := t.takeHookLocked()
+	t.mu.Unlock()
+	if hook {
+		t.runHook()
+	}
+	return d
+}
+
+// fire finds its Timer from the wheel timer, the Timer's first field.
+var _ [-unsafe.Offsetof(Timer{}.wt)]struct{}
+
+// fireFailed is fire told by the wheel that the trigger it ran panicked
+// (it ends the invocation as after any trigger, re-arming a running
+// timer), or that the schedule fire asked for was refused (the timer
+// stops, as when armLocked fails).
+func (t *Timer) fireFailed(err error) {
+	if p, ok := err.(*wheel.PanicError); ok {
+		t.notePanic("trigger", p.Value)
+		t.finish()
+		return
+	}
+	t.mu.Lock()
+	if t.is(fArmed) && !t.wt.Pending() {
+		t.refuseLocked(err)
+	}
+	t.mu.Unlock()
 }
 
 func (t *Timer) beginLocked() {
@@ -540,29 +581,74 @@ func (t *Timer) invoke() {
 	t.trigger()
 }
 
-// finish ends an invocation: it re-arms a running timer, or runs the
-// on-destroy hook if the timer was destroyed during the trigger.
+// finish ends an invocation (of RunOnceNow, or a fire whose trigger
+// panicked): it re-arms a running timer, or runs the on-destroy hook if
+// the timer was destroyed during the trigger.
 func (t *Timer) finish() {
 	t.mu.Lock()
-	t.flags &^= fInvoking
-	hook := false
-	if t.is(fDestroyed) {
-		if !t.is(fHookDone) {
-			t.flags |= fHookDone
-			hook = true
-		}
-	} else if t.is(fRunning) && !t.is(fArmed) {
-		t.armLocked()
+	if d := t.endLocked(); d > 0 {
+		t.arm(d)
 	}
+	hook := t.takeHookLocked()
 	t.mu.Unlock()
 	if hook {
 		t.runHook()
 	}
 }
 
+// endLocked ends an invocation and returns the delay of the next schedule
+// if the timer is to re-arm (running, not destroyed, not re-armed), else
+// 0. mu held.
+func (t *Timer) endLocked() time.Duration {
+	t.flags &^= fInvoking
+	if t.is(fDestroyed) || !t.is(fRunning) || t.is(fArmed) {
+		return 0
+	}
+	return t.delayLocked()
+}
+
+// takeHookLocked reports whether the on-destroy hook is to run now (the
+// timer was destroyed and the hook has not run), and marks it run. mu
+// held, after endLocked.
+func (t *Timer) takeHookLocked() bool {
+	if !t.is(fDestroyed) || t.is(fHookDone) {
+		return false
+	}
+	t.flags |= fHookDone
+	return true
+}
+
 // armLocked replaces the timer's schedule with one at now plus the
 // adjusted timeout. On a wheel error the timer stops and records it.
 func (t *Timer) armLocked() error {
+	return t.arm(t.delayLocked())
+}
+
+// arm replaces the timer's schedule with one d from now. On a wheel error
+// the timer stops and records it. mu held.
+func (t *Timer) arm(d time.Duration) error {
+	if _, err := t.wt.TryReset(d); err != nil {
+		return t.refuseLocked(err)
+	}
+	t.flags |= fArmed
+	return nil
+}
+
+// refuseLocked stops the timer because the wheel refused its schedule
+// with err, and records err. mu held.
+func (t *Timer) refuseLocked(err error) error {
+	t.flags &^= fArmed
+	t.flags &^= fRunning
+	c := t.cold
+	c.err = fmt.Errorf("repeated: timer %q: %w", c.name, err)
+	c.stats.ScheduleErrors++
+	c.logger.Error("repeated: cannot schedule; timer stopped", "timer", c.name, "error", err)
+	return c.err
+}
+
+// delayLocked draws the delay of the next schedule (> 0) and counts the
+// schedule. mu held.
+func (t *Timer) delayLocked() time.Duration {
 	var d time.Duration
 	switch t.draw {
 	case drawFixed:
@@ -583,17 +669,7 @@ func (t *Timer) armLocked() error {
 			"timer", t.cold.name, "delay", d, "timeout", t.timeout)
 		d = t.timeout
 	}
-	if _, err := t.wt.TryReset(d); err != nil {
-		t.flags &^= fArmed
-		t.flags &^= fRunning
-		c := t.cold
-		c.err = fmt.Errorf("repeated: timer %q: %w", c.name, err)
-		c.stats.ScheduleErrors++
-		c.logger.Error("repeated: cannot schedule; timer stopped", "timer", c.name, "error", err)
-		return c.err
-	}
-	t.flags |= fArmed
-	return nil
+	return d
 }
 
 func (t *Timer) disarmLocked() {
@@ -615,11 +691,16 @@ func (t *Timer) runHook() {
 // recoverPanic must be deferred directly.
 func (t *Timer) recoverPanic(what string) {
 	if r := recover(); r != nil {
-		t.mu.Lock()
-		t.cold.stats.Panics++
-		t.mu.Unlock()
-		t.cold.logger.Error("repeated: recovered panic", "timer", t.cold.name, "in", what, "panic", r)
+		t.notePanic(what, r)
 	}
+}
+
+// notePanic counts and logs a panic r recovered from what.
+func (t *Timer) notePanic(what string, r any) {
+	t.mu.Lock()
+	t.cold.stats.Panics++
+	t.mu.Unlock()
+	t.cold.logger.Error("repeated: recovered panic", "timer", t.cold.name, "in", what, "panic", r)
 }
 
 // Name returns the name given to New.

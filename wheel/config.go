@@ -3,6 +3,7 @@ package wheel
 import (
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
@@ -98,12 +99,17 @@ type Executor func(task Task)
 type Task struct {
 	w *Wheel
 	f func()
+	t *Timer // set if f is t's NextFunc
 }
 
 // Run runs the callback. A panic in the callback is recovered, logged and
-// counted in Stats.Panics.
+// counted in Stats.Panics (a NextFunc's is handed back to it).
 func (k Task) Run() {
-	if k.w != nil {
+	switch {
+	case k.w == nil:
+	case k.t != nil:
+		k.w.callNext(*(*NextFunc)(unsafe.Pointer(&k.f)), k.t)
+	default:
 		k.w.run(k.f)
 	}
 }

@@ -151,7 +151,11 @@
 //
 // Callbacks run on the driver goroutine unless Config.Executor hands them
 // elsewhere; they should be short. A panicking callback is recovered, logged
-// and counted (Stats.Panics); the wheel keeps running. Config.MaxPending bounds
+// and counted (Stats.Panics); the wheel keeps running. A periodic timer can
+// be bound with InitNext instead of Init: its callback (a NextFunc) returns
+// the delay of its next fire, which the driver makes without a Reset back
+// into the wheel, and is handed its own panic (or a refused re-arm) to deal
+// with; repeated's timers are made so. Config.MaxPending bounds
 // pending timers (ErrTooManyPending). Wheel.Stop is idempotent, returns the
 // timers that never fired, makes later scheduling fail with ErrStopped, and
 // may be called from a callback; it never waits for a callback that started

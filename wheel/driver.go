@@ -2,6 +2,7 @@ package wheel
 
 import (
 	"runtime"
+	"runtime/debug"
 	"time"
 	"unsafe"
 
@@ -352,7 +353,7 @@ type transitPass struct {
 	start, end, now int64
 	c               *chunk // the chunk walked
 	i               int    // the entry of c looked at
-	firing          *Timer // the timer whose callback runs, or nil
+	firing          firingNow
 	fix             [fixBatch]transitEntry
 	nf, batches     int
 }
@@ -398,9 +399,7 @@ func (w *Wheel) walkTransit(p *transitPass) (done bool) {
 					}
 					wait = true // its epoch's slack has not passed yet
 				} else if t.due.CompareAndSwap(due, dueFiring) {
-					p.firing = t
-					w.fireClaimed(t, t.f, p.now-when)
-					p.firing = nil
+					w.fireClaimed(&p.firing, t, t.f, p.now-when)
 					t.due.CompareAndSwap(dueFiring, 0)
 				}
 			}
@@ -430,17 +429,14 @@ func (w *Wheel) queueFix(p *transitPass, e transitEntry) {
 
 // recoverTransit, deferred by walkTransit, recovers the panic of the
 // callback walkTransit was running, if any, and ends its fire as a return
-// would have. A panic outside a callback (p.firing nil) is not the
+// would have. A panic outside a callback (no timer firing) is not the
 // callback's: it goes on.
 func (w *Wheel) recoverTransit(p *transitPass) {
-	t := p.firing
+	t := p.firing.t
 	if t == nil {
 		return
 	}
-	if r := recover(); r != nil {
-		w.notePanic(r)
-	}
-	p.firing = nil
+	w.endPanicked(&p.firing, recover())
 	t.due.CompareAndSwap(dueFiring, 0)
 	w.queueFix(p, transitEntry{c: p.c, i: int32(p.i), t: t})
 	p.i++
@@ -638,7 +634,7 @@ func (w *Wheel) runBatch(now int64) {
 type batchPass struct {
 	i       int // the batch entry looked at
 	now     int64
-	firing  *Timer // the timer whose callback runs, or nil
+	firing  firingNow
 	rearmed [rearmBatch]*Timer
 	nr      int
 }
@@ -666,9 +662,7 @@ func (w *Wheel) walkBatch(p *batchPass) (done bool) {
 			// callbacks early.
 			p.now = w.readClock()
 		}
-		p.firing = e.t
-		w.fireClaimed(e.t, e.f, p.now-e.when)
-		p.firing = nil
+		w.fireClaimed(&p.firing, e.t, e.f, p.now-e.when)
 		w.endBatchFire(p, e.t)
 	}
 	return true
@@ -688,14 +682,11 @@ func (w *Wheel) endBatchFire(p *batchPass, t *Timer) {
 
 // recoverBatch is recoverTransit for walkBatch.
 func (w *Wheel) recoverBatch(p *batchPass) {
-	t := p.firing
+	t := p.firing.t
 	if t == nil {
 		return
 	}
-	if r := recover(); r != nil {
-		w.notePanic(r)
-	}
-	p.firing = nil
+	w.endPanicked(&p.firing, recover())
 	w.endBatchFire(p, t)
 	p.i++
 }
@@ -750,21 +741,122 @@ func (w *Wheel) placeRearmed(ts []*Timer) {
 	w.mu.Unlock()
 }
 
+// firingNow is the fire a driver's walk is in, for its recover: the timer
+// whose callback runs (nil: none) and, if the callback is a NextFunc, the
+// callback.
+type firingNow struct {
+	t    *Timer
+	next NextFunc
+}
+
 // fireClaimed runs the callback f of timer t, which the driver just
 // claimed, late by late: on the Executor if there is one, else here,
 // without a recover of its own (the driver's walk recovers a panic, see
-// transitPass). The fire is counted before the callback starts:
+// transitPass), recording the fire in fs meanwhile. A NextFunc's delay
+// re-arms t (rearmNext). The fire is counted before the callback starts:
 // Stats.Fired counts callbacks started, and a callback that reads Stats
 // does not find its own timer pending.
-func (w *Wheel) fireClaimed(t *Timer, f func(), late int64) {
+func (w *Wheel) fireClaimed(fs *firingNow, t *Timer, f func(), late int64) {
 	w.addPending(-1)
 	w.fired.Add(1)
 	w.noteLateness(late)
 	if w.exec != nil {
-		w.exec(Task{w: w, f: f})
+		task := Task{w: w, f: f}
+		if t.next() != nil {
+			task.t = t
+		}
+		w.exec(task)
 		return
 	}
-	f()
+	fs.t = t
+	if next := t.next(); next != nil {
+		fs.next = next
+		if d := next(t, nil); d > 0 {
+			w.rearmNext(next, t, d)
+		}
+	} else {
+		f()
+	}
+	*fs = firingNow{}
+}
+
+// rearmNext re-arms t, whose NextFunc next returned d > 0 from the fire
+// the driver is ending (t's due is still dueFiring unless t was Reset or
+// rebound meanwhile), as a Reset from the callback would (see
+// Timer.TryReset), and tells next if the wheel refuses.
+func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) {
+	if w.maxPending == 0 {
+		when := w.scheduleDeadline(d)
+		if !t.due.CompareAndSwap(dueFiring, when+1) {
+			return // Reset or rebound during the callback: that stands
+		}
+		w.scheduled.Add(1)
+		if w.closed.Load() {
+			if _, err := w.unschedule(t, when); err != nil {
+				w.tellNext(next, t, err)
+			}
+		}
+		return
+	}
+	// A MaxPending wheel counts the schedule under its lock.
+	if t.due.CompareAndSwap(dueFiring, 0) {
+		if _, err := t.TryReset(d); err != nil {
+			w.tellNext(next, t, err)
+		}
+	}
+}
+
+// endPanicked ends a fire whose callback panicked with r, recovered by a
+// driver's walk: a NextFunc hears of it, any other panic is logged and
+// counted. r is nil for runtime.Goexit.
+func (w *Wheel) endPanicked(fs *firingNow, r any) {
+	t, next := fs.t, fs.next
+	*fs = firingNow{}
+	switch {
+	case r == nil:
+	case next != nil:
+		w.tellNext(next, t, &PanicError{Value: r, Stack: debug.Stack()})
+	default:
+		w.notePanic(r)
+	}
+}
+
+// tellNext calls NextFunc next of t with err (see NextFunc), recovering,
+// logging and counting a panic of that call.
+func (w *Wheel) tellNext(next NextFunc, t *Timer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.notePanic(r)
+		}
+	}()
+	next(t, err)
+}
+
+// callNext runs the fire of t through its NextFunc next off the driver's
+// walks (on a virtual wheel, or as an Executor's Task), t claimed and not
+// pending: the delay next returns re-arms t unless t is pending by then or
+// was rebound.
+func (w *Wheel) callNext(next NextFunc, t *Timer) {
+	d, perr := w.runNext(next, t)
+	if perr != nil {
+		w.tellNext(next, t, perr)
+		return
+	}
+	if d > 0 && t.w == w && !t.Pending() {
+		if _, err := t.TryReset(d); err != nil {
+			w.tellNext(next, t, err)
+		}
+	}
+}
+
+// runNext calls next(t, nil), recovering a panic as a *PanicError.
+func (w *Wheel) runNext(next NextFunc, t *Timer) (d time.Duration, perr *PanicError) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, perr = 0, &PanicError{Value: r, Stack: debug.Stack()}
+		}
+	}()
+	return next(t, nil), nil
 }
 
 // noteLateness records how late a real-time fire was.

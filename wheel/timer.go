@@ -1,7 +1,7 @@
 package wheel
 
 import (
-	"math"
+	"fmt"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -46,13 +46,16 @@ type Timer struct {
 	// (slot: level<<slotLevelShift | index on the level) and where in its
 	// bucket (chunk ch, entry pos).
 	ch *chunk
-	// minReset is SetMinReset's promise, in ticks (0: none).
+	// minReset is SetMinReset's promise, in ticks (0: none), and whether
+	// f is a NextFunc (kindNext).
 	minReset atomic.Uint32
 	slot     uint16
 	pos      uint8
 	loc      uint8
 
 	w *Wheel
+	// f is the callback: a func() (Init), or a NextFunc stored as one
+	// (InitNext, see next); either is a pointer to the function's closure.
 	f func()
 	// seq orders timers with equal deadlines by when they were scheduled.
 	seq atomic.Uint64
@@ -81,6 +84,51 @@ func (t *Timer) Init(w *Wheel, f func()) error {
 	if f == nil {
 		return ErrNilCallback
 	}
+	return t.bind(w, f, false)
+}
+
+// A NextFunc is the callback of a Timer bound with InitNext: a periodic
+// timer's fire, which also says when the timer fires next.
+//
+// When t fires, the wheel calls f(t, nil) and re-arms t for the delay f
+// returns, as a Reset(d) made as f returns would (d <= 0: t stays idle),
+// unless t is pending by then (f, or another goroutine, Reset it: that
+// schedule stands) or was rebound. The wheel calls f(t, err) once more, at
+// once and on the same goroutine, if the first call panicked (err is a
+// *PanicError; the wheel neither logs nor counts it, f does) or if the
+// wheel cannot re-arm t (ErrStopped, ErrTooManyPending); it ignores what
+// that second call returns, and logs and counts a panic in it.
+type NextFunc func(t *Timer, err error) time.Duration
+
+// A PanicError is the panic of a NextFunc's fire, recovered by the wheel
+// and handed back to the NextFunc (see NextFunc).
+type PanicError struct {
+	Value any    // what the callback panicked with
+	Stack []byte // the goroutine's stack when it panicked
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("wheel: timer callback panicked: %v", e.Value)
+}
+
+// InitNext is Init for a timer that re-arms itself through the delay its
+// callback returns, and hears of its own panics (see NextFunc). The
+// real-time driver runs such a timer's periodic cycle with no recover of
+// its own around the callback and no Reset back into the wheel. Since f
+// gets t, f can be a plain function, rather than a closure allocated per
+// timer, that finds the struct t is embedded in.
+func (t *Timer) InitNext(w *Wheel, f NextFunc) error {
+	if w == nil {
+		return ErrNilWheel
+	}
+	if f == nil {
+		return ErrNilCallback
+	}
+	return t.bind(w, *(*func())(unsafe.Pointer(&f)), true)
+}
+
+// bind is Init with f a NextFunc in disguise if next (see Timer.f).
+func (t *Timer) bind(w *Wheel, f func(), next bool) error {
 	if old := t.w; old != nil {
 		// Rebinding: detach from the old wheel under its lock, which also
 		// orders the write of t.w before the old wheel's next look at its
@@ -97,6 +145,11 @@ func (t *Timer) Init(w *Wheel, f func()) error {
 	}
 	t.slotStart.Store(-1)
 	t.w, t.f = w, f
+	if next {
+		t.minReset.Or(kindNext)
+	} else {
+		t.minReset.And(^uint32(kindNext))
+	}
 	return nil
 }
 
@@ -187,10 +240,31 @@ func (t *Timer) SetMinReset(d time.Duration) error {
 	}
 	ticks := int64(0)
 	if d > 0 {
-		ticks = min(int64(d)/w.tick, math.MaxUint32)
+		ticks = min(int64(d)/w.tick, minResetMax)
 	}
-	t.minReset.Store(uint32(ticks))
-	return nil
+	for {
+		old := t.minReset.Load()
+		if t.minReset.CompareAndSwap(old, old&kindNext|uint32(ticks)) {
+			return nil
+		}
+	}
+}
+
+// Timer.minReset holds SetMinReset's promise in its low 31 bits and, in
+// kindNext, whether t.f is a NextFunc (InitNext).
+const (
+	kindNext    = 1 << 31
+	minResetMax = kindNext - 1
+)
+
+// next returns t's callback as a NextFunc, or nil if t was bound with
+// Init. The driver reads it before running the callback, which may
+// rebind t.
+func (t *Timer) next() NextFunc {
+	if t.minReset.Load()&kindNext == 0 {
+		return nil
+	}
+	return *(*NextFunc)(unsafe.Pointer(&t.f))
 }
 
 // Stop prevents t from firing. It returns true if the call stopped a pending

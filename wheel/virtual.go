@@ -69,7 +69,7 @@ func (v *Virtual) AdvanceTo(t time.Duration) int {
 		}
 		w.vnow.Store(f.when)
 		w.mu.Unlock()
-		w.invoke(f.f)
+		w.invoke(f.t, f.f)
 		n++
 	}
 }

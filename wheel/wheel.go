@@ -415,13 +415,22 @@ func (w *Wheel) notePanic(r any) {
 	w.log.Error("timer callback panicked", "panic", r, "stack", string(debug.Stack()))
 }
 
-// invoke runs f on the executor if any, else here.
-func (w *Wheel) invoke(f func()) {
-	if w.exec != nil {
-		w.exec(Task{w: w, f: f})
-		return
+// invoke runs the callback f of t, claimed and not pending, on the
+// executor if any, else here (virtual wheel).
+func (w *Wheel) invoke(t *Timer, f func()) {
+	next := t.next()
+	switch {
+	case w.exec != nil:
+		task := Task{w: w, f: f}
+		if next != nil {
+			task.t = t
+		}
+		w.exec(task)
+	case next != nil:
+		w.callNext(next, t)
+	default:
+		w.run(f)
 	}
-	w.run(f)
 }
 
 // --- the data structure; all below with mu held ---
@@ -497,7 +506,7 @@ func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
 		// the coarse clock and the cursor, which may trail real time):
 		// every later Reset lands after that.
 		ahead := d / 2
-		if m := int64(t.minReset.Load()) - minResetMargin; m > ahead {
+		if m := int64(t.minReset.Load()&minResetMax) - minResetMargin; m > ahead {
 			ahead = min(m, d)
 		}
 		tk = w.cur + ahead
