@@ -64,3 +64,31 @@ func ExampleWheel_Stop() {
 	// 1 true
 	// wheel: stopped
 }
+
+// A periodic timer bound with InitNext: its callback returns the delay of
+// its next fire, and is told of its own panic instead of the wheel logging
+// it.
+func ExampleTimer_InitNext() {
+	v, _ := wheel.NewVirtual(wheel.DefaultConfig())
+	var check wheel.Timer
+	rounds := 0
+	check.InitNext(v.Wheel, func(t *wheel.Timer, err error) time.Duration {
+		if err != nil {
+			fmt.Println("stopped:", err)
+			return 0
+		}
+		rounds++
+		fmt.Println("quorum check", rounds, "at", v.Now())
+		if rounds == 3 {
+			panic("lost the quorum")
+		}
+		return 75 * time.Millisecond
+	})
+	check.Reset(75 * time.Millisecond)
+	v.RunUntilIdle()
+	// Output:
+	// quorum check 1 at 75ms
+	// quorum check 2 at 150ms
+	// quorum check 3 at 225ms
+	// stopped: wheel: timer callback panicked: lost the quorum
+}
