@@ -213,6 +213,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 			// The driver is running t's callback (this is typically the
 			// callback re-arming its own timer): hand the new schedule to
 			// the driver, which places it when the callback returns.
+			// (Wheel.rearmNext does the same for a NextFunc's delay.)
 			if t.due.CompareAndSwap(dueFiring, when+1) {
 				w.scheduled.Add(1) // no pending count without MaxPending
 				if w.closed.Load() {
