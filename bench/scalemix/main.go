@@ -10,6 +10,14 @@
 // count it prints CPU above the floor (impl none) as ratios: raftick
 // against tick10 and std. -json prints one JSON object per run instead.
 //
+// -rounds N runs every group count's implementations N times, round
+// after round (the floor first in each), so that a noisy machine's drift
+// falls on all of them alike; after the rounds it prints the median of
+// each implementation's cores and of the per-round ratios, with their
+// range. One run's ratio on a shared machine can be off by a third:
+//
+//	go run ./bench/scalemix -groups 50000,100000 -impl none,tick10,raftick -seconds 5 -rounds 5
+//
 // -impl raftick-host (not run by default) runs the groups as replicas on
 // multiraft.Hosts, one per simulated node (-nodes), with the -active
 // fraction of the groups touched every heartbeat period and the rest
@@ -49,6 +57,7 @@ type options struct {
 	impls  []string
 	cfg    raftmix.Config // Impl and Groups set per run
 	json   bool
+	rounds int // runs of each implementation per group count
 	// cpuprofile is a file for a CPU profile of all runs, or "".
 	cpuprofile string
 }
@@ -66,6 +75,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
 	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
+	rounds := fs.Int("rounds", 1, "run each group count's implementations this many times, round after round, and print medians")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
 	nodes := fs.Int("nodes", def.Nodes, "raftick-host: simulated nodes, one multiraft.Host each")
 	active := fs.String("active", "1", "raftick-host: fraction of the groups kept active; one, or comma-separated one per -groups entry")
@@ -78,7 +88,10 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
-	o := options{cfg: def, json: *js, cpuprofile: *prof}
+	if *rounds < 1 || *rounds > maxRounds {
+		return options{}, fmt.Errorf("%w: -rounds: %d is not a number of rounds in [1, %d]", errUsage, *rounds, maxRounds)
+	}
+	o := options{cfg: def, json: *js, rounds: *rounds, cpuprofile: *prof}
 	for _, s := range strings.Split(*groups, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -136,6 +149,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// maxRounds bounds -rounds.
+const maxRounds = 1000
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -172,40 +188,65 @@ func run(args []string, stdout, stderr io.Writer) int {
 	enc := json.NewEncoder(stdout)
 	var firstHost *raftmix.Result // raftick-host at the first group count
 	for gi, n := range o.groups {
-		results := map[string]raftmix.Result{}
-		for _, impl := range o.impls {
-			c := o.cfg
-			c.Impl, c.Groups, c.Active = impl, n, o.active[gi]
-			res, err := raftmix.Run(c)
-			if err != nil {
-				fmt.Fprintf(stderr, "scalemix: %d groups, %s: %v\n", n, impl, err)
-				return 1
-			}
-			results[impl] = res
-			if o.json {
-				if err := enc.Encode(res); err != nil {
-					fmt.Fprintf(stderr, "scalemix: %v\n", err)
+		var rounds []map[string]raftmix.Result
+		for round := 1; round <= o.rounds; round++ {
+			results := map[string]raftmix.Result{}
+			for _, impl := range o.impls {
+				c := o.cfg
+				c.Impl, c.Groups, c.Active = impl, n, o.active[gi]
+				res, err := raftmix.Run(c)
+				if err != nil {
+					fmt.Fprintf(stderr, "scalemix: %d groups, %s: %v\n", n, impl, err)
 					return 1
 				}
+				results[impl] = res
+				if o.json {
+					out := jsonResult{Result: res}
+					if o.rounds > 1 {
+						out.Round = round
+					}
+					if err := enc.Encode(out); err != nil {
+						fmt.Fprintf(stderr, "scalemix: %v\n", err)
+						return 1
+					}
+					continue
+				}
+				fmt.Fprintln(stdout, formatRow(row(res, results)))
+				if res.Host != nil {
+					if firstHost == nil {
+						firstHost = &res
+					}
+					for _, line := range hostLines(res, *firstHost) {
+						fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
+					}
+				}
+			}
+			rounds = append(rounds, results)
+			if o.json {
 				continue
 			}
-			fmt.Fprintln(stdout, formatRow(row(res, results)))
-			if res.Host != nil {
-				if firstHost == nil {
-					firstHost = &res
-				}
-				for _, line := range hostLines(res, *firstHost) {
-					fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
-				}
+			label := fmt.Sprintf("%d groups", n)
+			if o.rounds > 1 {
+				label += fmt.Sprintf(", round %d/%d", round, o.rounds)
+			}
+			for _, line := range ratios(results) {
+				fmt.Fprintf(stdout, "  %s: %s\n", label, line)
 			}
 		}
-		if !o.json {
-			for _, line := range ratios(results) {
-				fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
+		if !o.json && o.rounds > 1 {
+			for _, line := range medians(o.impls, rounds) {
+				fmt.Fprintf(stdout, "  %d groups, %d rounds: %s\n", n, o.rounds, line)
 			}
 		}
 	}
 	return 0
+}
+
+// jsonResult is one run's JSON object: the Result, and with -rounds > 1
+// the round it belongs to (from 1).
+type jsonResult struct {
+	Round int `json:"round,omitempty"`
+	raftmix.Result
 }
 
 // aboveFloor returns r's cores minus the floor's, if the floor ran.
@@ -271,29 +312,126 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 // ratios compares raftick's CPU above the floor, and per event, with the
 // other implementations of the same group count.
 func ratios(results map[string]raftmix.Result) []string {
+	var out []string
+	for _, r := range compare(results) {
+		line := fmt.Sprintf("raftick/%s: cpu per event %.2fx", r.other, r.perEvent)
+		switch {
+		case !r.floor:
+		case r.otherAbove > 0:
+			line += fmt.Sprintf(", cpu above floor %.2fx (%.3f vs %.3f cores)", r.above, r.raftickAbove, r.otherAbove)
+		default:
+			line += fmt.Sprintf(", cpu above floor %.3f vs %.3f cores (%s at or below the floor: no ratio)", r.raftickAbove, r.otherAbove, r.other)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// ratio is raftick's CPU against another implementation's in one round.
+type ratio struct {
+	other                    string
+	perEvent                 float64 // raftick's CPU per event over other's
+	floor                    bool    // the floor ran: the fields below are set
+	raftickAbove, otherAbove float64 // cores above the floor
+	above                    float64 // raftickAbove / otherAbove, if otherAbove > 0
+}
+
+// compare returns raftick's ratios against tick10, tick100 and std, those
+// of them that ran.
+func compare(results map[string]raftmix.Result) []ratio {
 	rt, ok := results[raftmix.ImplRaftick]
 	if !ok {
 		return nil
 	}
-	var out []string
+	var out []ratio
 	for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
 		o, ok := results[other]
 		if !ok {
 			continue
 		}
-		line := fmt.Sprintf("raftick/%s: cpu per event %.2fx", other, rt.CPUNsPerEvent/o.CPUNsPerEvent)
+		r := ratio{other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
 		a, ok1 := aboveFloor(rt, results)
 		b, ok2 := aboveFloor(o, results)
 		if ok1 && ok2 {
+			r.floor, r.raftickAbove, r.otherAbove = true, a, b
 			if b > 0 {
-				line += fmt.Sprintf(", cpu above floor %.2fx (%.3f vs %.3f cores)", a/b, a, b)
-			} else {
-				line += fmt.Sprintf(", cpu above floor %.3f vs %.3f cores (%s at or below the floor: no ratio)", a, b, other)
+				r.above = a / b
 			}
 		}
-		out = append(out, line)
+		out = append(out, r)
 	}
 	return out
+}
+
+// medians summarizes the rounds of one group count: each implementation's
+// median cores (and above the floor), and the median of raftick's
+// per-round ratios with their range. A round's ratio pairs runs made
+// minutes apart at most, so its median is steadier than a ratio of
+// medians. A ratio with a floor at or above the other's cores is left
+// out (there is none).
+func medians(impls []string, rounds []map[string]raftmix.Result) []string {
+	var cells []string
+	for _, impl := range impls {
+		var cores, above []float64
+		for _, res := range rounds {
+			r := res[impl]
+			cores = append(cores, r.Cores)
+			if a, ok := aboveFloor(r, res); ok {
+				above = append(above, a)
+			}
+		}
+		cell := fmt.Sprintf("%s %.3f", impl, median(cores))
+		if len(above) > 0 {
+			cell += fmt.Sprintf(" (%.3f above floor)", median(above))
+		}
+		cells = append(cells, cell)
+	}
+	lines := []string{"median cores: " + strings.Join(cells, ", ")}
+	byOther := map[string][]ratio{}
+	var others []string
+	for _, res := range rounds {
+		for _, r := range compare(res) {
+			if _, seen := byOther[r.other]; !seen {
+				others = append(others, r.other)
+			}
+			byOther[r.other] = append(byOther[r.other], r)
+		}
+	}
+	for _, other := range others {
+		var perEvent, above []float64
+		for _, r := range byOther[other] {
+			perEvent = append(perEvent, r.perEvent)
+			if r.floor && r.otherAbove > 0 {
+				above = append(above, r.above)
+			}
+		}
+		line := fmt.Sprintf("raftick/%s: median cpu per event %s", other, spread(perEvent))
+		if len(above) > 0 {
+			line += fmt.Sprintf(", median cpu above floor %s over %d rounds with a ratio", spread(above), len(above))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count); xs is not changed.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// spread formats the median of ratios xs and their range.
+func spread(xs []float64) string {
+	return fmt.Sprintf("%.2fx (%.2fx to %.2fx)", median(xs), slices.Min(xs), slices.Max(xs))
 }
 
 // hostLines describes a raftick-host run beyond the table's columns, and

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -135,6 +136,9 @@ func TestBadFlags(t *testing.T) {
 		{"-impl", "raftick-host", "-nodes", "0"},
 		{"-impl", "raftick-host", "-heartbeat", "2s", "-election-timeout", "1s"},
 		{"-impl", "raftick-host", "-heartbeat", "-1s"},
+		{"-rounds", "0"},
+		{"-rounds", "1001"},
+		{"-rounds", "two"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
@@ -143,4 +147,71 @@ func TestBadFlags(t *testing.T) {
 		require.NotEmpty(t, errb.String(), "%v: no error message", args)
 		require.Empty(t, out.String(), "%v: printed results", args)
 	}
+}
+
+// TestRounds runs two rounds and checks that every run is reported with
+// its round, and that the table ends with the medians of the rounds.
+func TestRounds(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
+		"-rounds", "2", "-json"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	var got []jsonResult
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var r jsonResult
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %q", sc.Text())
+		got = append(got, r)
+	}
+	require.Len(t, got, 6)
+	for i, r := range got {
+		require.Equal(t, 1+i/3, r.Round, "run %d", i)
+		require.Equal(t, []string{raftmix.ImplNone, raftmix.ImplRaftick, raftmix.ImplTick10}[i%3], r.Impl,
+			"run %d: each round runs the floor first, then the rest in order", i)
+		require.Equal(t, 50, r.Groups)
+	}
+
+	out.Reset()
+	code = run([]string{"-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
+		"-rounds", "2"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	text := out.String()
+	require.Contains(t, text, "50 groups, round 1/2: raftick/tick10: cpu per event")
+	require.Contains(t, text, "50 groups, round 2/2: raftick/tick10: cpu per event")
+	require.Contains(t, text, "50 groups, 2 rounds: median cores: none ")
+	require.Contains(t, text, "50 groups, 2 rounds: raftick/tick10: median cpu per event")
+
+	// One round keeps the JSON of one run as it was: no round field.
+	out.Reset()
+	code = run([]string{"-groups", "20", "-impl", "none", "-seconds", "0.02", "-warmup", "0", "-json"}, &out, &errb)
+	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	require.NotContains(t, out.String(), `"round"`)
+}
+
+func TestMedianAndSpread(t *testing.T) {
+	xs := []float64{3, 1, 2}
+	require.Equal(t, 2.0, median(xs))
+	require.Equal(t, []float64{3, 1, 2}, xs, "median leaves its input alone")
+	require.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
+	require.True(t, math.IsNaN(median(nil)))
+	require.Equal(t, "2.00x (1.00x to 3.00x)", spread(xs))
+
+	// A round whose floor is at or above the other's cores has no ratio
+	// above the floor, and the medians leave it out.
+	res := func(impl string, cores, perEvent float64) raftmix.Result {
+		return raftmix.Result{Impl: impl, Cores: cores, CPUNsPerEvent: perEvent}
+	}
+	round := func(floor, tick, rt float64) map[string]raftmix.Result {
+		return map[string]raftmix.Result{
+			raftmix.ImplNone:    res(raftmix.ImplNone, floor, 10),
+			raftmix.ImplTick10:  res(raftmix.ImplTick10, tick, 20),
+			raftmix.ImplRaftick: res(raftmix.ImplRaftick, rt, 40),
+		}
+	}
+	lines := medians([]string{raftmix.ImplNone, raftmix.ImplTick10, raftmix.ImplRaftick},
+		[]map[string]raftmix.Result{round(0.1, 0.2, 0.3), round(0.1, 0.15, 0.25), round(0.2, 0.2, 0.5)})
+	require.Equal(t, []string{
+		"median cores: none 0.100, tick10 0.200 (0.050 above floor), raftick 0.300 (0.200 above floor)",
+		"raftick/tick10: median cpu per event 2.00x (2.00x to 2.00x), median cpu above floor 2.50x (2.00x to 3.00x) over 2 rounds with a ratio",
+	}, lines)
 }
