@@ -3,7 +3,6 @@ package wheel
 import (
 	"errors"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
@@ -108,7 +107,7 @@ func (k Task) Run() {
 	switch {
 	case k.w == nil:
 	case k.t != nil:
-		k.w.callNext(*(*NextFunc)(unsafe.Pointer(&k.f)), k.t)
+		k.w.callNext(asNext(k.f), k.t)
 	default:
 		k.w.run(k.f)
 	}

@@ -400,13 +400,7 @@ func (w *Wheel) walkTransit(p *transitPass) (done bool) {
 					wait = true // its epoch's slack has not passed yet
 				} else if t.due.CompareAndSwap(due, dueFiring) {
 					w.fireClaimed(&p.firing, t, t.f, p.now-when)
-					// A periodic timer is re-armed by now: look before
-					// the compare-and-swap, which would fail, at the
-					// price of a locked instruction (about 1 % of a
-					// fire, DriverPeriodic).
-					if t.due.Load() == dueFiring {
-						t.due.CompareAndSwap(dueFiring, 0)
-					}
+					t.endFire()
 				}
 			}
 			w.queueFix(p, transitEntry{c: c, i: int32(i), wait: wait, t: t})
@@ -443,7 +437,7 @@ func (w *Wheel) recoverTransit(p *transitPass) {
 		return
 	}
 	w.endPanicked(&p.firing, recover())
-	t.due.CompareAndSwap(dueFiring, 0)
+	t.endFire()
 	w.queueFix(p, transitEntry{c: p.c, i: int32(p.i), t: t})
 	p.i++
 }
@@ -677,7 +671,7 @@ func (w *Wheel) walkBatch(p *batchPass) (done bool) {
 // endBatchFire ends the fire of t, from the batch: t goes idle, or if its
 // callback re-armed it, is queued to be placed.
 func (w *Wheel) endBatchFire(p *batchPass, t *Timer) {
-	if !t.due.CompareAndSwap(dueFiring, 0) {
+	if t.endFire() {
 		p.rearmed[p.nr] = t
 		if p.nr++; p.nr == rearmBatch {
 			w.placeRearmed(p.rearmed[:p.nr])

@@ -185,53 +185,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			o.cfg.Duration, o.cfg.Warmup, o.cfg.SampleEvery)
 		fmt.Fprintln(stdout, formatRow(header))
 	}
-	enc := json.NewEncoder(stdout)
-	var firstHost *raftmix.Result // raftick-host at the first group count
+	pr := printer{o: o, stdout: stdout, enc: json.NewEncoder(stdout)}
 	for gi, n := range o.groups {
 		var rounds []map[string]raftmix.Result
 		for round := 1; round <= o.rounds; round++ {
-			results := map[string]raftmix.Result{}
-			for _, impl := range o.impls {
-				c := o.cfg
-				c.Impl, c.Groups, c.Active = impl, n, o.active[gi]
-				res, err := raftmix.Run(c)
-				if err != nil {
-					fmt.Fprintf(stderr, "scalemix: %d groups, %s: %v\n", n, impl, err)
-					return 1
-				}
-				results[impl] = res
-				if o.json {
-					out := jsonResult{Result: res}
-					if o.rounds > 1 {
-						out.Round = round
-					}
-					if err := enc.Encode(out); err != nil {
-						fmt.Fprintf(stderr, "scalemix: %v\n", err)
-						return 1
-					}
-					continue
-				}
-				fmt.Fprintln(stdout, formatRow(row(res, results)))
-				if res.Host != nil {
-					if firstHost == nil {
-						firstHost = &res
-					}
-					for _, line := range hostLines(res, *firstHost) {
-						fmt.Fprintf(stdout, "  %d groups: %s\n", n, line)
-					}
-				}
+			results, err := pr.round(gi, n, round)
+			if err != nil {
+				fmt.Fprintln(stderr, err)
+				return 1
 			}
 			rounds = append(rounds, results)
-			if o.json {
-				continue
-			}
-			label := fmt.Sprintf("%d groups", n)
-			if o.rounds > 1 {
-				label += fmt.Sprintf(", round %d/%d", round, o.rounds)
-			}
-			for _, line := range ratios(results) {
-				fmt.Fprintf(stdout, "  %s: %s\n", label, line)
-			}
 		}
 		if !o.json && o.rounds > 1 {
 			for _, line := range medians(o.impls, rounds) {
@@ -240,6 +203,59 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// printer runs the rounds and prints their results as they come.
+type printer struct {
+	o         options
+	stdout    io.Writer
+	enc       *json.Encoder
+	firstHost *raftmix.Result // raftick-host at the first group count
+}
+
+// round runs every implementation once on n groups (the gi-th group
+// count), printing each run, and then raftick's ratios against the others.
+func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
+	o := pr.o
+	results := map[string]raftmix.Result{}
+	for _, impl := range o.impls {
+		c := o.cfg
+		c.Impl, c.Groups, c.Active = impl, n, o.active[gi]
+		res, err := raftmix.Run(c)
+		if err != nil {
+			return nil, fmt.Errorf("scalemix: %d groups, %s: %v", n, impl, err)
+		}
+		results[impl] = res
+		if o.json {
+			out := jsonResult{Result: res}
+			if o.rounds > 1 {
+				out.Round = round
+			}
+			if err := pr.enc.Encode(out); err != nil {
+				return nil, fmt.Errorf("scalemix: %v", err)
+			}
+			continue
+		}
+		fmt.Fprintln(pr.stdout, formatRow(row(res, results)))
+		if res.Host != nil {
+			if pr.firstHost == nil {
+				pr.firstHost = &res
+			}
+			for _, line := range hostLines(res, *pr.firstHost) {
+				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
+			}
+		}
+	}
+	if !o.json {
+		label := fmt.Sprintf("%d groups", n)
+		if o.rounds > 1 {
+			label += fmt.Sprintf(", round %d/%d", round, o.rounds)
+		}
+		for _, line := range ratios(results) {
+			fmt.Fprintf(pr.stdout, "  %s: %s\n", label, line)
+		}
+	}
+	return results, nil
 }
 
 // jsonResult is one run's JSON object: the Result, and with -rounds > 1
