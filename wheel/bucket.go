@@ -49,9 +49,12 @@ func (c *chunk) load(i int) *Timer {
 // is full. A bucket with live == 0 holds no chunk.
 type bucket struct {
 	head, tail *chunk
-	pos, tn    int32
-	live       int32 // timers in the bucket
-	dead       int32 // tombstones among the entries not consumed
+	// prev is the chunk before the tail, if known (nil: none, or not
+	// known), for appendChunk.
+	prev    *chunk
+	pos, tn int32
+	live    int32 // timers in the bucket
+	dead    int32 // tombstones among the entries not consumed
 }
 
 // newChunk returns an empty chunk from the free list. When the list is
@@ -89,12 +92,55 @@ func (w *Wheel) push(b *bucket, t *Timer) {
 	} else if b.tn == chunkLen {
 		c := w.newChunk()
 		b.tail.next = c
-		b.tail, b.tn = c, 0
+		b.prev, b.tail, b.tn = b.tail, c, 0
 	}
 	b.tail.t[b.tn] = t
 	t.ch, t.pos = b.tail, uint8(b.tn)
 	b.tn++
 	b.live++
+}
+
+// appendChunk moves c, a full chunk of live timers and tombstones, into
+// b: the timers keep their entries (Timer.ch, Timer.pos). So that every
+// chunk but the tail stays full, c goes in before b's tail unless that is
+// full: its timers come after those appended to b before, but for those
+// in a tail with free entries. (Appending c after such a tail instead,
+// whose free entries would become tombstones, left buckets full of them
+// and cost more than it saved; inserting c after the head cost lateness,
+// as the driver stops walking a slot it takes early at the first timer not
+// due yet, see walkTransit.) mu held.
+func (w *Wheel) appendChunk(b *bucket, c *chunk, live int32) {
+	c.transit = false
+	switch {
+	case b.tail == nil:
+		c.next = nil
+		b.head, b.tail, b.pos, b.tn = c, c, 0, chunkLen
+	case b.tn == chunkLen:
+		c.next = nil
+		b.tail.next = c
+		b.prev, b.tail = b.tail, c
+	case b.head == b.tail:
+		// The head's entries before pos are consumed, and nil: they
+		// become tombstones.
+		c.next = b.head
+		b.head, b.prev = c, c
+		b.dead, b.pos = b.dead+b.pos, 0
+	default:
+		if b.prev == nil {
+			// Not known since the bucket was put together (giveBack)
+			// or its chunk before the tail consumed: found once.
+			p := b.head
+			for p.next != b.tail {
+				p = p.next
+			}
+			b.prev = p
+		}
+		c.next = b.tail
+		b.prev.next = c
+		b.prev = c
+	}
+	b.live += live
+	b.dead += chunkLen - live
 }
 
 // remove takes t, which is in b, out of it, leaving a tombstone, and frees
@@ -140,6 +186,9 @@ func (w *Wheel) front(b *bucket) *Timer {
 			return nil
 		}
 		b.head, b.pos = c.next, 0
+		if c == b.prev {
+			b.prev = nil
+		}
 		w.freeChunk(c)
 	}
 	return nil

@@ -79,8 +79,9 @@
 // before it). A Reset that moves a timer earlier leaves a nil entry behind;
 // a bucket that is mostly such entries is compacted. Chunks are recycled
 // through a free list, so a wheel in a steady state allocates nothing; a
-// wheel holds about 8.3 bytes of chunk per timer at its busiest, plus a
-// partly filled chunk per occupied slot.
+// wheel holds about 8.3 bytes of chunk per timer at its busiest (up to
+// twice that where the real-time driver moved chunks whole, see below),
+// plus a partly filled chunk per occupied slot.
 //
 // # The real-time driver
 //
@@ -95,10 +96,17 @@
 // compare-and-swap and runs its callback at once, while the timer is in
 // cache. A timer pushed later since it was placed (the lazy extension of
 // lock-free Resets), re-armed by its callback (the periodic timer's
-// cycle), stopped, or still inside its epoch's slack is unlinked and
-// placed where it now belongs under the lock, sixteen timers per hold, so
-// that Resets and Stops are not held up and the lock is taken once per 16
-// timers rather than once per timer. Meanwhile the slot's timers stay
+// cycle), stopped, or still inside its epoch's slack is placed where it
+// now belongs under the lock, one chunk of the slot (62 timers) per hold,
+// so that Resets and Stops are not held up and the lock is taken once per
+// chunk rather than once per timer. Such a chunk's timers mostly go to one
+// slot (a slot's periodic timers re-arm a period ahead, its election
+// timers a SetMinReset promise ahead): the timers going there stay in the
+// chunk, each only told its new slot, and the chunk itself moves to that
+// slot's bucket, ahead of a partly filled tail; the few others are
+// unlinked, leaving nil entries, and placed one by one (a chunk left
+// less than half full is freed instead, its timers placed one by one).
+// Meanwhile the slot's timers stay
 // linked, so a locked Reset, Init or Stop that reaches one unlinks it (or
 // claims it) as usual, and the driver skips an entry that no longer holds
 // the timer it read. If the slot is not due as a whole yet (its latest
@@ -110,8 +118,8 @@
 // timers of the ready heap (deadlines before the cursor) run as a batch,
 // each claimed just before its callback. Higher-level slots are re-bucketed when
 // their start comes, in chunks so that locked Resets are not held up. The
-// driver reads the clock every 16 timers of a slot, for lateness and to keep the
-// coarse clock's epochs short. Then it sleeps until the next occupied
+// driver reads the clock once per chunk of a slot, for lateness and to keep
+// the coarse clock's epochs short. Then it sleeps until the next occupied
 // level-0 slot is due whole (plus 100µs for the epochs' slack) or a
 // higher-level slot starts, or until a timer that needs it earlier wakes
 // it.

@@ -133,6 +133,9 @@ func checkStructure(t *testing.T, w *Wheel) {
 					}
 				}
 			}
+			if b.prev != nil {
+				require.Same(t, b.tail, b.prev.next, "level %d slot %d: the chunk before the tail", l, i)
+			}
 			require.Equal(t, b.live, live, "level %d slot %d: live count", l, i)
 			require.Equal(t, b.dead, dead, "level %d slot %d: tombstone count", l, i)
 			b.each(func(tm *Timer) {

@@ -444,40 +444,60 @@ func (w *Wheel) tickStart(tk int64) int64 {
 }
 
 // place links a pending timer where its current deadline belongs, or drops
-// it if it is no longer pending. The deadline is re-read after publishing
-// the slot's start so that a concurrent lock-free Reset either sees the new
-// start or is seen here (see Timer.TryReset).
+// it if it is no longer pending (see aim). mu held.
 func (w *Wheel) place(t *Timer) {
+	lvl, tk, when, key := w.aim(t)
+	w.put(t, lvl, tk, when, key)
+}
+
+// put puts t, not in a slot, where aim found it belongs. mu held.
+func (w *Wheel) put(t *Timer, lvl int, tk, when, key int64) {
+	switch {
+	case lvl == aimIdle:
+		t.loc = locNone
+	case lvl < 0:
+		t.loc = locReady
+		w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
+	default:
+		w.link(t, lvl, tk, key)
+	}
+}
+
+// aimIdle is aim's level for a timer that is no longer pending.
+const aimIdle = -2
+
+// aim finds where t's current deadline when belongs, publishes it in
+// t.slotStart, and returns it: level aimIdle if t is no longer pending,
+// -1 for the ready heap (key is then when), else the level and tick of
+// its slot and the key link takes. The deadline is re-read after
+// publishing the slot's start, so that a concurrent lock-free Reset either
+// sees the new start or is seen here (see Timer.TryReset). mu held.
+func (w *Wheel) aim(t *Timer) (lvl int, tk, when, key int64) {
 	for {
 		due := t.due.Load()
 		if due <= 0 {
 			t.slotStart.Store(-1)
-			t.loc = locNone
-			return
+			return aimIdle, 0, 0, 0
 		}
-		when := due - 1
-		lvl, tk := w.target(t, when)
+		when = due - 1
+		lvl, tk = w.target(t, when)
 		if lvl < 0 {
 			t.slotStart.Store(-1)
 			if t.due.Load() != due {
 				continue
 			}
-			t.loc = locReady
-			w.ready.push(entry{t: t, when: when, key: when, seq: t.seq.Load()})
-			return
+			return lvl, tk, when, when
 		}
 		lv := &w.levels[lvl]
-		start := (tk >> lv.shift) << lv.shift
-		t.slotStart.Store(w.tickStart(start))
+		key = w.tickStart((tk >> lv.shift) << lv.shift)
+		t.slotStart.Store(key)
 		if t.due.Load() != due {
 			continue
 		}
-		key := w.tickStart(start)
 		if when < w.tickStart(tk+1) { // the deadline's tick is tk (tk is never after it)
 			key = when
 		}
-		w.link(t, lvl, tk, key)
-		return
+		return lvl, tk, when, key
 	}
 }
 
@@ -537,18 +557,25 @@ func (w *Wheel) prefetchPlace(t *Timer) {
 func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
 	lv := &w.levels[lvl]
 	idx := lv.index(tk)
+	w.noteSlot(lvl, idx, key, key)
+	w.push(&lv.buckets[idx], t)
+	t.loc, t.slot = locSlot, uint16(lvl<<slotLevelShift|idx)
+}
+
+// noteSlot marks slot idx of level lvl occupied by timers with keys from
+// lo to hi (see link). mu held.
+func (w *Wheel) noteSlot(lvl, idx int, lo, hi int64) {
+	lv := &w.levels[lvl]
 	if lvl == 0 {
 		// The slot is due once its latest key has passed (slotDue).
 		if !lv.isSet(idx) {
-			w.slotMax[idx], w.slotNext[idx] = key, key
+			w.slotMax[idx], w.slotNext[idx] = hi, lo
 		} else {
-			w.slotMax[idx] = max(w.slotMax[idx], key)
-			w.slotNext[idx] = min(w.slotNext[idx], key)
+			w.slotMax[idx] = max(w.slotMax[idx], hi)
+			w.slotNext[idx] = min(w.slotNext[idx], lo)
 		}
 	}
-	w.push(&lv.buckets[idx], t)
 	lv.mark(idx)
-	t.loc, t.slot = locSlot, uint16(lvl<<slotLevelShift|idx)
 }
 
 // unlink removes t from its slot, if it is in one, and detaches it from

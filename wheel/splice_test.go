@@ -1,0 +1,124 @@
+package wheel
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSpliceChunk: when the real-time driver walks a level-0 slot, a full
+// chunk of it whose timers (most of them) go to one slot moves there whole
+// (spliceChunk): those timers keep their chunk and entry. The others of the
+// chunk are placed one by one, and a chunk of which fewer than half go to
+// the first timer's slot is freed, its timers linked one by one. Every
+// timer fires once a period all the same, and the wheel's structure (the
+// buckets' counts, the chunk before the tail, the slot starts) stays
+// consistent. Driven by hand, so that every step is deterministic.
+func TestSpliceChunk(t *testing.T) {
+	w, err := New(DefaultConfig())
+	require.NoError(t, err)
+	step, stop := DriveByHand(w)
+	defer stop()
+
+	// Seven full chunks of periodic timers and a partial one, all first
+	// due in the same tick, so that they share a slot, in this order:
+	// chunk 0 re-arms by 20ms; chunk 1 too but for 10 timers (30ms);
+	// chunk 2 sends 40 of its 62 timers to 30ms (under half go with its
+	// first timer: the chunk is freed); chunks 3-6 and the partial tail
+	// re-arm by 20ms.
+	const n = 7*chunkLen + 20
+	period := func(i int) time.Duration {
+		switch c, k := i/chunkLen, i%chunkLen; {
+		case c == 1 && k >= 20 && k < 30:
+			return 30 * time.Millisecond
+		case c == 2 && k >= 22:
+			return 30 * time.Millisecond
+		}
+		return 20 * time.Millisecond
+	}
+	// A step publishes the coarse clock for the Resets that follow, so
+	// that they all compute the same deadline.
+	step()
+	ts := make([]Timer, n)
+	fires := make([]int, n)
+	for i := range ts {
+		require.NoError(t, ts[i].InitNext(w, func(*Timer, error) time.Duration {
+			fires[i]++
+			return period(i)
+		}))
+		ts[i].Reset(5 * time.Millisecond)
+	}
+	chunkOf := func(i int) *chunk {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return ts[i].ch
+	}
+	first := make([]*chunk, n)
+	for i := range ts {
+		first[i] = chunkOf(i)
+	}
+	for i := range ts {
+		require.Same(t, first[i/chunkLen*chunkLen], first[i], "timer %d: not in its chunk", i)
+	}
+
+	// Step until every timer fired once (the clock moves a tick a step,
+	// plus the real time that passes).
+	for range 100 {
+		if minInt(fires) >= 1 {
+			break
+		}
+		step()
+		checkStructure(t, w)
+	}
+	require.Equal(t, 1, minInt(fires), "every timer fired once")
+	require.Equal(t, 1, maxInt(fires), "no timer fired twice")
+	for i := range ts {
+		require.True(t, ts[i].Pending(), "timer %d: re-armed", i)
+		c, k := i/chunkLen, i%chunkLen
+		moved := chunkOf(i) != first[i]
+		switch {
+		case c == 1 && k >= 20 && k < 30, c == 2, c == 7:
+			// Placed one by one: its slot differs from its chunk's, or
+			// its chunk went under half, or it is in the slot's tail.
+			require.True(t, moved, "timer %d: kept its chunk", i)
+		default:
+			require.False(t, moved, "timer %d: its chunk did not move whole", i)
+		}
+	}
+
+	// The moved chunks and the timers placed one by one fire on, each by
+	// its own period.
+	lastFires := make([]int, n)
+	for range 200 {
+		step()
+		checkStructure(t, w)
+		for i, f := range fires {
+			require.LessOrEqual(t, f-lastFires[i], 1, "timer %d fired twice in a step", i)
+			lastFires[i] = f
+		}
+	}
+	for i, f := range fires {
+		require.GreaterOrEqual(t, f, 2+int(200*time.Millisecond/period(i))*3/4, "timer %d fired %d times", i, f)
+	}
+	for i := range ts {
+		require.True(t, ts[i].Pending(), "timer %d: pending", i)
+	}
+	require.Equal(t, int64(n), w.Stats().Pending)
+}
+
+func minInt(xs []int) int {
+	m := xs[0]
+	for _, x := range xs {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxInt(xs []int) int {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
