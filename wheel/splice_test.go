@@ -81,14 +81,13 @@ func TestSpliceChunk(t *testing.T) {
 		step()
 		checkStructure(t, w)
 	}
-	require.Equal(t, 1, minInt(fires), "every timer fired once")
-	require.Equal(t, 1, maxInt(fires), "no timer fired twice")
+	require.GreaterOrEqual(t, minInt(fires), 1, "every timer fired")
 	// If the driver's walk found the timers where they were placed and
 	// fired them all in one pass, which it does unless the machine is so
-	// slow (the race detector) that the real time passing between steps
-	// left the timers inside their epoch's slack, and they waited in the
-	// next slot first:
-	clean := true
+	// slow (the race detector, a loaded machine) that the real time
+	// passing between steps left the timers inside their epoch's slack,
+	// and they waited in the next slot first:
+	clean := maxInt(fires) == 1
 	for i := range ts {
 		require.True(t, ts[i].Pending(), "timer %d: re-armed", i)
 		clean = clean && firedIn[i] == first[i] && firedAt[i] == firedAt[0]
