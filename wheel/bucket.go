@@ -31,12 +31,13 @@ const chunkLen = 62
 
 type chunk struct {
 	next *chunk
-	// transit: the chunk belongs to the level-0 slot the driver is running
-	// without the lock (see Wheel.runTransit). Its entries are then read
-	// by the driver with atomic loads, and a timer unlinked from it (under
-	// the lock) leaves its tombstone with an atomic store. mu held.
-	transit bool
-	t       [chunkLen]*Timer
+	// gen is the bucket's (bucket.gen) while the chunk is in one. When it
+	// is the gen of the level-0 slot the driver runs without the lock
+	// (Wheel.tr, see Wheel.inTransit), the chunk's entries are read by the
+	// driver with atomic loads, and a timer unlinked from it (under the
+	// lock) leaves its tombstone with an atomic store. mu held.
+	gen uint64
+	t   [chunkLen]*Timer
 }
 
 // load reads entry i of a chunk that may be in transit.
@@ -51,7 +52,12 @@ type bucket struct {
 	head, tail *chunk
 	// prev is the chunk before the tail, if known (nil: none, or not
 	// known), for appendChunk.
-	prev    *chunk
+	prev *chunk
+	// gen tells this bucket's chunks from others' (chunk.gen): a number
+	// the wheel gives each bucket when it takes its first chunk, unique
+	// for the wheel's life. It is what batchSlot takes a slot's chunks
+	// into transit by, without touching them.
+	gen     uint64
 	pos, tn int32
 	live    int32 // timers in the bucket
 	dead    int32 // tombstones among the entries not consumed
@@ -76,6 +82,17 @@ func (w *Wheel) newChunk() *chunk {
 	return c
 }
 
+// newGen returns a bucket generation not given before (see bucket.gen).
+// mu held.
+func (w *Wheel) newGen() uint64 {
+	w.gens++
+	return w.gens
+}
+
+// inTransit reports whether c is a chunk of the level-0 slot the driver
+// runs without the lock (see Wheel.runTransit). mu held, or the driver.
+func (w *Wheel) inTransit(c *chunk) bool { return c.gen == w.tr.gen && w.tr.gen != 0 }
+
 // freeChunk returns a consumed chunk, whose entries are all nil, to the
 // free list. mu held.
 func (w *Wheel) freeChunk(c *chunk) {
@@ -88,9 +105,12 @@ func (w *Wheel) freeChunk(c *chunk) {
 func (w *Wheel) push(b *bucket, t *Timer) {
 	if b.tail == nil {
 		c := w.newChunk()
+		b.gen = w.newGen()
+		c.gen = b.gen
 		b.head, b.tail, b.pos, b.tn = c, c, 0, 0
 	} else if b.tn == chunkLen {
 		c := w.newChunk()
+		c.gen = b.gen
 		b.tail.next = c
 		b.prev, b.tail, b.tn = b.tail, c, 0
 	}
@@ -110,7 +130,10 @@ func (w *Wheel) push(b *bucket, t *Timer) {
 // as the driver stops walking a slot it takes early at the first timer not
 // due yet, see walkTransit.) mu held.
 func (w *Wheel) appendChunk(b *bucket, c *chunk, live int32) {
-	c.transit = false
+	if b.tail == nil {
+		b.gen = w.newGen()
+	}
+	c.gen = b.gen
 	switch {
 	case b.tail == nil:
 		c.next = nil
@@ -147,7 +170,7 @@ func (w *Wheel) appendChunk(b *bucket, c *chunk, live int32) {
 // or compacts the bucket if it is then empty or mostly tombstones. It
 // reports whether b is now empty. mu held.
 func (w *Wheel) remove(b *bucket, t *Timer) bool {
-	if c := t.ch; c.transit {
+	if c := t.ch; w.inTransit(c) {
 		// The driver is reading the chunk without the lock; the bucket
 		// it belonged to is the driver's (see Wheel.runTransit).
 		atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&c.t[t.pos])), nil)
@@ -236,7 +259,6 @@ func (w *Wheel) freeBucket(b *bucket) {
 	for c := b.head; c != nil; {
 		next := c.next
 		clear(c.t[:])
-		c.transit = false
 		w.freeChunk(c)
 		c = next
 	}

@@ -306,10 +306,7 @@ func (w *Wheel) batchSlot(idx int, start, now int64) {
 	lv := &w.levels[0]
 	b := &lv.buckets[idx]
 	w.tr, w.trStart, w.trMax = *b, start, w.slotMax[idx]
-	*b = bucket{}
-	for c := w.tr.head; c != nil; c = c.next {
-		c.transit = true
-	}
+	*b = bucket{} // its chunks are in transit now: their gen is w.tr's
 	lv.unmark(idx)
 	if w.slotDue(start) <= now {
 		w.trWait = start + 1
@@ -446,7 +443,6 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 	w.mu.Lock()
 	if w.stopped {
 		w.fixLocked(es, p.now)
-		c.transit = false
 		c.next = nil
 		w.freeChunk(c)
 	} else {
@@ -513,7 +509,6 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 				w.link(t, tl, tk0, keys[i])
 			}
 		}
-		c.transit = false
 		c.next = nil
 		w.freeChunk(c)
 		return
@@ -555,17 +550,15 @@ func (w *Wheel) giveBack(c *chunk, i int, look int64) {
 	defer w.mu.Unlock()
 	lv := &w.levels[0]
 	idx := lv.index(w.trStart)
-	rest := bucket{head: c, pos: int32(i), tail: w.tr.tail, tn: w.tr.tn}
+	rest := bucket{head: c, pos: int32(i), tail: w.tr.tail, tn: w.tr.tn, gen: w.tr.gen}
 	for h := w.tr.head; h != c; {
 		next := h.next
 		clear(h.t[:])
-		h.transit = false
 		w.freeChunk(h)
 		h = next
 	}
 	w.tr = bucket{}
 	for ch, k := c, i; ch != nil; ch, k = ch.next, 0 {
-		ch.transit = false
 		n := chunkLen
 		if ch == rest.tail {
 			n = int(rest.tn)

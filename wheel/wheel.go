@@ -130,9 +130,11 @@ type Wheel struct {
 	batch []firing
 	// tr is the level-0 slot the driver took and runs without the lock
 	// (see batchSlot, runTransit), trStart its tick; tr.head is nil when there is
-	// none. Set and cleared by the driver under mu; its chunks are marked
-	// transit meanwhile.
+	// none. Set and cleared by the driver under mu; its chunks, and no
+	// other, have its gen meanwhile (see inTransit). gens counts the
+	// generations given to buckets (see bucket.gen).
 	tr      bucket
+	gens    uint64
 	trStart int64
 	trWait  int64 // the tick of the slot where a timer not yet fireable waits
 	trMax   int64 // the slot's slotMax when it was taken
