@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -120,7 +121,7 @@ func TestSpliceChunk(t *testing.T) {
 
 	// The moved chunks and the timers placed one by one fire on, each by
 	// its own period.
-	lastFires := make([]int, n)
+	lastFires := slices.Clone(fires)
 	for range 200 {
 		step()
 		checkStructure(t, w)
