@@ -407,9 +407,14 @@ func (t *Timer) Stop() {
 // the same error.
 func (t *Timer) Reset() error {
 	// With many timers a Reset starts with cache misses: the mutex's line
-	// and the wheel timer's. Hint the second before taking the first, so
-	// that they overlap.
-	prefetch.Range(uintptr(unsafe.Pointer(&t.wt)), unsafe.Sizeof(t.wt))
+	// and the wheel timer's. Where the wheel timer starts on a line before
+	// the mutex's (a Timer embedded off a 64-byte boundary), hint that line
+	// before taking the mutex, so that the two misses overlap. (A Timer on
+	// a boundary, as in a slice of them, has both on one line: there the
+	// hint, a call, cost 2.6 % of scalemix's CPU at 100k groups.)
+	if wt := uintptr(unsafe.Pointer(&t.wt)); wt&^63 != uintptr(unsafe.Pointer(&t.mu))&^63 {
+		prefetch.Line(wt)
+	}
 	t.mu.Lock()
 	var err error
 	switch {
