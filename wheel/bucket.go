@@ -130,14 +130,11 @@ func (w *Wheel) push(b *bucket, t *Timer) {
 // as the driver stops walking a slot it takes early at the first timer not
 // due yet, see walkTransit.) mu held.
 func (w *Wheel) appendChunk(b *bucket, c *chunk, live int32) {
-	if b.tail == nil {
-		b.gen = w.newGen()
-	}
-	c.gen = b.gen
 	switch {
 	case b.tail == nil:
 		c.next = nil
 		b.head, b.tail, b.pos, b.tn = c, c, 0, chunkLen
+		b.gen = w.newGen()
 	case b.tn == chunkLen:
 		c.next = nil
 		b.tail.next = c
@@ -162,6 +159,7 @@ func (w *Wheel) appendChunk(b *bucket, c *chunk, live int32) {
 		b.prev.next = c
 		b.prev = c
 	}
+	c.gen = b.gen
 	b.live += live
 	b.dead += chunkLen - live
 }

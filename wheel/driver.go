@@ -470,6 +470,7 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 // of its work per timer. mu held, wheel not stopped.
 func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 	var keys [chunkLen]int64
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64) // of keys
 	tl, tk0, matched := -1, int64(0), 0
 	var start0 int64
 	var slot uint16
@@ -479,9 +480,7 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 			continue // unlinked since the walk saw it
 		}
 		if e.wait {
-			c.t[e.i] = nil
-			t.ch, t.loc = nil, locNone
-			w.waitInSlot(t, w.trWait, now)
+			w.fixEntry(e, now)
 			continue
 		}
 		lvl, tk, when, key := w.aim(t)
@@ -492,7 +491,7 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 				slot = uint16(lvl<<slotLevelShift | lv.index(tk))
 			}
 			if lvl == tl && tk>>lv.shift == start0 {
-				keys[e.i] = key
+				keys[e.i], lo, hi = key, min(lo, key), max(hi, key)
 				t.loc, t.slot = locSlot, slot
 				matched++
 				continue
@@ -512,12 +511,6 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 		c.next = nil
 		w.freeChunk(c)
 		return
-	}
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for i, t := range &c.t {
-		if t != nil {
-			lo, hi = min(lo, keys[i]), max(hi, keys[i])
-		}
 	}
 	lv := &w.levels[tl]
 	idx := lv.index(tk0)
@@ -619,20 +612,25 @@ func (w *Wheel) fixTransit(es []transitEntry, now int64) {
 // fixLocked is fixTransit with the lock held.
 func (w *Wheel) fixLocked(es []transitEntry, now int64) {
 	for _, e := range es {
-		t := e.t
-		if e.c.t[e.i] != t {
-			continue
+		if e.c.t[e.i] == e.t {
+			w.fixEntry(e, now)
 		}
-		e.c.t[e.i] = nil
-		t.ch, t.loc = nil, locNone
-		switch {
-		case w.stopped:
-			t.slotStart.Store(-1)
-		case e.wait:
-			w.waitInSlot(t, w.trWait, now)
-		default:
-			w.place(t)
-		}
+	}
+}
+
+// fixEntry unlinks e's timer, still in e's entry, from the slot in transit
+// and places it (see fixTransit). mu held.
+func (w *Wheel) fixEntry(e transitEntry, now int64) {
+	t := e.t
+	e.c.t[e.i] = nil
+	t.ch, t.loc = nil, locNone
+	switch {
+	case w.stopped:
+		t.slotStart.Store(-1)
+	case e.wait:
+		w.waitInSlot(t, w.trWait, now)
+	default:
+		w.place(t)
 	}
 }
 

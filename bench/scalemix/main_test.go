@@ -18,17 +18,9 @@ import (
 // step-downs fired where there are timers, none early on timers. It checks
 // no timing targets (the machine is shared).
 func TestSmoke(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run([]string{"-groups", "300", "-impl", strings.Join(raftmix.Impls, ","),
-		"-seconds", "0.25", "-warmup", "0.1", "-sample", "8", "-json"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	var got []raftmix.Result
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		var r raftmix.Result
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %q", sc.Text())
-		got = append(got, r)
-	}
+	out := runOK(t, "-groups", "300", "-impl", strings.Join(raftmix.Impls, ","),
+		"-seconds", "0.25", "-warmup", "0.1", "-sample", "8", "-json")
+	got := jsonLines[raftmix.Result](t, out)
 	require.Len(t, got, len(raftmix.Impls))
 	require.Equal(t, raftmix.ImplNone, got[0].Impl, "the floor runs first")
 	for _, r := range got {
@@ -61,10 +53,8 @@ func TestSmoke(t *testing.T) {
 	}
 
 	// The table form prints a header, a row per run and the ratio lines.
-	out.Reset()
-	code = run([]string{"-groups", "50", "-impl", "raftick,none", "-seconds", "0.05", "-warmup", "0"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	text := out.String()
+	out = runOK(t, "-groups", "50", "-impl", "raftick,none", "-seconds", "0.05", "-warmup", "0")
+	text := out
 	require.Contains(t, text, "step-downs fired/due")
 	require.Contains(t, text, " raftick ")
 	require.Contains(t, text, " none ")
@@ -75,12 +65,10 @@ func TestSmoke(t *testing.T) {
 // active groups' replicas are awake and the others asleep, heartbeats are
 // coalesced, the heap is measured. It checks no timing targets.
 func TestHostSmoke(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run([]string{"-groups", "200", "-impl", raftmix.ImplHost, "-nodes", "5", "-active", "0.5",
-		"-seconds", "0.5", "-warmup", "0.3", "-json"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
+	out := runOK(t, "-groups", "200", "-impl", raftmix.ImplHost, "-nodes", "5", "-active", "0.5",
+		"-seconds", "0.5", "-warmup", "0.3", "-json")
 	var r raftmix.Result
-	require.NoError(t, json.Unmarshal(out.Bytes(), &r), "output %q", out.String())
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "output %q", out)
 	require.Equal(t, raftmix.ImplHost, r.Impl)
 	require.Equal(t, 200, r.Groups)
 	h := r.Host
@@ -109,11 +97,9 @@ func TestHostSmoke(t *testing.T) {
 
 	// The table form prints the row, the host's lines and, for a second
 	// group count, the CPU against the first.
-	out.Reset()
-	code = run([]string{"-groups", "30,60", "-impl", raftmix.ImplHost, "-active", "1,0.5",
-		"-seconds", "0.1", "-warmup", "0"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	text := out.String()
+	out = runOK(t, "-groups", "30,60", "-impl", raftmix.ImplHost, "-active", "1,0.5",
+		"-seconds", "0.1", "-warmup", "0")
+	text := out
 	require.Contains(t, text, " raftick-host ")
 	require.Contains(t, text, "heap per group")
 	require.Contains(t, text, "messages/s in")
@@ -152,17 +138,9 @@ func TestBadFlags(t *testing.T) {
 // TestRounds runs two rounds and checks that every run is reported with
 // its round, and that the table ends with the medians of the rounds.
 func TestRounds(t *testing.T) {
-	var out, errb bytes.Buffer
-	code := run([]string{"-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
-		"-rounds", "2", "-json"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	var got []jsonResult
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		var r jsonResult
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %q", sc.Text())
-		got = append(got, r)
-	}
+	out := runOK(t, "-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
+		"-rounds", "2", "-json")
+	got := jsonLines[jsonResult](t, out)
 	require.Len(t, got, 6)
 	for i, r := range got {
 		require.Equal(t, 1+i/3, r.Round, "run %d", i)
@@ -171,21 +149,17 @@ func TestRounds(t *testing.T) {
 		require.Equal(t, 50, r.Groups)
 	}
 
-	out.Reset()
-	code = run([]string{"-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
-		"-rounds", "2"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	text := out.String()
+	out = runOK(t, "-groups", "50", "-impl", "raftick,tick10,none", "-seconds", "0.05", "-warmup", "0",
+		"-rounds", "2")
+	text := out
 	require.Contains(t, text, "50 groups, round 1/2: raftick/tick10: cpu per event")
 	require.Contains(t, text, "50 groups, round 2/2: raftick/tick10: cpu per event")
 	require.Contains(t, text, "50 groups, 2 rounds: median cores: none ")
 	require.Contains(t, text, "50 groups, 2 rounds: raftick/tick10: median cpu per event")
 
 	// One round keeps the JSON of one run as it was: no round field.
-	out.Reset()
-	code = run([]string{"-groups", "20", "-impl", "none", "-seconds", "0.02", "-warmup", "0", "-json"}, &out, &errb)
-	require.Equal(t, 0, code, "stderr: %s", errb.String())
-	require.NotContains(t, out.String(), `"round"`)
+	out = runOK(t, "-groups", "20", "-impl", "none", "-seconds", "0.02", "-warmup", "0", "-json")
+	require.NotContains(t, out, `"round"`)
 }
 
 func TestMedianAndSpread(t *testing.T) {
@@ -214,4 +188,26 @@ func TestMedianAndSpread(t *testing.T) {
 		"median cores: none 0.100, tick10 0.200 (0.050 above floor), raftick 0.300 (0.200 above floor)",
 		"raftick/tick10: median cpu per event 2.00x (2.00x to 2.00x), median cpu above floor 2.50x (2.00x to 3.00x) over 2 rounds with a ratio",
 	}, lines)
+}
+
+// runOK runs the command with args, requires it to succeed, and returns
+// what it printed.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run(args, &out, &errb), "args %v, stderr: %s", args, errb.String())
+	return out.String()
+}
+
+// jsonLines decodes the output of a -json run, an object per line.
+func jsonLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var got []T
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r T
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r), "line %q", sc.Text())
+		got = append(got, r)
+	}
+	return got
 }
