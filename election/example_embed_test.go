@@ -193,16 +193,16 @@ func Example_embedding() {
 	// Output:
 	// committed x=1: true
 	// committed y=2: true
-	//   n1 Leader    term 1 log [x=1@1 y=2@1]
+	//   n1 Follower  term 1 log [x=1@1 y=2@1]
 	//   n2 Follower  term 1 log [x=1@1 y=2@1]
-	//   n3 Follower  term 1 log [x=1@1 y=2@1]
+	//   n3 Leader    term 1 log [x=1@1 y=2@1]
 	// committed z=3 while isolated: false
-	//   n1 Leader    term 1 log [x=1@1 y=2@1 z=3@1]
+	//   n1 Leader    term 2 log [x=1@1 y=2@1]
 	//   n2 Follower  term 2 log [x=1@1 y=2@1]
-	//   n3 Leader    term 2 log [x=1@1 y=2@1]
-	// n1 learnt term 2 from n2's AppendEntries answer: Follower
+	//   n3 Leader    term 1 log [x=1@1 y=2@1 z=3@1]
+	// n3 learnt term 2 from n1's AppendEntries answer: Follower
 	// committed v=5: true
-	//   n1 Follower  term 2 log [x=1@1 y=2@1 v=5@2]
+	//   n1 Leader    term 2 log [x=1@1 y=2@1 v=5@2]
 	//   n2 Follower  term 2 log [x=1@1 y=2@1 v=5@2]
-	//   n3 Leader    term 2 log [x=1@1 y=2@1 v=5@2]
+	//   n3 Follower  term 2 log [x=1@1 y=2@1 v=5@2]
 }

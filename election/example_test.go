@@ -49,8 +49,8 @@ func Example() {
 		fmt.Printf("node %d: %v, term %d, leader %d\n", st.ID, st.Role, st.Term, st.Leader)
 	}
 	// Output:
-	// node 3 won term 1 at 245ms
-	// node 1: Follower, term 1, leader 3
-	// node 2: Follower, term 1, leader 3
-	// node 3: Leader, term 1, leader 3
+	// node 1 won term 1 at 165ms
+	// node 1: Leader, term 1, leader 1
+	// node 2: Follower, term 1, leader 1
+	// node 3: Follower, term 1, leader 1
 }

@@ -95,6 +95,6 @@ func ExampleTimer_Init() {
 		groups[1].election.Reset() // the heartbeat
 	}
 	// Output:
-	// 220ms: group 2: election timeout
-	// 278ms: group 0: election timeout
+	// 154ms: group 2: election timeout
+	// 224ms: group 0: election timeout
 }

@@ -31,21 +31,28 @@ func WithJitter(j Jitter) Option {
 // from a parent, for example rand.New(rand.NewPCG(parent.Uint64(),
 // parent.Uint64())).
 //
-// The default (and the meaning of nil) is a source of the timer's own (a
-// PCG kept inside the timer), seeded from the operating system's entropy
-// (crypto/rand): two timers
+// The default (and the meaning of nil) is a source of the timer's own,
+// seeded from the operating system's entropy (crypto/rand): two timers
 // never jitter alike, whatever their names, in one process or across
-// restarts. Pass a seeded source for reproducible runs (tests, simulation).
+// restarts. Pass a seeded source, or use WithSeed, for reproducible runs
+// (tests, simulation). A source given here makes every schedule take the
+// timer's lock: prefer WithSeed for timers reset often.
 func WithRand(r *rand.Rand) Option {
 	return func(o *options) { o.rng = r }
 }
 
 // WithSeed makes the timer's jitter reproducible without a source of its
-// own: the timer keeps a PCG seeded with (seed1, seed2) inside itself, and
-// draws exactly what rand.New(rand.NewPCG(seed1, seed2)) would. Unlike
-// WithRand it adds no allocation, and a schedule reads no memory outside
-// the timer, which matters with many timers (each pointer chase on the
-// heartbeat path is a cache miss). WithRand, if also given, wins.
+// own. The built-in uniform policies (None, Proportional, UniformExtra)
+// then draw each schedule's delay from SplitMix64 seeded with a key made
+// of (seed1, seed2), kept inside the timer, at an index that counts the
+// timer's schedules: a draw needs no state but its index, so a Reset of an armed timer on a
+// real-time wheel takes no lock, adds no allocation and reads no memory
+// outside the timer (with many timers each pointer chase on the heartbeat
+// path is a cache miss). Other policies draw from
+// rand.New(rand.NewPCG(seed1, seed2)). On a virtual wheel the fire times
+// are then a function of the seeds; on a real-time wheel the order of
+// concurrent Resets is not, so neither are their draws. WithRand, if also
+// given, wins.
 func WithSeed(seed1, seed2 uint64) Option {
 	return func(o *options) { o.seed, o.seeded = [2]uint64{seed1, seed2}, true }
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
@@ -402,4 +403,137 @@ func TestRealtime_NoGoroutinesLeftAfterDestroy(t *testing.T) {
 	w.Stop()
 	<-w.Done()
 	goleak.VerifyNone(t)
+}
+
+// TestRealtimeLockFreeResetCountsSchedules: Resets of an armed timer on a
+// real-time wheel, the lock-free path from several goroutines at once,
+// each count one schedule and leave exactly one schedule pending.
+func TestRealtimeLockFreeResetCountsSchedules(t *testing.T) {
+	w := newRealtime(t, nil)
+	tm := mustNew(t, w, "hb", time.Hour, func() {},
+		repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(1, 2))
+	require.NoError(t, tm.Start())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				if err := tm.Reset(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.EqualValues(t, 4001, tm.Stats().Schedules)
+	require.EqualValues(t, 1, w.Stats().Pending)
+	d, ok := tm.Deadline()
+	require.True(t, ok)
+	require.GreaterOrEqual(t, d-w.Now(), 59*time.Minute)
+	tm.Destroy()
+	require.EqualValues(t, 0, w.Stats().Pending)
+}
+
+// TestRealtimeResetRacesResetTimeout: a Reset that read the old timeout
+// without the lock must not leave its deadline in place once a concurrent
+// ResetTimeout has re-armed with the new one. Each round a goroutine
+// resets the timer in a loop while ResetTimeout moves the timeout from 1h
+// to 2h; once the loop has stopped, the pending deadline must be 2h away.
+// (With the lock-free Reset's re-check removed, this fails within a few
+// hundred rounds.)
+func TestRealtimeResetRacesResetTimeout(t *testing.T) {
+	w := newRealtime(t, nil)
+	tm := mustNew(t, w, "e", time.Hour, func() {})
+	require.NoError(t, tm.Start())
+	for round := range 2000 {
+		tm.ResetTimeout(time.Hour)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := tm.Reset(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		runtime.Gosched()
+		tm.ResetTimeout(2 * time.Hour)
+		close(stop)
+		wg.Wait()
+		d, ok := tm.Deadline()
+		require.True(t, ok)
+		if left := d - w.Now(); left < 119*time.Minute {
+			t.Fatalf("round %d: after ResetTimeout(2h) the deadline is %v away: a Reset drawn from the old timeout stayed", round, left)
+		}
+	}
+}
+
+// TestRealtimeLockFreeResetRacesEverything: the lock-free Reset (WithSeed
+// and a built-in policy) against every other method and the wheel's
+// fires, from four goroutines with short timeouts so that fires and
+// re-arms are frequent. At no time do two triggers run; once the callers
+// are done and the timer is stopped, nothing is left scheduled and Reset
+// does not revive it; Stats counts every trigger. Thread interleavings are the scheduler's, so the seed
+// reproduces the operations, not the run.
+func TestRealtimeLockFreeResetRacesEverything(t *testing.T) {
+	seed := testseed.Seed(t, "-race", "-v")
+	w := newRealtime(t, nil)
+	var inFlight, triggers atomic.Int32
+	var tm *repeated.Timer
+	tm = mustNew(t, w, "hb", 200*time.Microsecond, func() {
+		if inFlight.Add(1) != 1 {
+			t.Error("two triggers ran at once")
+		}
+		triggers.Add(1)
+		if triggers.Load()%3 == 0 {
+			tm.Reset() // from inside the trigger: nothing is armed, so a no-op
+		}
+		inFlight.Add(-1)
+	}, repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(seed, 1))
+	require.NoError(t, tm.Start())
+	var stop atomic.Bool
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(seed, uint64(g)))
+			for i := 0; !stop.Load(); i++ {
+				ops.Add(1)
+				switch r.IntN(10) {
+				case 0:
+					tm.Start()
+				case 1:
+					tm.Stop()
+				case 2:
+					tm.Restart()
+				case 3:
+					tm.RunOnceNow()
+				case 4:
+					tm.ResetTimeout(time.Duration(100+r.IntN(400)) * time.Microsecond)
+				default:
+					tm.Reset()
+				}
+				if i%64 == 0 {
+					runtime.Gosched() // let the driver fire some
+				}
+			}
+		})
+	}
+	until(t, "100k calls and a few hundred triggers", func() bool { return ops.Load() >= 100_000 && triggers.Load() >= 300 })
+	stop.Store(true)
+	wg.Wait()
+	tm.Stop()
+	require.ErrorIs(t, tm.Reset(), repeated.ErrNotRunning)
+	_, pending := tm.Deadline()
+	require.False(t, pending)
+	until(t, "the last trigger to return", func() bool { return !tm.IsInvoking() })
+	require.EqualValues(t, 0, w.Stats().Pending, "a schedule outlived Stop")
+	require.EqualValues(t, triggers.Load(), tm.Stats().Triggers)
+	tm.Destroy()
 }

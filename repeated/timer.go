@@ -7,12 +7,12 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/raftick/raftick/internal/prefetch"
 	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/wheel"
 )
@@ -81,28 +81,31 @@ type Timer struct {
 	// stream through. What only errors, accessors, Stats and uncommon
 	// jitter policies read is in the cold state.
 	wt wheel.Timer // the single wheel schedule, bound once to fire (InitNext); first: fire finds t from it
+	// fastSchedules counts the schedules made by the lock-free Reset: on
+	// the wheel timer's line, which that Reset writes anyway.
+	fastSchedules atomic.Uint64
 
 	mu sync.Mutex
 	// flags: fRunning, fArmed, fInvoking, fFirst, fDestroyed, fHookDone
 	// (see there).
 	flags uint8
-	// draw says how a schedule draws its delay from the jitter policy:
-	// drawFixed (the timeout), drawUniform (the timeout plus a uniform
-	// draw from [0, span) from src) or drawPolicy (the policy's Next, kept
-	// in the cold state with its random source).
-	draw uint8
 	// consecutive counts triggers since the last Start/Restart; triggers
-	// and schedules are Stats.Triggers and Stats.Schedules. Each holds the
-	// low 32 bits of its count, the cold state the high bits (see
-	// countTrigger).
+	// and schedules are Stats.Triggers and the schedules made under mu
+	// (the others are fastSchedules). Each holds the low 32 bits of its
+	// count, the cold state the high bits (see countTrigger).
 	consecutive, triggers, schedules uint32
-	// timeout is the base timeout handed to the jitter policy.
-	timeout time.Duration
-	span    time.Duration // see draw
-	trigger func()        // immutable after New
-	// src is the random source unless WithRand gave one: kept inside the
-	// timer, so that a schedule reads no memory outside it.
-	src rand.PCG
+	// timeout is the base timeout handed to the jitter policy, and span
+	// says how a schedule draws its delay from it: the timeout itself
+	// (span 0), the timeout plus a uniform draw from [0, span) keyed by
+	// key (span > 0), or the policy's Next with the cold state's source
+	// (spanPolicy). Written under mu; read without it by the lock-free
+	// Reset (see resetFast), hence atomic.
+	timeout, span atomic.Int64
+	trigger       func() // immutable after New
+	// key keys the timer's uniform draws (see uniformDraw): kept inside
+	// the timer, so that a schedule reads no memory outside it. Immutable
+	// after Init.
+	key uint64
 
 	// Set by Init; nil in a zero Timer.
 	cold *coldState
@@ -128,39 +131,28 @@ const (
 // is reports whether flag f is set. mu held.
 func (t *Timer) is(f uint8) bool { return t.flags&f != 0 }
 
-// Timer.draw.
-const (
-	drawFixed = iota
-	drawUniform
-	drawPolicy
-)
+// spanPolicy in Timer.span: schedules draw through the policy's Next.
+const spanPolicy = -1
 
-// planDraw sets how schedules draw their delay (Timer.draw, Timer.span)
-// for the timer's policy and base timeout: the built-in policies that
+// setTimeout sets the base timeout to d and how schedules draw their
+// delay (Timer.span) for the timer's policy: the built-in policies that
 // draw a uniform delay (Proportional, UniformExtra) are computed inline,
-// from src, with the same result as their Next; other policies, and any
-// policy with a source of the caller's (WithRand), go through Next. mu
-// held, or Init.
-func (t *Timer) planDraw() {
-	t.draw, t.span = drawPolicy, 0
-	if t.cold.rngGiven {
-		return
+// from the timer's key; other policies, and any policy with a source of
+// the caller's (WithRand), go through Next. mu held, or Init.
+func (t *Timer) setTimeout(d time.Duration) {
+	span := time.Duration(spanPolicy)
+	if !t.cold.rngGiven {
+		switch j := t.cold.jitter.(type) {
+		case none:
+			span = 0
+		case proportional:
+			span = clampSpan(d, j.span(d))
+		case uniformExtra:
+			span = clampSpan(d, j.max)
+		}
 	}
-	var span time.Duration
-	switch j := t.cold.jitter.(type) {
-	case none:
-	case proportional:
-		span = j.span(t.timeout)
-	case uniformExtra:
-		span = j.max
-	default:
-		return
-	}
-	if span = clampSpan(t.timeout, span); span > 0 {
-		t.draw, t.span = drawUniform, span
-	} else {
-		t.draw = drawFixed
-	}
+	t.timeout.Store(int64(d))
+	t.span.Store(int64(span))
 }
 
 // countTrigger and countSchedule count a trigger (also in consecutive) and
@@ -181,29 +173,46 @@ func (t *Timer) countSchedule() {
 	}
 }
 
-// int64N returns what rand.New(src).Int64N(n) returns, n > 0, without
-// the interface call to src: the same draws from the same state, so that
-// a seeded timer's schedules do not depend on which of the two computed
-// them.
-func int64N(src *rand.PCG, n int64) int64 {
-	if is32bit {
-		return rand.New(src).Int64N(n)
-	}
+// uniformDraw returns the uniform draw from [0, n), n > 0, of the
+// schedule with index i of a timer keyed by key: the i-th output of
+// SplitMix64 seeded with key, reduced to [0, n) by multiplying and keeping
+// the high word (Lemire's method), with rejection, so without bias. A
+// draw is a function of (key, i): it needs no state but the index, so
+// that the lock-free Reset can draw without a lock (see resetFast).
+// Schedules made under the lock and by the lock-free Reset take their
+// indexes from two counters, in disjoint halves of the index space
+// (lockedDraw sets the top bit).
+func uniformDraw(key, i uint64, n int64) int64 {
 	un := uint64(n)
-	if un&(un-1) == 0 {
-		return int64(src.Uint64() & (un - 1))
-	}
-	hi, lo := bits.Mul64(src.Uint64(), un)
+	x := mix64(key + (i+1)*golden)
+	hi, lo := bits.Mul64(x, un)
 	if lo < un {
 		thresh := -un % un
 		for lo < thresh {
-			hi, lo = bits.Mul64(src.Uint64(), un)
+			x = mix64(x + golden)
+			hi, lo = bits.Mul64(x, un)
 		}
 	}
 	return int64(hi)
 }
 
-const is32bit = ^uint(0)>>32 == 0
+// golden is SplitMix64's increment, 2^64 divided by the golden ratio.
+const golden = 0x9e3779b97f4a7c15
+
+// mix64 is SplitMix64's output function (a bijection of the 64-bit words).
+func mix64(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// lockedDraw is the index bit of schedules made under the lock (see
+// uniformDraw).
+const lockedDraw = 1 << 63
+
+// seedKey turns WithSeed's two words (or two from the operating system)
+// into a timer's key.
+func seedKey(seed [2]uint64) uint64 { return seed[0] ^ mix64(seed[1]+golden) }
 
 // join returns the count kept as hi and lo (see countTrigger).
 func join(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
@@ -217,7 +226,7 @@ type coldState struct {
 	logger    hclog.Logger
 	jitter    Jitter
 	// rng is the source handed to jitter.Next: WithRand's (rngGiven), or
-	// one over the timer's src.
+	// for a policy of its own kind a PCG seeded as WithSeed says.
 	rng      *rand.Rand
 	rngGiven bool
 
@@ -301,22 +310,20 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
 	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter}
+	seed := o.seed
 	switch {
 	case o.rng != nil:
 		c.rng, c.rngGiven = o.rng, true
-	case o.seeded:
-		t.src.Seed(o.seed[0], o.seed[1])
-	default:
-		seed := randsrc.Seed()
-		t.src.Seed(seed[0], seed[1])
+	case !o.seeded:
+		seed = randsrc.Seed()
 	}
 	t.cold = c
-	t.timeout = timeout
-	t.planDraw()
-	if t.draw == drawPolicy && c.rng == nil {
-		// A policy of its own kind (its Next needs a *rand.Rand) over the
-		// timer's source.
-		c.rng = rand.New(&t.src)
+	t.key = seedKey(seed)
+	t.setTimeout(timeout)
+	if t.span.Load() == spanPolicy && c.rng == nil {
+		// A policy of its own kind (its Next needs a *rand.Rand), over a
+		// PCG seeded with the same words.
+		c.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
 	}
 	t.wt.SetMinReset(minDelay(c.jitter, timeout))
 	t.trigger = trigger // last: marks t initialized
@@ -406,14 +413,8 @@ func (t *Timer) Stop() {
 // wheel refused the schedule: the timer is then stopped and Err reports
 // the same error.
 func (t *Timer) Reset() error {
-	// With many timers a Reset starts with cache misses: the mutex's line
-	// and the wheel timer's. Where the wheel timer starts on a line before
-	// the mutex's (a Timer embedded off a 64-byte boundary), hint that line
-	// before taking the mutex, so that the two misses overlap. (A Timer on
-	// a boundary, as in a slice of them, has both on one line: there the
-	// hint, a call, cost 2.6 % of scalemix's CPU at 100k groups.)
-	if wt := uintptr(unsafe.Pointer(&t.wt)); wt&^63 != uintptr(unsafe.Pointer(&t.mu))&^63 {
-		prefetch.Line(wt)
+	if ok, err := t.resetFast(); ok {
+		return err
 	}
 	t.mu.Lock()
 	var err error
@@ -427,6 +428,44 @@ func (t *Timer) Reset() error {
 	}
 	t.mu.Unlock()
 	return err
+}
+
+// resetFast is Reset's common case, without the lock: an armed timer with
+// a built-in policy whose new deadline the wheel records without its lock
+// (wheel.Timer.TryExtend; a heartbeat's Reset of an election timer). It
+// reports whether it re-armed t (and the error of a re-arm under the
+// lock, see below); if not, nothing changed and Reset takes the lock.
+//
+// Why no lock is needed: TryExtend succeeds only on a pending wheel timer,
+// and everything that makes the timer not armed (Stop, Destroy, a fire,
+// RunOnceNow) stops or claims the wheel timer, so a Reset that succeeds
+// is ordered before it, as a locked Reset would be. The delay is drawn
+// from the timeout and span read before, and only the index of the draw
+// is state (uniformDraw). A ResetTimeout changes the two and then re-arms
+// under the lock: if its re-arm came first, the swap wrote a deadline
+// drawn from the old timeout, which the re-check of the two catches, and
+// Reset then re-arms under the lock, after the ResetTimeout.
+func (t *Timer) resetFast() (ok bool, err error) {
+	timeout, span := t.timeout.Load(), t.span.Load()
+	d := time.Duration(timeout)
+	switch {
+	case span > 0:
+		d += time.Duration(uniformDraw(t.key, t.fastSchedules.Load(), span))
+	case span < 0:
+		return false, nil
+	}
+	if !t.wt.TryExtend(d) {
+		return false, nil
+	}
+	t.fastSchedules.Add(1)
+	if t.timeout.Load() != timeout || t.span.Load() != span {
+		t.mu.Lock()
+		if t.is(fArmed) && !t.is(fDestroyed) {
+			err = t.armLocked()
+		}
+		t.mu.Unlock()
+	}
+	return true, err
 }
 
 // ResetTimeout sets the base timeout to d and, if the timer is running,
@@ -456,8 +495,7 @@ func (t *Timer) TryResetTimeout(d time.Duration) error {
 	if t.is(fDestroyed) {
 		return ErrDestroyed
 	}
-	t.timeout = d
-	t.planDraw()
+	t.setTimeout(d)
 	t.wt.SetMinReset(minDelay(t.cold.jitter, d))
 	if t.is(fRunning) && !t.is(fInvoking) {
 		return t.armLocked()
@@ -654,25 +692,23 @@ func (t *Timer) refuseLocked(err error) error {
 // delayLocked draws the delay of the next schedule (> 0) and counts the
 // schedule. mu held.
 func (t *Timer) delayLocked() time.Duration {
-	var d time.Duration
-	switch t.draw {
-	case drawFixed:
-		d = t.timeout
-	case drawUniform:
-		// As uniform(t.timeout, t.span, rng) draws, with no allocation.
-		d = t.timeout + time.Duration(int64N(&t.src, int64(t.span)))
-	default:
+	timeout := time.Duration(t.timeout.Load())
+	d := timeout
+	switch span := t.span.Load(); {
+	case span > 0:
+		d += time.Duration(uniformDraw(t.key, lockedDraw|join(t.schedules, t.cold.schedulesHi), span))
+	case span == spanPolicy:
 		c := t.cold
 		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
-		d = c.jitter.Next(t.timeout, st, c.rng)
+		d = c.jitter.Next(timeout, st, c.rng)
 	}
 	t.flags &^= fFirst
 	t.countSchedule()
 	if d <= 0 {
 		t.cold.stats.Clamped++
 		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
-			"timer", t.cold.name, "delay", d, "timeout", t.timeout)
-		d = t.timeout
+			"timer", t.cold.name, "delay", d, "timeout", timeout)
+		d = timeout
 	}
 	return d
 }
@@ -713,9 +749,7 @@ func (t *Timer) Name() string { return t.c().name }
 
 // Timeout returns the current base timeout (before jitter).
 func (t *Timer) Timeout() time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.timeout
+	return time.Duration(t.timeout.Load())
 }
 
 // IsRunning reports whether the timer is started: Start or Restart was
@@ -773,7 +807,8 @@ func (t *Timer) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.c().stats
-	st.Schedules, st.Triggers = join(t.schedules, t.c().schedulesHi), join(t.triggers, t.c().triggersHi)
+	st.Schedules = join(t.schedules, t.c().schedulesHi) + t.fastSchedules.Load()
+	st.Triggers = join(t.triggers, t.c().triggersHi)
 	return st
 }
 
@@ -788,7 +823,7 @@ func (t *Timer) String() string {
 	case t.is(fRunning):
 		state = "running"
 	}
-	timeout, invoking, armed := t.timeout, t.is(fInvoking), t.is(fArmed)
+	timeout, invoking, armed := time.Duration(t.timeout.Load()), t.is(fInvoking), t.is(fArmed)
 	var deadline time.Duration
 	if armed {
 		deadline, _ = t.wt.Deadline()

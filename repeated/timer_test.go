@@ -217,35 +217,16 @@ func TestInitEmbedded(t *testing.T) {
 	require.False(t, zero.IsRunning())
 }
 
-// TestWithSeedDrawsLikePCG: WithSeed's inline source draws what the
-// equivalent WithRand source draws, so switching between them keeps a
-// seeded run's schedule.
-func TestWithSeedDrawsLikePCG(t *testing.T) {
-	deadlines := func(opt repeated.Option) []time.Duration {
-		v := newVirtual(t)
-		var out []time.Duration
-		tm, err := repeated.New(v.Wheel, "e", 10*ms, func() { out = append(out, v.Now()) },
-			repeated.WithJitter(repeated.Proportional(1)), opt)
-		require.NoError(t, err)
-		require.NoError(t, tm.Start())
-		v.AdvanceBy(time.Second)
-		return out
-	}
-	a := deadlines(repeated.WithSeed(7, 9))
-	b := deadlines(repeated.WithRand(rand.New(rand.NewPCG(7, 9))))
-	require.Greater(t, len(a), 30)
-	require.Equal(t, b, a)
-}
-
-// TestWithSeedDrawsLikePCGAtAnySpan: the inline draw matches the WithRand
-// source's Int64N for spans where it masks (powers of two), rejects often
-// (3<<61: a quarter of the draws) or rarely, over many schedules.
-func TestWithSeedDrawsLikePCGAtAnySpan(t *testing.T) {
+// TestWithSeedIsReproducible: a seeded timer draws the same deadlines in
+// every run, and another seed draws others; each schedule is within
+// [timeout, timeout+span) for spans where the draw masks (powers of two),
+// rejects often (3<<61: a quarter of the draws) or rarely.
+func TestWithSeedIsReproducible(t *testing.T) {
 	for _, span := range []time.Duration{1, 7, 1 << 20, 150 * ms, 3 << 61} {
-		deadlines := func(opt repeated.Option) []time.Duration {
+		deadlines := func(seed uint64) []time.Duration {
 			v := newVirtual(t)
 			tm, err := repeated.New(v.Wheel, "e", time.Nanosecond, func() {},
-				repeated.WithJitter(repeated.UniformExtra(span)), opt)
+				repeated.WithJitter(repeated.UniformExtra(span)), repeated.WithSeed(seed, 5))
 			require.NoError(t, err)
 			require.NoError(t, tm.Start())
 			var out []time.Duration
@@ -253,12 +234,16 @@ func TestWithSeedDrawsLikePCGAtAnySpan(t *testing.T) {
 				require.NoError(t, tm.Reset())
 				d, ok := tm.Deadline()
 				require.True(t, ok)
+				require.GreaterOrEqual(t, d, v.Now()+time.Nanosecond, "span %v", span)
+				require.Less(t, d, v.Now()+time.Nanosecond+span, "span %v", span)
 				out = append(out, d)
 			}
 			return out
 		}
-		a := deadlines(repeated.WithSeed(3, 5))
-		b := deadlines(repeated.WithRand(rand.New(rand.NewPCG(3, 5))))
-		require.Equal(t, b, a, "span %v", span)
+		a := deadlines(3)
+		require.Equal(t, a, deadlines(3), "span %v: the same seed must draw the same", span)
+		if span > 1<<10 {
+			require.NotEqual(t, a, deadlines(4), "span %v: another seed must draw otherwise", span)
+		}
 	}
 }

@@ -171,6 +171,39 @@ func (t *Timer) Reset(d time.Duration) bool {
 	return pending
 }
 
+// TryExtend is Reset for a pending timer where that takes no lock: t is
+// pending on a real-time wheel and the new deadline, d from now, is not
+// before the start of the slot t waits in (a later deadline, such as a
+// heartbeat's, always qualifies; see SetMinReset). Then it records the new
+// deadline, as Reset would, and returns true. Otherwise it changes nothing
+// and returns false, and Reset or TryReset does the work; in particular it
+// never schedules a timer that is not pending (stopped, fired, or running
+// its callback).
+//
+// A layer that keeps state of its own next to t (package repeated) uses it
+// to re-arm without taking its own lock: a true result means t was
+// pending, so nothing that stops t under that layer's lock ran between.
+func (t *Timer) TryExtend(d time.Duration) bool {
+	w := t.w
+	if w == nil || w.virtual {
+		return false
+	}
+	old := t.due.Load()
+	if old <= 0 {
+		return false
+	}
+	// TryReset's lock-free path, written out in both: a call of a shared
+	// helper (too big for Go to inline) cost 10-40 % of a 10 ns Reset.
+	when := w.scheduleDeadline(d)
+	if s := t.slotStart.Load(); s < 0 || when < s || !t.due.CompareAndSwap(old, when+1) {
+		return false
+	}
+	if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+		w.fixup(t)
+	}
+	return true
+}
+
 // TryReset is Reset that also returns why a timer could not be scheduled:
 // ErrNotInitialized, ErrStopped or ErrTooManyPending.
 func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
@@ -185,7 +218,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 		case old > 0:
 			// Lock-free path: a pending timer whose new deadline is not
 			// before the start of the slot it sits in just records the
-			// deadline.
+			// deadline (TryExtend is this case alone).
 			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(old, when+1) {
 				// If the wheel re-bucketed the timer between our check and
 				// the swap, it may now sit in a slot that starts after the
