@@ -76,7 +76,9 @@
 //
 //  1. The policy is applied on every schedule: Start, Restart, Reset,
 //     ResetTimeout and the re-arm after each trigger; each draws from the
-//     timer's random source. An empty range means no jitter.
+//     timer's random source. An empty range means no jitter. With
+//     WithResetKeepsDelay a Reset instead restarts the countdown of the
+//     last schedule's delay (etcd's election timeout, drawn per term).
 //  2. Start is idempotent: on a running timer it neither re-arms nor moves
 //     the deadline. Restart always re-arms with a fresh adjusted timeout
 //     (SOFAJRaft issue #407: stepDown calling start kept the old deadline).

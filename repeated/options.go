@@ -16,6 +16,7 @@ type options struct {
 	seeded    bool
 	onDestroy func()
 	logger    hclog.Logger
+	keepDelay bool
 }
 
 // WithJitter sets the policy that turns the base timeout into the delay of
@@ -55,6 +56,23 @@ func WithRand(r *rand.Rand) Option {
 // given, wins.
 func WithSeed(seed1, seed2 uint64) Option {
 	return func(o *options) { o.seed, o.seeded = [2]uint64{seed1, seed2}, true }
+}
+
+// WithResetKeepsDelay makes Reset re-arm with the delay of the timer's
+// last schedule instead of drawing a new one: Start, Restart,
+// ResetTimeout and the re-arm after each trigger draw from the jitter
+// policy, and the Resets in between restart the same countdown. This is
+// etcd's randomized election timeout, drawn when a follower's term or
+// role changes and restarted by every heartbeat; the default, a fresh
+// draw on every Reset, is LogCabin's and SOFAJRaft's. Either way a
+// timeout after the last Reset is distributed as the policy says.
+//
+// It is also cheaper on a real-time wheel: a Reset draws nothing, and the
+// wheel, told that every Reset lands a whole drawn timeout ahead (see
+// wheel.Timer.SetMinReset), looks at the timer about once per drawn
+// timeout instead of once per base timeout.
+func WithResetKeepsDelay() Option {
+	return func(o *options) { o.keepDelay = true }
 }
 
 // WithOnDestroy sets a hook run exactly once after Destroy, once no trigger

@@ -442,8 +442,13 @@ func TestRealtimeLockFreeResetCountsSchedules(t *testing.T) {
 // (With the lock-free Reset's re-check removed, this fails within a few
 // hundred rounds.)
 func TestRealtimeResetRacesResetTimeout(t *testing.T) {
+	t.Run("draw", func(t *testing.T) { resetRacesResetTimeout(t) })
+	t.Run("keep", func(t *testing.T) { resetRacesResetTimeout(t, repeated.WithResetKeepsDelay()) })
+}
+
+func resetRacesResetTimeout(t *testing.T, opts ...repeated.Option) {
 	w := newRealtime(t, nil)
-	tm := mustNew(t, w, "e", time.Hour, func() {})
+	tm := mustNew(t, w, "e", time.Hour, func() {}, opts...)
 	require.NoError(t, tm.Start())
 	for round := range 2000 {
 		tm.ResetTimeout(time.Hour)
@@ -483,6 +488,11 @@ func TestRealtimeResetRacesResetTimeout(t *testing.T) {
 // reproduces the operations, not the run.
 func TestRealtimeLockFreeResetRacesEverything(t *testing.T) {
 	seed := testseed.Seed(t, "-race", "-v")
+	t.Run("draw", func(t *testing.T) { lockFreeResetRacesEverything(t, seed) })
+	t.Run("keep", func(t *testing.T) { lockFreeResetRacesEverything(t, seed, repeated.WithResetKeepsDelay()) })
+}
+
+func lockFreeResetRacesEverything(t *testing.T, seed uint64, opts ...repeated.Option) {
 	w := newRealtime(t, nil)
 	var inFlight, triggers atomic.Int32
 	var tm *repeated.Timer
@@ -495,7 +505,7 @@ func TestRealtimeLockFreeResetRacesEverything(t *testing.T) {
 			tm.Reset() // from inside the trigger: nothing is armed, so a no-op
 		}
 		inFlight.Add(-1)
-	}, repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(seed, 1))
+	}, append([]repeated.Option{repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(seed, 1)}, opts...)...)
 	require.NoError(t, tm.Start())
 	var stop atomic.Bool
 	var ops atomic.Int64
@@ -536,4 +546,36 @@ func TestRealtimeLockFreeResetRacesEverything(t *testing.T) {
 	require.EqualValues(t, 0, w.Stats().Pending, "a schedule outlived Stop")
 	require.EqualValues(t, triggers.Load(), tm.Stats().Triggers)
 	tm.Destroy()
+}
+
+// TestRealtimeResetKeepsDelay: on a real-time wheel the lock-free Reset of
+// a timer made WithResetKeepsDelay restarts the countdown it drew at
+// Start, from several goroutines at once, and counts every schedule.
+func TestRealtimeResetKeepsDelay(t *testing.T) {
+	w := newRealtime(t, nil)
+	tm := mustNew(t, w, "e", time.Hour, func() {},
+		repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(4, 5), repeated.WithResetKeepsDelay())
+	require.NoError(t, tm.Start())
+	d, ok := tm.Deadline()
+	require.True(t, ok)
+	first := d - w.Now()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				if err := tm.Reset(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d, ok = tm.Deadline()
+	require.True(t, ok)
+	// The same delay from a later (coarse) now: the countdown restarted
+	// where the clock is, give or take the coarse clock's lag.
+	require.InDelta(t, float64(first), float64(d-w.Now()), float64(time.Second),
+		"a Reset drew %v afresh instead of restarting %v", d-w.Now(), first)
+	require.EqualValues(t, 4001, tm.Stats().Schedules)
 }

@@ -132,13 +132,21 @@ const (
 func (t *Timer) is(f uint8) bool { return t.flags&f != 0 }
 
 // spanPolicy in Timer.span: schedules draw through the policy's Next.
+// Below it, Timer.span holds a kept delay (see keptSpan).
 const spanPolicy = -1
+
+// keptSpan is what Timer.span holds for a WithResetKeepsDelay timer whose
+// last schedule's delay is d > 0: -2-d, below spanPolicy, so that the
+// lock-free Reset reads the delay where the others read their span.
+func keptSpan(d time.Duration) int64 { return -2 - int64(d) }
 
 // setTimeout sets the base timeout to d and how schedules draw their
 // delay (Timer.span) for the timer's policy: the built-in policies that
 // draw a uniform delay (Proportional, UniformExtra) are computed inline,
 // from the timer's key; other policies, and any policy with a source of
-// the caller's (WithRand), go through Next. mu held, or Init.
+// the caller's (WithRand), go through Next. A WithResetKeepsDelay
+// timer's Resets take the lock until its next schedule draws (its kept
+// delay is of the old timeout). mu held, or Init.
 func (t *Timer) setTimeout(d time.Duration) {
 	span := time.Duration(spanPolicy)
 	if !t.cold.rngGiven {
@@ -152,7 +160,20 @@ func (t *Timer) setTimeout(d time.Duration) {
 		}
 	}
 	t.timeout.Store(int64(d))
+	if c := t.cold; c.keepDelay {
+		c.span, c.kept = span, 0
+		span = spanPolicy
+	}
 	t.span.Store(int64(span))
+}
+
+// drawSpan returns how a schedule draws its delay (see Timer.span). mu
+// held, or Init.
+func (t *Timer) drawSpan() time.Duration {
+	if c := t.cold; c.keepDelay {
+		return c.span
+	}
+	return time.Duration(t.span.Load())
 }
 
 // countTrigger and countSchedule count a trigger (also in consecutive) and
@@ -229,6 +250,14 @@ type coldState struct {
 	// for a policy of its own kind a PCG seeded as WithSeed says.
 	rng      *rand.Rand
 	rngGiven bool
+	// keepDelay: WithResetKeepsDelay. Such a timer's Timer.span holds its
+	// last schedule's delay (see keptSpan) once it has one and its policy
+	// is built in, and span here what Timer.span holds for the others.
+	keepDelay bool
+	span      time.Duration
+	// kept is a keepDelay timer's last schedule's delay, 0 before the
+	// first.
+	kept time.Duration
 
 	// The high bits of Timer.consecutive, triggers and schedules.
 	consecutiveHi, triggersHi, schedulesHi uint32
@@ -309,7 +338,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	if err := t.wt.InitNext(w, fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter}
+	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter, keepDelay: o.keepDelay}
 	seed := o.seed
 	switch {
 	case o.rng != nil:
@@ -320,7 +349,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	t.cold = c
 	t.key = seedKey(seed)
 	t.setTimeout(timeout)
-	if t.span.Load() == spanPolicy && c.rng == nil {
+	if t.drawSpan() == spanPolicy && c.rng == nil {
 		// A policy of its own kind (its Next needs a *rand.Rand), over a
 		// PCG seeded with the same words.
 		c.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
@@ -424,10 +453,21 @@ func (t *Timer) Reset() error {
 	case !t.is(fRunning):
 		err = ErrNotRunning
 	case !t.is(fInvoking):
-		err = t.armLocked()
+		err = t.resetLocked()
 	}
 	t.mu.Unlock()
 	return err
+}
+
+// resetLocked re-arms the timer for a Reset: with its last schedule's
+// delay if it keeps it (WithResetKeepsDelay), else with a fresh draw. mu
+// held.
+func (t *Timer) resetLocked() error {
+	if c := t.cold; c.keepDelay && c.kept > 0 {
+		t.countSchedule()
+		return t.arm(c.kept)
+	}
+	return t.armLocked()
 }
 
 // resetFast is Reset's common case, without the lock: an armed timer with
@@ -441,18 +481,23 @@ func (t *Timer) Reset() error {
 // RunOnceNow) stops or claims the wheel timer, so a Reset that succeeds
 // is ordered before it, as a locked Reset would be. The delay is drawn
 // from the timeout and span read before, and only the index of the draw
-// is state (uniformDraw). A ResetTimeout changes the two and then re-arms
-// under the lock: if its re-arm came first, the swap wrote a deadline
-// drawn from the old timeout, which the re-check of the two catches, and
-// Reset then re-arms under the lock, after the ResetTimeout.
+// is state (uniformDraw); a timer that keeps its delay
+// (WithResetKeepsDelay) reads it where the others read their span. A
+// ResetTimeout changes the two and then re-arms under the lock (as does a
+// trigger's re-arm of a timer that keeps its delay): if its re-arm came
+// first, the swap wrote a deadline drawn from the old timeout, which the
+// re-check of the two catches, and Reset then re-arms under the lock,
+// after the ResetTimeout.
 func (t *Timer) resetFast() (ok bool, err error) {
 	timeout, span := t.timeout.Load(), t.span.Load()
 	d := time.Duration(timeout)
 	switch {
 	case span > 0:
 		d += time.Duration(uniformDraw(t.key, t.fastSchedules.Load(), span))
-	case span < 0:
+	case span == spanPolicy:
 		return false, nil
+	case span < 0:
+		d = time.Duration(-2 - span) // a kept delay (see keptSpan)
 	}
 	if !t.wt.TryExtend(d) {
 		return false, nil
@@ -461,7 +506,7 @@ func (t *Timer) resetFast() (ok bool, err error) {
 	if t.timeout.Load() != timeout || t.span.Load() != span {
 		t.mu.Lock()
 		if t.is(fArmed) && !t.is(fDestroyed) {
-			err = t.armLocked()
+			err = t.resetLocked()
 		}
 		t.mu.Unlock()
 	}
@@ -694,9 +739,9 @@ func (t *Timer) refuseLocked(err error) error {
 func (t *Timer) delayLocked() time.Duration {
 	timeout := time.Duration(t.timeout.Load())
 	d := timeout
-	switch span := t.span.Load(); {
+	switch span := t.drawSpan(); {
 	case span > 0:
-		d += time.Duration(uniformDraw(t.key, lockedDraw|join(t.schedules, t.cold.schedulesHi), span))
+		d += time.Duration(uniformDraw(t.key, lockedDraw|join(t.schedules, t.cold.schedulesHi), int64(span)))
 	case span == spanPolicy:
 		c := t.cold
 		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
@@ -709,6 +754,15 @@ func (t *Timer) delayLocked() time.Duration {
 		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
 			"timer", t.cold.name, "delay", d, "timeout", timeout)
 		d = timeout
+	}
+	if c := t.cold; c.keepDelay {
+		// Resets reuse d: tell the wheel that they land d ahead (a hint;
+		// one that raced with this still works, see SetMinReset).
+		c.kept = d
+		t.wt.SetMinReset(d)
+		if c.span != spanPolicy {
+			t.span.Store(keptSpan(d))
+		}
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package repeated_test
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,4 +247,93 @@ func TestWithSeedIsReproducible(t *testing.T) {
 			require.NotEqual(t, a, deadlines(4), "span %v: another seed must draw otherwise", span)
 		}
 	}
+}
+
+// TestWithResetKeepsDelay: a timer made WithResetKeepsDelay restarts the
+// same countdown on every Reset, and draws a new delay only where the
+// others draw too: Start, Restart, ResetTimeout and the re-arm after a
+// trigger. Each is still a schedule (Stats). Without the option the
+// Resets draw afresh.
+func TestWithResetKeepsDelay(t *testing.T) {
+	v := newVirtual(t)
+	fired := 0
+	tm, err := repeated.New(v.Wheel, "e", 150*ms, func() { fired++ },
+		repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(1, 2), repeated.WithResetKeepsDelay())
+	require.NoError(t, err)
+	left := func() time.Duration {
+		t.Helper()
+		d, ok := tm.Deadline()
+		require.True(t, ok)
+		return d - v.Now()
+	}
+	resets := func(want time.Duration) {
+		t.Helper()
+		for range 5 {
+			v.AdvanceBy(20 * ms)
+			require.NoError(t, tm.Reset())
+			require.Equal(t, want, left(), "a Reset must restart the same countdown")
+		}
+	}
+	inRange := func(d, lo time.Duration) {
+		t.Helper()
+		require.GreaterOrEqual(t, d, lo)
+		require.Less(t, d, 2*lo)
+	}
+
+	require.NoError(t, tm.Start())
+	d0 := left()
+	inRange(d0, 150*ms)
+	resets(d0)
+
+	v.AdvanceBy(d0) // no Reset: it fires, and the re-arm draws
+	require.Equal(t, 1, fired)
+	d1 := left()
+	inRange(d1, 150*ms)
+	resets(d1)
+
+	var draws []time.Duration
+	for range 8 {
+		require.NoError(t, tm.Restart())
+		d := left()
+		inRange(d, 150*ms)
+		resets(d)
+		draws = append(draws, d)
+	}
+	require.NotEqual(t, slices.Min(draws), slices.Max(draws), "Restart must draw afresh")
+
+	require.NoError(t, tm.TryResetTimeout(time.Second))
+	d3 := left()
+	inRange(d3, time.Second)
+	resets(d3)
+	// Start, 5 Resets, the re-arm, 5 Resets, 8 x (Restart, 5 Resets),
+	// ResetTimeout, 5 Resets.
+	require.EqualValues(t, 1+5+1+5+8*6+1+5, tm.Stats().Schedules)
+
+	// A policy with a source of the caller's keeps its delay too (under
+	// the lock).
+	pol, err := repeated.New(v.Wheel, "p", 150*ms, func() {},
+		repeated.WithJitter(repeated.Proportional(1)), repeated.WithRand(seeded(3)), repeated.WithResetKeepsDelay())
+	require.NoError(t, err)
+	require.NoError(t, pol.Start())
+	pd, _ := pol.Deadline()
+	pd -= v.Now()
+	for range 5 {
+		v.AdvanceBy(20 * ms)
+		require.NoError(t, pol.Reset())
+		d, _ := pol.Deadline()
+		require.Equal(t, pd, d-v.Now())
+	}
+
+	// The default draws on every Reset.
+	other, err := repeated.New(v.Wheel, "d", 150*ms, func() {},
+		repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(1, 2))
+	require.NoError(t, err)
+	require.NoError(t, other.Start())
+	seen := map[time.Duration]bool{}
+	for range 5 {
+		require.NoError(t, other.Reset())
+		d, _ := other.Deadline()
+		seen[d-v.Now()] = true
+	}
+	require.Greater(t, len(seen), 1, "without the option a Reset draws afresh")
 }

@@ -14,16 +14,21 @@ import (
 // out as a host that cares about memory keeps them: embedded (Init), no
 // allocation per timer, one slice per kind (timers[k][i] is group i's k-th
 // timer), so that a batch of heartbeats, which visits consecutive groups'
-// election timers, reads consecutive memory.
+// election timers, reads consecutive memory. raftick-keep (keep) is the
+// same with the election timer made repeated.WithResetKeepsDelay.
 type raftick struct {
 	w      *wheel.Wheel
 	timers [3][]repeated.Timer // election, step-down, snapshot
 }
 
-func newRaftick(r *run) (*raftick, error) {
+func newRaftick(r *run, keep bool) (*raftick, error) {
 	w, err := wheel.New(wheel.DefaultConfig())
 	if err != nil {
 		return nil, err
+	}
+	var electionOpts []repeated.Option
+	if keep {
+		electionOpts = append(electionOpts, repeated.WithResetKeepsDelay())
 	}
 	im := &raftick{w: w}
 	for k := range im.timers {
@@ -36,14 +41,16 @@ func newRaftick(r *run) (*raftick, error) {
 			d    time.Duration
 			f    func()
 			j    repeated.Jitter
+			opts []repeated.Option // beyond the jitter and the seed
 		}{
-			{"election", ElectionTimeout, func() { g.elections.Add(1) }, repeated.Proportional(1)},
-			{"stepdown", StepDown, func() { r.stepDown(g) }, repeated.None()},
-			{"snapshot", Snapshot, func() {}, repeated.FirstOnly()},
+			{"election", ElectionTimeout, func() { g.elections.Add(1) }, repeated.Proportional(1), electionOpts},
+			{"stepdown", StepDown, func() { r.stepDown(g) }, repeated.None(), nil},
+			{"snapshot", Snapshot, func() {}, repeated.FirstOnly(), nil},
 		}
 		for k, s := range specs {
 			seed := r.seed(i, k)
-			err := im.timers[k][i].Init(w, s.name, s.d, s.f, repeated.WithJitter(s.j), repeated.WithSeed(seed[0], seed[1]))
+			opts := append([]repeated.Option{repeated.WithJitter(s.j), repeated.WithSeed(seed[0], seed[1])}, s.opts...)
+			err := im.timers[k][i].Init(w, s.name, s.d, s.f, opts...)
 			if err != nil {
 				w.Stop()
 				return nil, fmt.Errorf("raftmix: group %d: %w", i, err)

@@ -8,6 +8,10 @@
 // in batches every 250µs (groups/200 groups a batch). The implementations:
 //
 //   - raftick: three repeated.Timers per group on one real-time wheel.
+//   - raftick-keep: raftick with the election timer made
+//     repeated.WithResetKeepsDelay: its timeout is drawn when it starts and
+//     after each fire, and a heartbeat restarts the same countdown, as the
+//     tick loops do (raftick draws a new timeout on every heartbeat).
 //   - std: the same on StdTimer (time.AfterFunc, a fire on a new goroutine).
 //   - tick10, tick100: one goroutine with a 10ms (100ms) ticker loops over
 //     all groups and advances per-group counters, as etcd and dragonboat
@@ -41,15 +45,16 @@ const (
 
 // Implementation names accepted in Config.Impl.
 const (
-	ImplRaftick = "raftick"
-	ImplStd     = "std"
-	ImplTick10  = "tick10"
-	ImplTick100 = "tick100"
-	ImplNone    = "none"
+	ImplRaftick     = "raftick"
+	ImplRaftickKeep = "raftick-keep"
+	ImplStd         = "std"
+	ImplTick10      = "tick10"
+	ImplTick100     = "tick100"
+	ImplNone        = "none"
 )
 
 // Impls lists the implementations in the order scalemix runs them.
-var Impls = []string{ImplRaftick, ImplTick10, ImplTick100, ImplStd, ImplNone}
+var Impls = []string{ImplRaftick, ImplRaftickKeep, ImplTick10, ImplTick100, ImplStd, ImplNone}
 
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("raftmix: invalid config")
@@ -302,8 +307,8 @@ func Run(cfg Config) (Result, error) {
 	var im impl
 	var err error
 	switch cfg.Impl {
-	case ImplRaftick:
-		im, err = newRaftick(r)
+	case ImplRaftick, ImplRaftickKeep:
+		im, err = newRaftick(r, cfg.Impl == ImplRaftickKeep)
 	case ImplStd:
 		im = newStd(r)
 	case ImplTick10:

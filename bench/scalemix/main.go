@@ -10,6 +10,10 @@
 // count it prints CPU above the floor (impl none) as ratios: raftick
 // against tick10 and std. -json prints one JSON object per run instead.
 //
+// -impl raftick-keep is raftick with the election timer's heartbeat Reset
+// keeping its drawn timeout (repeated.WithResetKeepsDelay), as the tick
+// loops do; it gets the same ratio lines as raftick.
+//
 // -rounds N runs every group count's implementations N times, round
 // after round (the floor first in each), so that a noisy machine's drift
 // falls on all of them alike; after the rounds it prints the median of
@@ -214,7 +218,8 @@ type printer struct {
 }
 
 // round runs every implementation once on n groups (the gi-th group
-// count), printing each run, and then raftick's ratios against the others.
+// count), printing each run, and then the ratios of raftick (and
+// raftick-keep) against the others.
 func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 	o := pr.o
 	results := map[string]raftmix.Result{}
@@ -279,7 +284,7 @@ func aboveFloor(r raftmix.Result, results map[string]raftmix.Result) (float64, b
 var (
 	header = []string{"groups", "impl", "cores", "above floor", "cpu ns/event", "hb pace",
 		"step-downs fired/due", "fire rate", "spurious", "late p50 ms", "p99 ms", "max ms", "early", "wake-ups/s"}
-	widths = []int{7, 8, 6, 11, 12, 7, 30, 9, 8, 11, 7, 7, 5, 10}
+	widths = []int{7, 12, 6, 11, 12, 7, 30, 9, 8, 11, 7, 7, 5, 10}
 )
 
 func formatRow(cells []string) string {
@@ -325,12 +330,12 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 		strconv.FormatInt(r.SpuriousElections, 10), late[0], late[1], late[2], late[3], wake}
 }
 
-// ratios compares raftick's CPU above the floor, and per event, with the
-// other implementations of the same group count.
+// ratios compares the CPU above the floor, and per event, of raftick and
+// raftick-keep with the other implementations of the same group count.
 func ratios(results map[string]raftmix.Result) []string {
 	var out []string
 	for _, r := range compare(results) {
-		line := fmt.Sprintf("raftick/%s: cpu per event %.2fx", r.other, r.perEvent)
+		line := fmt.Sprintf("%s: cpu per event %.2fx", r.label(), r.perEvent)
 		switch {
 		case !r.floor:
 		case r.otherAbove > 0:
@@ -343,8 +348,14 @@ func ratios(results map[string]raftmix.Result) []string {
 	return out
 }
 
-// ratio is raftick's CPU against another implementation's in one round.
+// raftickImpls are the implementations compare measures against the
+// others, in the order of their ratio lines.
+var raftickImpls = []string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}
+
+// ratio is a raftick implementation's CPU against another implementation's
+// in one round.
 type ratio struct {
+	impl                     string // one of raftickImpls; "raftick" below
 	other                    string
 	perEvent                 float64 // raftick's CPU per event over other's
 	floor                    bool    // the floor ran: the fields below are set
@@ -352,36 +363,41 @@ type ratio struct {
 	above                    float64 // raftickAbove / otherAbove, if otherAbove > 0
 }
 
-// compare returns raftick's ratios against tick10, tick100 and std, those
-// of them that ran.
+// label names the pair, as in "raftick/tick10".
+func (r ratio) label() string { return r.impl + "/" + r.other }
+
+// compare returns the ratios of raftick and raftick-keep, those of them
+// that ran, against tick10, tick100 and std, those of them that ran.
 func compare(results map[string]raftmix.Result) []ratio {
-	rt, ok := results[raftmix.ImplRaftick]
-	if !ok {
-		return nil
-	}
 	var out []ratio
-	for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
-		o, ok := results[other]
+	for _, impl := range raftickImpls {
+		rt, ok := results[impl]
 		if !ok {
 			continue
 		}
-		r := ratio{other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
-		a, ok1 := aboveFloor(rt, results)
-		b, ok2 := aboveFloor(o, results)
-		if ok1 && ok2 {
-			r.floor, r.raftickAbove, r.otherAbove = true, a, b
-			if b > 0 {
-				r.above = a / b
+		for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
+			o, ok := results[other]
+			if !ok {
+				continue
 			}
+			r := ratio{impl: impl, other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
+			a, ok1 := aboveFloor(rt, results)
+			b, ok2 := aboveFloor(o, results)
+			if ok1 && ok2 {
+				r.floor, r.raftickAbove, r.otherAbove = true, a, b
+				if b > 0 {
+					r.above = a / b
+				}
+			}
+			out = append(out, r)
 		}
-		out = append(out, r)
 	}
 	return out
 }
 
 // medians summarizes the rounds of one group count: each implementation's
-// median cores (and above the floor), and the median of raftick's
-// per-round ratios with their range. A round's ratio pairs runs made
+// median cores (and above the floor), and the median of the per-round
+// ratios of raftick (and raftick-keep) with their range. A round's ratio pairs runs made
 // minutes apart at most, so its median is steadier than a ratio of
 // medians. A ratio with a floor at or above the other's cores is left
 // out (there is none).
@@ -403,25 +419,25 @@ func medians(impls []string, rounds []map[string]raftmix.Result) []string {
 		cells = append(cells, cell)
 	}
 	lines := []string{"median cores: " + strings.Join(cells, ", ")}
-	byOther := map[string][]ratio{}
-	var others []string
+	byPair := map[string][]ratio{} // by label
+	var pairs []string
 	for _, res := range rounds {
 		for _, r := range compare(res) {
-			if _, seen := byOther[r.other]; !seen {
-				others = append(others, r.other)
+			if _, seen := byPair[r.label()]; !seen {
+				pairs = append(pairs, r.label())
 			}
-			byOther[r.other] = append(byOther[r.other], r)
+			byPair[r.label()] = append(byPair[r.label()], r)
 		}
 	}
-	for _, other := range others {
+	for _, pair := range pairs {
 		var perEvent, above []float64
-		for _, r := range byOther[other] {
+		for _, r := range byPair[pair] {
 			perEvent = append(perEvent, r.perEvent)
 			if r.floor && r.otherAbove > 0 {
 				above = append(above, r.above)
 			}
 		}
-		line := fmt.Sprintf("raftick/%s: median cpu per event %s", other, spread(perEvent))
+		line := fmt.Sprintf("%s: median cpu per event %s", pair, spread(perEvent))
 		if len(above) > 0 {
 			line += fmt.Sprintf(", median cpu above floor %s over %d rounds with a ratio", spread(above), len(above))
 		}

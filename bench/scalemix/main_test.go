@@ -33,7 +33,7 @@ func TestSmoke(t *testing.T) {
 			require.Zero(t, r.StepDownFires)
 			continue
 		}
-		if r.Impl == raftmix.ImplRaftick || r.Impl == raftmix.ImplStd {
+		if r.Impl == raftmix.ImplRaftick || r.Impl == raftmix.ImplRaftickKeep || r.Impl == raftmix.ImplStd {
 			// Timers never fire early; tick loops catching up after a
 			// stall (the race detector, a busy machine) may.
 			require.Zero(t, r.EarlyFires, "%s fired a step-down early", r.Impl)
@@ -47,7 +47,7 @@ func TestSmoke(t *testing.T) {
 		}
 	}
 	for _, r := range got {
-		if r.Impl == raftmix.ImplRaftick {
+		if r.Impl == raftmix.ImplRaftick || r.Impl == raftmix.ImplRaftickKeep {
 			require.GreaterOrEqual(t, r.WakeupsPerSec, 0.0)
 		}
 	}
@@ -58,6 +58,51 @@ func TestSmoke(t *testing.T) {
 	require.Contains(t, text, "step-downs fired/due")
 	require.Contains(t, text, " raftick ")
 	require.Contains(t, text, " none ")
+}
+
+// TestRaftickKeep runs raftick-keep (raftick with the election timer's
+// Reset keeping its drawn delay) with a tick loop and the floor: it
+// delivers its step-downs, none early, and gets raftick's ratio lines
+// under its own name; raftick's ratios keep their format beside it.
+func TestRaftickKeep(t *testing.T) {
+	out := runOK(t, "-groups", "300", "-impl", "raftick-keep,tick10,none",
+		"-seconds", "0.25", "-warmup", "0.1", "-sample", "8", "-json")
+	got := jsonLines[raftmix.Result](t, out)
+	require.Len(t, got, 3)
+	r := got[1]
+	require.Equal(t, raftmix.ImplRaftickKeep, r.Impl)
+	require.Greater(t, r.Heartbeats, int64(0))
+	require.Greater(t, r.StepDownFires, int64(0))
+	require.LessOrEqual(t, r.StepDownFires, r.StepDownDue)
+	require.Greater(t, r.LatenessSamples, 0)
+	require.Zero(t, r.EarlyFires, "raftick-keep fired a step-down early")
+	require.GreaterOrEqual(t, r.WakeupsPerSec, 0.0)
+
+	out = runOK(t, "-groups", "50", "-impl", "raftick-keep,tick10,none", "-seconds", "0.05", "-warmup", "0")
+	require.Contains(t, out, " raftick-keep ")
+	require.Contains(t, out, "  50 groups: raftick-keep/tick10: cpu per event ")
+	require.NotContains(t, out, "raftick/", "raftick did not run")
+
+	// With both, raftick's lines come first, as they were, then
+	// raftick-keep's, and the medians pair them alike.
+	res := func(impl string, cores, perEvent float64) raftmix.Result {
+		return raftmix.Result{Impl: impl, Cores: cores, CPUNsPerEvent: perEvent}
+	}
+	results := map[string]raftmix.Result{
+		raftmix.ImplNone:        res(raftmix.ImplNone, 0.1, 10),
+		raftmix.ImplTick10:      res(raftmix.ImplTick10, 0.3, 20),
+		raftmix.ImplRaftick:     res(raftmix.ImplRaftick, 0.2, 10),
+		raftmix.ImplRaftickKeep: res(raftmix.ImplRaftickKeep, 0.15, 5),
+	}
+	require.Equal(t, []string{
+		"raftick/tick10: cpu per event 0.50x, cpu above floor 0.50x (0.100 vs 0.200 cores)",
+		"raftick-keep/tick10: cpu per event 0.25x, cpu above floor 0.25x (0.050 vs 0.200 cores)",
+	}, ratios(results))
+	lines := medians([]string{raftmix.ImplNone, raftmix.ImplRaftick, raftmix.ImplRaftickKeep, raftmix.ImplTick10},
+		[]map[string]raftmix.Result{results, results})
+	require.Len(t, lines, 3)
+	require.True(t, strings.HasPrefix(lines[1], "raftick/tick10: median cpu per event 0.50x"), lines[1])
+	require.True(t, strings.HasPrefix(lines[2], "raftick-keep/tick10: median cpu per event 0.25x"), lines[2])
 }
 
 // TestHostSmoke runs raftick-host briefly on a few hundred groups over
