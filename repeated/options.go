@@ -67,10 +67,12 @@ func WithSeed(seed1, seed2 uint64) Option {
 // draw on every Reset, is LogCabin's and SOFAJRaft's. Either way a
 // timeout after the last Reset is distributed as the policy says.
 //
-// It is also cheaper on a real-time wheel: a Reset draws nothing, and the
+// It also saves work on a real-time wheel: a Reset draws nothing, and the
 // wheel, told that every Reset lands a whole drawn timeout ahead (see
 // wheel.Timer.SetMinReset), looks at the timer about once per drawn
-// timeout instead of once per base timeout.
+// timeout instead of once per base timeout (in bench/scalemix at 100k
+// groups, a quarter fewer looks at election timers; the CPU saved was
+// within the noise).
 func WithResetKeepsDelay() Option {
 	return func(o *options) { o.keepDelay = true }
 }
