@@ -86,8 +86,8 @@ type Timer struct {
 	fastSchedules atomic.Uint64
 
 	mu sync.Mutex
-	// flags: fRunning, fArmed, fInvoking, fFirst, fDestroyed, fHookDone
-	// (see there).
+	// flags: fRunning, fArmed, fInvoking, fFirst, fDestroyed, fHookDone,
+	// fKeepDelay (see there).
 	flags uint8
 	// consecutive counts triggers since the last Start/Restart; triggers
 	// and schedules are Stats.Triggers and the schedules made under mu
@@ -126,6 +126,11 @@ const (
 	fFirst
 	fDestroyed
 	fHookDone
+	// fKeepDelay: WithResetKeepsDelay (set by Init, never cleared); kept
+	// here, not only in the cold state, so that a draw of the other
+	// timers (a step-down timer's re-arm per fire) reads nothing outside
+	// the timer.
+	fKeepDelay
 )
 
 // is reports whether flag f is set. mu held.
@@ -160,7 +165,8 @@ func (t *Timer) setTimeout(d time.Duration) {
 		}
 	}
 	t.timeout.Store(int64(d))
-	if c := t.cold; c.keepDelay {
+	if t.is(fKeepDelay) {
+		c := t.cold
 		c.span, c.kept = span, 0
 		span = spanPolicy
 	}
@@ -170,8 +176,8 @@ func (t *Timer) setTimeout(d time.Duration) {
 // drawSpan returns how a schedule draws its delay (see Timer.span). mu
 // held, or Init.
 func (t *Timer) drawSpan() time.Duration {
-	if c := t.cold; c.keepDelay {
-		return c.span
+	if t.is(fKeepDelay) {
+		return t.cold.span
 	}
 	return time.Duration(t.span.Load())
 }
@@ -250,12 +256,12 @@ type coldState struct {
 	// for a policy of its own kind a PCG seeded as WithSeed says.
 	rng      *rand.Rand
 	rngGiven bool
-	// keepDelay: WithResetKeepsDelay. Such a timer's Timer.span holds its
-	// last schedule's delay (see keptSpan) once it has one and its policy
-	// is built in, and span here what Timer.span holds for the others.
-	keepDelay bool
-	span      time.Duration
-	// kept is a keepDelay timer's last schedule's delay, 0 before the
+	// span: for a timer made WithResetKeepsDelay (fKeepDelay), what
+	// Timer.span holds for the others; its Timer.span holds its last
+	// schedule's delay (see keptSpan) once it has one and its policy is
+	// built in.
+	span time.Duration
+	// kept is an fKeepDelay timer's last schedule's delay, 0 before the
 	// first.
 	kept time.Duration
 
@@ -338,7 +344,10 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 	if err := t.wt.InitNext(w, fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
 	}
-	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter, keepDelay: o.keepDelay}
+	c := &coldState{name: name, onDestroy: o.onDestroy, logger: o.logger, jitter: o.jitter}
+	if o.keepDelay {
+		t.flags |= fKeepDelay
+	}
 	seed := o.seed
 	switch {
 	case o.rng != nil:
@@ -463,9 +472,9 @@ func (t *Timer) Reset() error {
 // delay if it keeps it (WithResetKeepsDelay), else with a fresh draw. mu
 // held.
 func (t *Timer) resetLocked() error {
-	if c := t.cold; c.keepDelay && c.kept > 0 {
+	if t.is(fKeepDelay) && t.cold.kept > 0 {
 		t.countSchedule()
-		return t.arm(c.kept)
+		return t.arm(t.cold.kept)
 	}
 	return t.armLocked()
 }
@@ -755,7 +764,8 @@ func (t *Timer) delayLocked() time.Duration {
 			"timer", t.cold.name, "delay", d, "timeout", timeout)
 		d = timeout
 	}
-	if c := t.cold; c.keepDelay {
+	if t.is(fKeepDelay) {
+		c := t.cold
 		// Resets reuse d: tell the wheel that they land d ahead (a hint;
 		// one that raced with this still works, see SetMinReset).
 		c.kept = d
