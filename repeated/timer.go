@@ -750,7 +750,9 @@ func (t *Timer) delayLocked() time.Duration {
 	d := timeout
 	switch span := t.drawSpan(); {
 	case span > 0:
-		d += time.Duration(uniformDraw(t.key, lockedDraw|join(t.schedules, t.cold.schedulesHi), int64(span)))
+		// The index is the low 32 bits of the count (the stream repeats
+		// after 2^32 schedules): a draw reads nothing outside the timer.
+		d += time.Duration(uniformDraw(t.key, lockedDraw|uint64(t.schedules), int64(span)))
 	case span == spanPolicy:
 		c := t.cold
 		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
