@@ -41,8 +41,9 @@ var (
 
 // Stats counts what happened to one Timer since New. All counters only grow.
 type Stats struct {
-	// Schedules is the number of times the timer was armed on the wheel,
-	// which is also the number of Jitter.Next calls.
+	// Schedules is the number of times the timer was armed on the wheel.
+	// Each drew a delay from the jitter policy, but for the Resets of a
+	// timer made WithResetKeepsDelay, which reuse the last one.
 	Schedules uint64
 	// Triggers is the number of trigger invocations (wheel fires and
 	// RunOnceNow).
@@ -440,10 +441,13 @@ func (t *Timer) Stop() {
 
 // Reset re-arms a running timer: the pending deadline is replaced by now
 // plus a freshly adjusted base timeout (the heartbeat path of an election
-// timer). State.First and State.Consecutive are left as they are. Reset on
+// timer), or with WithResetKeepsDelay by now plus the last schedule's
+// delay. State.First and State.Consecutive are left as they are. Reset on
 // a stopped or destroyed timer does nothing; while a trigger of this timer
 // runs it does nothing either, since the timer re-arms when the trigger
-// returns. Reset does not allocate.
+// returns. Reset does not allocate, and on a real-time wheel the Reset of
+// an armed timer with a built-in policy (and without WithRand) takes no
+// lock.
 //
 // Reset returns nil when the timer is re-armed (or re-arms when its running
 // trigger returns), ErrNotRunning when the timer is stopped, ErrDestroyed

@@ -375,13 +375,13 @@ func compare(results map[string]raftmix.Result) []ratio {
 		if !ok {
 			continue
 		}
+		a, ok1 := aboveFloor(rt, results)
 		for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
 			o, ok := results[other]
 			if !ok {
 				continue
 			}
 			r := ratio{impl: impl, other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
-			a, ok1 := aboveFloor(rt, results)
 			b, ok2 := aboveFloor(o, results)
 			if ok1 && ok2 {
 				r.floor, r.raftickAbove, r.otherAbove = true, a, b
@@ -397,9 +397,9 @@ func compare(results map[string]raftmix.Result) []ratio {
 
 // medians summarizes the rounds of one group count: each implementation's
 // median cores (and above the floor), and the median of the per-round
-// ratios of raftick (and raftick-keep) with their range. A round's ratio pairs runs made
-// minutes apart at most, so its median is steadier than a ratio of
-// medians. A ratio with a floor at or above the other's cores is left
+// ratios of raftick (and raftick-keep) with their range. A round's ratio
+// pairs runs made minutes apart at most, so its median is steadier than a
+// ratio of medians. A ratio with a floor at or above the other's cores is left
 // out (there is none).
 func medians(impls []string, rounds []map[string]raftmix.Result) []string {
 	var cells []string
