@@ -103,12 +103,16 @@
 // now belongs under the lock, one chunk of the slot (62 timers) per hold,
 // so that Resets and Stops are not held up and the lock is taken once per
 // chunk rather than once per timer. Such a chunk's timers mostly go to one
-// slot (a slot's periodic timers re-arm a period ahead, its election
-// timers a SetMinReset promise ahead): the timers going there stay in the
-// chunk, each only told its new slot, and the chunk itself moves to that
-// slot's bucket, ahead of a partly filled tail; the few others are
-// unlinked, leaving nil entries, and placed one by one (a chunk left
-// less than half full is freed instead, its timers placed one by one).
+// slot or a few close together (a slot's periodic timers re-arm a period
+// ahead, its election timers a SetMinReset promise ahead, or to their
+// deadline a little before): the timers going to the earliest of them,
+// or at most 64 ticks later, stay in the chunk, each only told its new
+// slot, and the chunk itself moves to that slot's bucket, ahead of a
+// partly filled tail; the few others are unlinked, leaving nil entries,
+// and placed one by one (a chunk left less than half full is freed
+// instead, its timers placed one by one). So a chunk's timers stay
+// together, and in the order of their memory, from slot to slot, which
+// the processor's prefetchers and TLB follow when the driver walks them.
 // Meanwhile the slot's timers stay
 // linked, so a locked Reset, Init or Stop that reaches one unlinks it (or
 // claims it) as usual, and the driver skips an entry that no longer holds

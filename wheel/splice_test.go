@@ -24,16 +24,19 @@ func TestSpliceChunk(t *testing.T) {
 
 	// Seven full chunks of periodic timers and a partial one, all first
 	// due in the same tick, so that they share a slot, in this order:
-	// chunk 0 re-arms by 20ms; chunk 1 too but for 10 timers (30ms);
-	// chunk 2 sends 40 of its 62 timers to 30ms (under half go with its
-	// first timer: the chunk is freed); chunks 3-6 and the partial tail
-	// re-arm by 20ms.
+	// chunk 0 re-arms by 20ms; chunk 1 too but for its first 10 timers
+	// (300ms: a slot more than joinWindow ticks after the others, even
+	// where the wheel puts such a timer halfway to its deadline: placed
+	// one by one) and 10 more (30ms: within the window, they move with
+	// the chunk to the 20ms slot); chunk 2 sends 25 timers to 20ms and 37
+	// to 300ms (under half within the window: the chunk is freed); chunks
+	// 3-6 and the partial tail re-arm by 20ms.
 	const n = 7*chunkLen + 20
 	period := func(i int) time.Duration {
 		switch c, k := i/chunkLen, i%chunkLen; {
+		case c == 1 && k < 10, c == 2 && k >= 25:
+			return 300 * time.Millisecond
 		case c == 1 && k >= 20 && k < 30:
-			return 30 * time.Millisecond
-		case c == 2 && k >= 22:
 			return 30 * time.Millisecond
 		}
 		return 20 * time.Millisecond
@@ -104,11 +107,15 @@ func TestSpliceChunk(t *testing.T) {
 				kept[c]++
 			}
 			switch {
-			case c == 1 && k >= 20 && k < 30, c == 2, c == 7:
-				// Placed one by one: its slot differs from its chunk's,
-				// or its chunk went under half, or it is in the slot's
-				// tail.
+			case c == 1 && k < 10, c == 2, c == 7:
+				// Placed one by one: its slot is beyond the window of
+				// its chunk's, or its chunk went under half, or it is in
+				// the slot's tail.
 				require.True(t, moved, "timer %d: kept its chunk", i)
+			case c == 1 && k >= 20 && k < 30:
+				// Due 10ms after its chunk's slot: it moved with the
+				// chunk, ahead of its own slot.
+				require.False(t, moved, "timer %d: left its chunk", i)
 			}
 		}
 		// The others moved with their chunk: all of them, but for a
@@ -122,7 +129,7 @@ func TestSpliceChunk(t *testing.T) {
 	// The moved chunks and the timers placed one by one fire on, each by
 	// its own period.
 	lastFires := slices.Clone(fires)
-	for range 200 {
+	for range 400 {
 		step()
 		checkStructure(t, w)
 		for i, f := range fires {
@@ -131,7 +138,7 @@ func TestSpliceChunk(t *testing.T) {
 		}
 	}
 	for i, f := range fires {
-		require.GreaterOrEqual(t, f, 2+int(200*time.Millisecond/period(i))*3/4, "timer %d fired %d times", i, f)
+		require.GreaterOrEqual(t, f, 2+int(400*time.Millisecond/period(i))*3/4, "timer %d fired %d times", i, f)
 	}
 	for i := range ts {
 		require.True(t, ts[i].Pending(), "timer %d: pending", i)

@@ -37,10 +37,11 @@ type Timer struct {
 	// "pending" (due > 0): Stop, firing and the lock-free Reset all change
 	// it with compare-and-swap.
 	due atomic.Int64
-	// slotStart is the time at which the wheel will next examine the timer
-	// (its slot's start), or -1 if it is not in a slot. A pending timer may
-	// move its deadline later without the lock as long as the new deadline
-	// is >= slotStart.
+	// slotStart is a time by which the wheel will next examine the timer:
+	// the start of its slot, or later when the driver moved the timer to
+	// an earlier slot with its chunk (see spliceChunk); -1 if it is not in
+	// a slot. A pending timer may move its deadline later without the lock
+	// as long as the new deadline is >= slotStart.
 	slotStart atomic.Int64
 	// Guarded by w.mu: where the timer is (loc), and if in a slot, which
 	// (slot: level<<slotLevelShift | index on the level) and where in its
