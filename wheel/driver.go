@@ -456,9 +456,10 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 // spliceChunk fixes the entries es of chunk c, a full chunk of the slot
 // in transit, and disposes of c. Each timer is aimed where its deadline
 // now belongs (aim publishes it as place does). The earliest level-0 slot
-// one of them goes to is the target: the timers that go there or at most
-// joinWindow ticks later stay where they are in c, and are only told
-// their new slot; the others are unlinked from c, leaving tombstones, and
+// one of them goes to is the target (if none goes to level 0, the slot of
+// the first that goes higher): the timers that go there, or on level 0 at
+// most joinWindow ticks later, stay where they are in c, and are only
+// told their new slot; the others are unlinked from c, leaving tombstones, and
 // placed one by one as fixLocked places them. Then c itself moves to the
 // target slot's bucket if at least half of its entries are timers going
 // there (so that a bucket's chunks are at least half full of timers when
@@ -485,12 +486,14 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 // lock-free Reset needs a deadline at or after that start, which is
 // stricter than needed, never looser.
 func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
-	// Where each timer goes (aim publishes it), and the earliest slot.
+	// Where each timer goes (aim publishes it), and the target: the
+	// earliest level-0 slot any of them goes to, or if none goes to level
+	// 0, the slot of the first that goes higher.
 	var to [chunkLen]struct {
 		tk, when, key int64
 		lvl           int
 	}
-	first := int64(math.MaxInt64)
+	tl, tk0 := -1, int64(0)
 	for _, e := range es {
 		t := e.t
 		if c.t[e.i] != t {
@@ -502,16 +505,21 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 		}
 		a := &to[e.i]
 		a.lvl, a.tk, a.when, a.key = w.aim(t)
-		if a.lvl == 0 {
-			first = min(first, a.tk)
+		switch {
+		case a.lvl == 0 && (tl != 0 || a.tk < tk0):
+			tl, tk0 = 0, a.tk
+		case a.lvl > 0 && tl < 0:
+			tl, tk0 = a.lvl, a.tk
 		}
 	}
 	var keys [chunkLen]int64
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64) // of keys
 	matched := 0
 	var slot uint16
-	if first != math.MaxInt64 {
-		slot = uint16(w.levels[0].index(first))
+	var lv *level
+	if tl >= 0 {
+		lv = &w.levels[tl]
+		slot = uint16(tl<<slotLevelShift | lv.index(tk0))
 	}
 	for _, e := range es {
 		t := e.t
@@ -519,17 +527,24 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 			continue
 		}
 		a := &to[e.i]
-		if a.lvl == 0 && a.tk-first <= joinWindow {
-			key := a.key
-			if a.tk != first {
+		if tl >= 0 && a.lvl == tl {
+			key, joins := a.key, false
+			switch {
+			case tl > 0:
+				joins = a.tk>>lv.shift == tk0>>lv.shift
+			case a.tk == tk0:
+				joins = true
+			case a.tk-tk0 <= joinWindow:
 				// Ahead of its deadline's slot: looked at from the
 				// target's start, as place keys a timer it puts ahead.
-				key = w.tickStart(first)
+				joins, key = true, w.tickStart(tk0)
 			}
-			keys[e.i], lo, hi = key, min(lo, key), max(hi, key)
-			t.loc, t.slot = locSlot, slot
-			matched++
-			continue
+			if joins {
+				keys[e.i], lo, hi = key, min(lo, key), max(hi, key)
+				t.loc, t.slot = locSlot, slot
+				matched++
+				continue
+			}
 		}
 		c.t[e.i] = nil
 		t.ch = nil
@@ -539,16 +554,16 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 		for i, t := range &c.t {
 			if t != nil {
 				c.t[i] = nil
-				w.link(t, 0, first, keys[i])
+				w.link(t, tl, tk0, keys[i])
 			}
 		}
 		c.next = nil
 		w.freeChunk(c)
 		return
 	}
-	idx := w.levels[0].index(first)
-	w.appendChunk(&w.levels[0].buckets[idx], c, int32(matched))
-	w.noteSlot(0, idx, lo, hi)
+	idx := lv.index(tk0)
+	w.appendChunk(&lv.buckets[idx], c, int32(matched))
+	w.noteSlot(tl, idx, lo, hi)
 }
 
 // joinWindow is how many ticks after the earliest slot a chunk's timers

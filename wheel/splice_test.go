@@ -9,10 +9,11 @@ import (
 )
 
 // TestSpliceChunk: when the real-time driver walks a level-0 slot, a full
-// chunk of it whose timers (most of them) go to one slot moves there whole
-// (spliceChunk): those timers keep their chunk and entry. The others of the
-// chunk are placed one by one, and a chunk of which fewer than half go to
-// the first timer's slot is freed, its timers linked one by one. Every
+// chunk of it whose timers (most of them) go to the earliest slot any of
+// them goes to, or a few ticks later, moves there whole (spliceChunk):
+// those timers keep their chunk and entry. The others of the chunk are
+// placed one by one, and a chunk of which fewer than half go there is
+// freed, its timers linked one by one. Every
 // timer fires once a period all the same, and the wheel's structure (the
 // buckets' counts, the chunk before the tail, the slot starts) stays
 // consistent. Driven by hand, so that every step is deterministic.
@@ -160,4 +161,60 @@ func maxInt(xs []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// TestSpliceChunkHigherLevel: a chunk whose timers all re-arm beyond level
+// 0 (a period of 2s, over a thousand 1ms ticks) moves whole to their slot
+// on the level above, as a level-0 chunk does.
+func TestSpliceChunkHigherLevel(t *testing.T) {
+	w, err := New(DefaultConfig())
+	require.NoError(t, err)
+	step, stop := DriveByHand(w)
+	defer stop()
+	step()
+	const n = 3*chunkLen + 5
+	ts := make([]Timer, n)
+	fires := make([]int, n)
+	for i := range ts {
+		require.NoError(t, ts[i].InitNext(w, func(*Timer, error) time.Duration {
+			fires[i]++
+			return 2 * time.Second
+		}))
+	}
+	for i := range ts {
+		ts[i].Reset(5 * time.Millisecond)
+	}
+	chunkOf := func(i int) (*chunk, int) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		lvl, _ := ts[i].where()
+		return ts[i].ch, lvl
+	}
+	first := make([]*chunk, n)
+	for i := range ts {
+		first[i], _ = chunkOf(i)
+	}
+	for range 100 {
+		if minInt(fires) >= 1 {
+			break
+		}
+		step()
+		checkStructure(t, w)
+	}
+	require.Equal(t, 1, minInt(fires), "every timer fired once")
+	if maxInt(fires) != 1 {
+		t.Fatalf("a timer fired twice in 100 ticks with a 2s period")
+	}
+	moved := 0
+	for i := range 3 * chunkLen {
+		c, lvl := chunkOf(i)
+		require.Positive(t, lvl, "timer %d: re-armed 2s ahead, above level 0", i)
+		if c != first[i] {
+			moved++
+		}
+	}
+	// The full chunks moved whole, but for one whose fires straddled a
+	// tick (its re-arms a few microseconds apart): at least half of
+	// their timers kept their chunk.
+	require.LessOrEqual(t, moved, 3*chunkLen/2, "timers of full chunks placed one by one")
 }
