@@ -174,8 +174,9 @@ func (t *Timer) Reset(d time.Duration) bool {
 
 // TryExtend is Reset for a pending timer where that takes no lock: t is
 // pending on a real-time wheel and the new deadline, d from now, is not
-// before the start of the slot t waits in (a later deadline, such as a
-// heartbeat's, always qualifies; see SetMinReset). Then it records the new
+// before the start of the slot the wheel last aimed t at (which is not
+// before the slot t waits in; a later deadline, such as a heartbeat's,
+// always qualifies; see SetMinReset). Then it records the new
 // deadline, as Reset would, and returns true. Otherwise it changes nothing
 // and returns false, and Reset or TryReset does the work; in particular it
 // never schedules a timer that is not pending (stopped, fired, or running

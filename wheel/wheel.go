@@ -553,7 +553,8 @@ func (w *Wheel) prefetchPlace(t *Timer) {
 }
 
 // link appends t to the bucket of the slot of tick tk on level lvl, whose
-// start the caller has published in t.slotStart. On level 0, key is when
+// start (or, for a timer spliceChunk moves ahead of its own slot, a later
+// time) the caller has published in t.slotStart. On level 0, key is when
 // the driver needs to look at t: its deadline if due in this slot, the
 // slot's start if t sits ahead of its deadline (see place).
 func (w *Wheel) link(t *Timer, lvl int, tk, key int64) {
