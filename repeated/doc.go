@@ -46,7 +46,11 @@
 // caller's, a schedule takes the timer's lock and also reads the timer's
 // cold state and the source. BenchmarkRepeatedResetMany, 100k timers in
 // order: 13-16ns per Reset embedded with WithSeed, 45-50ns made by New
-// with WithRand.) See ExampleTimer_Init.
+// with WithRand.) See ExampleTimer_Init. A timer whose policy re-arms
+// it with its base timeout every time (None, and FirstOnly after its first
+// schedule: a heartbeat or step-down timer) is marked for the wheel as a
+// fixed-delay periodic one (wheel.Timer.SetPeriodic), which a real-time
+// wheel keeps in a queue per period instead of re-bucketing it every fire.
 //
 // # Errors where the caller looks
 //

@@ -271,3 +271,15 @@ func minDelay(j Jitter, base time.Duration) time.Duration {
 	}
 	return 0
 }
+
+// fixedDelay reports whether j re-arms a timer with its base timeout after
+// every trigger (None, and FirstOnly after the first schedule): such a
+// timer is a fixed-delay periodic one, which the wheel queues with the
+// others of its period (wheel.Timer.SetPeriodic).
+func fixedDelay(j Jitter) bool {
+	switch j.(type) {
+	case none, firstOnly:
+		return true
+	}
+	return false
+}

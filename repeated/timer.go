@@ -365,6 +365,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 		c.rng = rand.New(rand.NewPCG(seed[0], seed[1]))
 	}
 	t.wt.SetMinReset(minDelay(c.jitter, timeout))
+	t.wt.SetPeriodic(fixedDelay(c.jitter))
 	t.trigger = trigger // last: marks t initialized
 	return nil
 }

@@ -131,6 +131,28 @@
 // higher-level slot starts, or until a timer that needs it earlier wakes
 // it.
 //
+// Fixed-delay periodic timers (InitNext, marked with SetPeriodic: a
+// heartbeat, a step-down check; package repeated marks its timers with
+// fixed delays) skip even that re-bucketing. The driver fires the timers
+// of one period in order and re-arms each from the coarse clock, so their
+// new deadlines come in the order of the old ones: the timers of a period
+// form a queue already sorted by deadline. A lane is that queue, a ring
+// of (timer, deadline) entries per period (up to eight periods get one).
+// After its first fire from a slot a marked timer joins its period's
+// lane; the driver walks a lane's due front as it walks a slot, without
+// the lock, claims and fires each timer still queued at its entry's
+// deadline, and puts it back at the end, under the lock once per 62
+// entries: no aim, no slot, no chunk to move. A timer leaves its lane
+// the way it leaves a slot (a locked Reset, Init, Stop): its entry goes
+// stale and is skipped. A lock-free Reset may move a queued timer's
+// deadline later only; the driver, finding it later than its entry,
+// moves it to a slot. A NextFunc that returns another delay moves the
+// timer to that delay's lane. A lane stays in deadline order to within a
+// tick (an entry that would not goes to a slot), so a timer waits behind
+// the one queued ahead of it at most that long, and the driver wakes for
+// a lane once the last deadline queued in its front's tick has passed, as
+// for a slot due whole.
+//
 // The Go runtime wakes a sleeping goroutine only to the millisecond (its
 // network poller waits in epoll_wait, whose timeout is whole
 // milliseconds): a 300µs sleep ends about a millisecond after it began.

@@ -80,6 +80,7 @@ func (w *Wheel) drive() {
 		if precise && next != never {
 			next = w.napUntil(next)
 		}
+		next = min(next, w.laneWake(now))
 		if next-now > w.epochLimit(precise) {
 			// A long sleep: stop publishing, so that an epoch never spans
 			// it; Resets read the clock until the driver wakes for a fire.
@@ -148,7 +149,8 @@ func (w *Wheel) drive() {
 // stopped meanwhile. mu held, released while callbacks run.
 func (w *Wheel) runDue(now int64) (n int, stopped bool) {
 	w.collect(now)
-	if len(w.batch) == 0 && w.tr.head == nil {
+	lanes := w.lanesDue(now)
+	if len(w.batch) == 0 && w.tr.head == nil && !lanes {
 		return 0, false
 	}
 	n = len(w.batch) + int(w.tr.live)
@@ -161,6 +163,9 @@ func (w *Wheel) runDue(now int64) (n int, stopped bool) {
 	}
 	if w.tr.head != nil {
 		w.runTransit(now)
+	}
+	if lanes {
+		n += w.runLanes(now)
 	}
 	w.mu.Lock()
 	w.running = false
@@ -400,9 +405,13 @@ func (w *Wheel) walkTransit(p *transitPass) (done bool) {
 						return true
 					}
 					wait = true // its epoch's slack has not passed yet
-				} else if t.due.CompareAndSwap(due, dueFiring) {
-					w.fireClaimed(&p.firing, t, t.f, p.now-when)
+				} else if f := t.loadF(); t.due.CompareAndSwap(due, dueFiring) {
+					// The callback is read before the claim: once t is
+					// claimed it is not pending, and Init may rebind it.
+					period, _ := w.fireClaimed(&p.firing, t, f, p.now-when)
 					t.endFire()
+					w.queueFix(p, transitEntry{c: c, i: int32(i), t: t, period: period})
+					continue
 				}
 			}
 			w.queueFix(p, transitEntry{c: c, i: int32(i), wait: wait, t: t})
@@ -501,6 +510,11 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 		}
 		if e.wait {
 			w.fixEntry(e, now) // unlinks it: the pass below skips it
+			continue
+		}
+		if e.period > 0 && w.join(t, e.period) {
+			c.t[e.i] = nil // in its lane now: the pass below skips it
+			t.ch = nil
 			continue
 		}
 		a := &to[e.i]
@@ -648,6 +662,10 @@ type transitEntry struct {
 	i    int32
 	wait bool // due but not yet fireable: wait in slot trWait
 	t    *Timer
+	// period, if > 0: the timer fired and its NextFunc re-armed it with
+	// this delay, and it is marked SetPeriodic: it goes to that period's
+	// lane if it can (see join).
+	period int64
 }
 
 // fixTransit unlinks timers of the slot in transit and places them where
@@ -685,6 +703,7 @@ func (w *Wheel) fixEntry(e transitEntry, now int64) {
 		t.slotStart.Store(-1)
 	case e.wait:
 		w.waitInSlot(t, w.trWait, now)
+	case e.period > 0 && w.join(t, e.period):
 	default:
 		w.place(t)
 	}
@@ -899,31 +918,44 @@ type firingNow struct {
 // re-arms t (rearmNext). The fire is counted before the callback starts:
 // Stats.Fired counts callbacks started, and a callback that reads Stats
 // does not find its own timer pending.
-func (w *Wheel) fireClaimed(fs *firingNow, t *Timer, f func(), late int64) {
+//
+// If a NextFunc re-armed t and t is marked SetPeriodic, fireClaimed returns
+// the delay (period, ns) and the deadline it re-armed t with, for the
+// driver to queue t in the lane of that period; else 0 and -1.
+func (w *Wheel) fireClaimed(fs *firingNow, t *Timer, f func(), late int64) (period, when int64) {
 	w.addPending(-1)
 	w.fired.Add(1)
 	w.noteLateness(late)
 	if w.exec != nil {
 		w.invoke(t, f)
-		return
+		return 0, -1
 	}
 	fs.t = t
-	if next := t.next(); next != nil {
+	when = -1
+	if kind := t.minReset.Load(); kind&kindNext != 0 {
+		next := asNext(f)
 		fs.next = next
 		if d := next(t, nil); d > 0 {
-			w.rearmNext(next, t, d)
+			if when = w.rearmNext(next, t, d); when >= 0 && kind&kindPeriodic != 0 {
+				period = int64(d)
+			} else {
+				when = -1
+			}
 		}
 	} else {
 		f()
 	}
 	*fs = firingNow{}
+	return period, when
 }
 
 // rearmNext re-arms t, whose NextFunc next returned d > 0 from the fire
 // the driver is ending (t's due is still dueFiring unless t was Reset or
 // rebound meanwhile), as a Reset from the callback would (see
-// Timer.TryReset), and tells next if the wheel refuses.
-func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) {
+// Timer.TryReset), and tells next if the wheel refuses. It returns the
+// deadline it re-armed t with as a schedule handed to the driver, or -1
+// (not re-armed, or re-armed through the lock).
+func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) int64 {
 	if w.maxPending == 0 {
 		// TryReset's hand-off to the driver, written out again: a shared
 		// function is not inlined, and the call cost 2 % of a fire
@@ -931,15 +963,16 @@ func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) {
 		// firing.
 		when := w.scheduleDeadline(d)
 		if !t.due.CompareAndSwap(dueFiring, when+1) {
-			return // Reset or rebound during the callback: that stands
+			return -1 // Reset or rebound during the callback: that stands
 		}
 		w.scheduled.Add(1)
 		if w.closed.Load() {
 			if _, err := w.unschedule(t, when); err != nil {
 				w.tellNext(next, t, err)
 			}
+			return -1
 		}
-		return
+		return when
 	}
 	// A MaxPending wheel counts the schedule under its lock.
 	if t.due.CompareAndSwap(dueFiring, 0) {
@@ -947,6 +980,7 @@ func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) {
 			w.tellNext(next, t, err)
 		}
 	}
+	return -1
 }
 
 // endPanicked ends a fire whose callback panicked with r, recovered by a

@@ -12,6 +12,7 @@ const (
 	locNone  uint8 = iota // not linked anywhere
 	locSlot               // in a slot's bucket
 	locReady              // has a live entry in the ready heap
+	locLane               // queued in a lane (see lane.go); slot is the lane's index
 )
 
 // A Timer runs a callback once at a deadline on a Wheel. It is meant to be
@@ -39,16 +40,18 @@ type Timer struct {
 	due atomic.Int64
 	// slotStart is a time by which the wheel will next examine the timer:
 	// the start of its slot, or later when the driver moved the timer to
-	// an earlier slot with its chunk (see spliceChunk); -1 if it is not in
-	// a slot. A pending timer may move its deadline later without the lock
-	// as long as the new deadline is >= slotStart.
+	// an earlier slot with its chunk (see spliceChunk); its lane's
+	// sentinel (<= laneMember, see laneSentinel) while it is queued in a
+	// lane; -1 if it is in neither. A pending timer may move its deadline
+	// without the lock as long as the new deadline is >= slotStart, or in
+	// a lane not before its deadline (see extendOK).
 	slotStart atomic.Int64
 	// Guarded by w.mu: where the timer is (loc), and if in a slot, which
 	// (slot: level<<slotLevelShift | index on the level) and where in its
-	// bucket (chunk ch, entry pos).
+	// bucket (chunk ch, entry pos); if in a lane, slot is the lane's index.
 	ch *chunk
-	// minReset is SetMinReset's promise, in ticks (0: none), and whether
-	// f is a NextFunc (kindNext).
+	// minReset is SetMinReset's promise, in ticks (0: none), whether f is
+	// a NextFunc (kindNext), and SetPeriodic's hint (kindPeriodic).
 	minReset atomic.Uint32
 	slot     uint16
 	pos      uint8
@@ -145,7 +148,11 @@ func (t *Timer) bind(w *Wheel, f func(), next bool) error {
 		old.unlink(t)
 	}
 	t.slotStart.Store(-1)
-	t.w, t.f = w, f
+	t.w = w
+	// Stored atomically: the driver's walks read it without the lock,
+	// just before they claim a timer (see loadF).
+	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&t.f)), *(*unsafe.Pointer)(unsafe.Pointer(&f)))
+	t.minReset.And(^uint32(kindPeriodic))
 	if next {
 		t.minReset.Or(kindNext)
 	} else {
@@ -197,13 +204,27 @@ func (t *Timer) TryExtend(d time.Duration) bool {
 	// TryReset's lock-free path, written out in both: a call of a shared
 	// helper (too big for Go to inline) cost 10-40 % of a 10 ns Reset.
 	when := w.scheduleDeadline(d)
-	if s := t.slotStart.Load(); s < 0 || when < s || !t.due.CompareAndSwap(old, when+1) {
+	s := t.slotStart.Load()
+	if !extendOK(s, when, old) || !t.due.CompareAndSwap(old, when+1) {
 		return false
 	}
-	if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+	if s2 := t.slotStart.Load(); s2 != s && !extendOK(s2, when, when+1) {
 		w.fixup(t)
 	}
 	return true
+}
+
+// extendOK reports whether a pending timer with deadline old-1 whose
+// published slot start is s may move its deadline to when without the
+// lock: in a slot, when is not before the slot's start (the driver looks
+// at the timer by then); in a lane, when is not before its deadline (the
+// lane's driver reaches it by its queued deadline, which is not after
+// old-1). Anything else (-1: being moved, or not linked) needs the lock.
+func extendOK(s, when, old int64) bool {
+	if s >= 0 {
+		return when >= s
+	}
+	return s <= laneMember && when+1 >= old
 }
 
 // TryReset is Reset that also returns why a timer could not be scheduled:
@@ -221,11 +242,11 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 			// Lock-free path: a pending timer whose new deadline is not
 			// before the start of the slot it sits in just records the
 			// deadline (TryExtend is this case alone).
-			if s := t.slotStart.Load(); s >= 0 && when >= s && t.due.CompareAndSwap(old, when+1) {
+			if s := t.slotStart.Load(); extendOK(s, when, old) && t.due.CompareAndSwap(old, when+1) {
 				// If the wheel re-bucketed the timer between our check and
 				// the swap, it may now sit in a slot that starts after the
 				// new deadline: repair under the lock (rare).
-				if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
+				if s2 := t.slotStart.Load(); s2 != s && !extendOK(s2, when, when+1) {
 					w.fixup(t)
 				}
 				return true, nil
@@ -280,17 +301,42 @@ func (t *Timer) SetMinReset(d time.Duration) error {
 	}
 	for {
 		old := t.minReset.Load()
-		if t.minReset.CompareAndSwap(old, old&kindNext|uint32(ticks)) {
+		if t.minReset.CompareAndSwap(old, old&(kindNext|kindPeriodic)|uint32(ticks)) {
 			return nil
 		}
 	}
 }
 
-// Timer.minReset holds SetMinReset's promise in its low 31 bits and, in
-// kindNext, whether t.f is a NextFunc (InitNext).
+// SetPeriodic tells the wheel whether t, bound with InitNext, re-arms with
+// the same delay on every fire: a fixed-delay periodic timer, such as a
+// leader's heartbeat or step-down check. It is a hint for speed, never for
+// correctness. A real-time wheel keeps the timers that re-arm with one
+// delay in a queue of their own, a lane, in the order they re-armed,
+// which is the order of their deadlines; its driver walks a lane's front
+// as it comes due and puts each re-armed timer back at the end, where a
+// timer in a slot would be re-bucketed (see the package documentation). A
+// timer whose NextFunc returns another delay, or that is Reset, Stopped
+// or rebound, leaves its lane as it would leave a slot. Init and InitNext
+// clear the hint. SetPeriodic returns ErrNotInitialized before Init.
+func (t *Timer) SetPeriodic(on bool) error {
+	if t.w == nil {
+		return ErrNotInitialized
+	}
+	if on {
+		t.minReset.Or(kindPeriodic)
+	} else {
+		t.minReset.And(^uint32(kindPeriodic))
+	}
+	return nil
+}
+
+// Timer.minReset holds SetMinReset's promise in its low 30 bits, in
+// kindNext whether t.f is a NextFunc (InitNext), and in kindPeriodic
+// SetPeriodic's hint.
 const (
-	kindNext    = 1 << 31
-	minResetMax = kindNext - 1
+	kindNext     = 1 << 31
+	kindPeriodic = 1 << 30
+	minResetMax  = kindPeriodic - 1
 )
 
 // next returns t's callback as a NextFunc, or nil if t was bound with
@@ -300,7 +346,16 @@ func (t *Timer) next() NextFunc {
 	if t.minReset.Load()&kindNext == 0 {
 		return nil
 	}
-	return asNext(t.f)
+	return asNext(t.loadF())
+}
+
+// loadF reads t.f where the wheel's lock is not held: Init may rebind an
+// idle timer meanwhile (a timer the driver has claimed is idle). The
+// driver's walks read it before they claim t, so that a fire runs the
+// callback of the binding whose schedule it claimed.
+func (t *Timer) loadF() func() {
+	p := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&t.f)))
+	return *(*func())(unsafe.Pointer(&p))
 }
 
 // asNext returns f, a NextFunc stored as a func() (see Timer.f), as what

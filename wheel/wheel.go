@@ -180,6 +180,14 @@ type Wheel struct {
 	napper     *napper     // the driver's timerfd while it runs (nap_linux.go)
 	stopCh     chan struct{}
 	doneCh     chan struct{}
+
+	// lanes are the real-time wheel's lanes (see lane.go), created by the
+	// driver under mu; their queues are the driver's (see lane). Last, so
+	// as not to move the fields above across cache lines (the coarse
+	// clock's line is read by every Reset).
+	lanes []*lane
+	// laneBase is the sentinel of the wheel's lane 0 (see laneSentinel).
+	laneBase int64
 }
 
 // firing is one due timer: on a virtual wheel claimed and about to run, in
@@ -215,6 +223,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		stopCh:     make(chan struct{}),
 		doneCh:     make(chan struct{}),
 	}
+	w.laneBase = laneMember - wheelSeq.Add(1)*maxLanes
 	w.sleepUntil.Store(never)
 	w.coarse.Store(-1)
 	if !virtual {
@@ -347,6 +356,7 @@ func (w *Wheel) Stop() []*Timer {
 		}
 		clear(lv.occupied)
 	}
+	w.stopLanes(claim)
 	// The slot the driver is running without the lock: claiming its
 	// pending timers makes the driver skip them; the driver unlinks them
 	// (and frees the chunks) when it next takes the lock.
@@ -593,6 +603,9 @@ func (w *Wheel) unlink(t *Timer) {
 		}
 	case locReady:
 		// The heap entry is left behind and recognized as stale.
+	case locLane:
+		// So is the lane entry: the timer's slotStart is no longer the
+		// lane's sentinel (see walkLane).
 	}
 	t.loc = locNone
 	t.slotStart.Store(-1)
@@ -817,9 +830,9 @@ func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 	for {
 		old := t.due.Load()
 		if old > 0 {
-			if s := t.slotStart.Load(); s >= 0 && when >= s {
-				// Later than the slot's start: stay in the slot, which
-				// re-buckets the timer when it comes due.
+			if s := t.slotStart.Load(); extendOK(s, when, old) {
+				// Later than the slot's start (or in a lane, than the
+				// deadline): stay, to be re-bucketed when it comes due.
 				t.seq.Store(seq)
 				if t.due.CompareAndSwap(old, when+1) {
 					return true, nil
