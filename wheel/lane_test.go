@@ -367,3 +367,67 @@ func TestRealtimeLaneRaces(t *testing.T) {
 		})
 	}
 }
+
+// TestLanesOffWhereTheDriverDoesNotRearm: lanes are the real-time driver's
+// own re-arms; with an Executor (re-arms happen on the executor's
+// goroutines) or MaxPending (re-arms count under the lock), and on a
+// virtual wheel (exact order), SetPeriodic timers stay in slots and still
+// fire every period.
+func TestLanesOffWhereTheDriverDoesNotRearm(t *testing.T) {
+	const (
+		n      = 64
+		period = 2 * time.Millisecond
+	)
+	run := func(t *testing.T, w *Wheel, wait func(fires *atomic.Int64)) {
+		ts := make([]Timer, n)
+		var fires atomic.Int64
+		for i := range ts {
+			require.NoError(t, ts[i].InitNext(w, func(*Timer, error) time.Duration {
+				fires.Add(1)
+				return period
+			}))
+			require.NoError(t, ts[i].SetPeriodic(true))
+			_, err := ts[i].TryReset(period)
+			require.NoError(t, err)
+		}
+		wait(&fires)
+		w.mu.Lock()
+		lanes := len(w.lanes)
+		w.mu.Unlock()
+		require.Zero(t, lanes, "a lane was made")
+		for i := range ts {
+			ts[i].Stop()
+		}
+	}
+	realTime := func(fires *atomic.Int64) {
+		deadline := time.Now().Add(rtWaitLimit)
+		for fires.Load() < 5*n && time.Now().Before(deadline) {
+			time.Sleep(period)
+		}
+		require.GreaterOrEqual(t, fires.Load(), int64(5*n), "periodic timers stopped firing")
+	}
+	t.Run("executor", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Executor = GoExecutor
+		w, err := New(cfg)
+		require.NoError(t, err)
+		defer func() { w.Stop(); <-w.Done() }()
+		run(t, w, realTime)
+	})
+	t.Run("max-pending", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.MaxPending = 10 * n
+		w, err := New(cfg)
+		require.NoError(t, err)
+		defer func() { w.Stop(); <-w.Done() }()
+		run(t, w, realTime)
+	})
+	t.Run("virtual", func(t *testing.T) {
+		v, err := NewVirtual(DefaultConfig())
+		require.NoError(t, err)
+		run(t, v.Wheel, func(fires *atomic.Int64) {
+			v.AdvanceBy(10 * period)
+			require.Equal(t, int64(10*n), fires.Load(), "every timer fires once a period")
+		})
+	})
+}
