@@ -320,6 +320,7 @@ func TestRealtimeLaneRaces(t *testing.T) {
 			time.Sleep(30 * period)
 			w.mu.Lock()
 			members := laneMembers(w)[period]
+			lanes := len(w.lanes)
 			w.mu.Unlock()
 			for i := range models {
 				m := &models[i]
@@ -362,7 +363,11 @@ func TestRealtimeLaneRaces(t *testing.T) {
 			s := w.Stats()
 			require.Equal(t, s.Scheduled, s.Fired+s.Cancelled+s.Dropped+s.Pending, "%+v", s)
 			require.Positive(t, rebinds.Load(), "no timer was rebound: the test did not race Init")
-			require.Positive(t, members, "no timer went back to its lane")
+			// The timers join their lane again, unless the machine is so
+			// loaded that their re-arms come out of order by more than a
+			// tick (then they stay in slots, see fits): the white-box
+			// TestLaneHoldsPeriodicTimers checks the membership itself.
+			require.Positive(t, lanes, "no lane was made: the test did not race the lanes")
 			t.Logf("%d rebinds, %d queued in the lane at the end; wheel stats %+v", rebinds.Load(), members, s)
 		})
 	}
