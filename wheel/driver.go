@@ -244,9 +244,9 @@ func (w *Wheel) collect(now int64) {
 		if top, ok := w.cleanTop(); ok && top.key <= now {
 			// A deadline from the coarse clock is due only once its
 			// epoch's length has passed too.
-			if s := w.slackFor(top.when&tagMask, now); top.when+s > top.key {
+			if look := w.look(top.when, now); look > top.key {
 				w.ready.pop()
-				top.key = top.when + s
+				top.key = look
 				w.ready.push(top)
 				continue
 			}
@@ -392,7 +392,7 @@ func (w *Wheel) walkTransit(p *transitPass) (done bool) {
 			}
 			wait := false
 			if when := due - 1; due > 0 && when < p.end {
-				if look := when + w.slackFor(when&tagMask, p.now); look > p.now {
+				if look := w.look(when, p.now); look > p.now {
 					if when > p.now && w.trWait == p.start && !w.closed.Load() {
 						// The slot is not due whole, and here begin its
 						// timers that are not due yet (timers are
@@ -767,7 +767,7 @@ func (w *Wheel) waitInSlot(t *Timer, tk, now int64) {
 		return
 	}
 	// Look again once the epoch's slack has passed, within the slot.
-	key := max(start, min(due-1+w.slackFor((due-1)&tagMask, now), start+w.tick-1))
+	key := max(start, min(w.look(due-1, now), start+w.tick-1))
 	w.link(t, 0, tk, key)
 }
 

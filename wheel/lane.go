@@ -99,6 +99,9 @@ func (l *lane) fits(r, tick int64) bool {
 	return l.head == l.tail || (r >= l.lastR-tick && r-l.lastR <= 2*l.period)
 }
 
+// front returns the deadline of l's first entry; l is not empty.
+func (l *lane) front() int64 { return l.ring[l.head&uint64(len(l.ring)-1)].r }
+
 // push queues t with deadline r. mu held, driver goroutine.
 func (l *lane) push(t *Timer, r int64) {
 	if l.tail-l.head == uint64(len(l.ring)) {
@@ -154,8 +157,8 @@ func (w *Wheel) laneWake(now int64) int64 {
 			continue
 		}
 		mask := uint64(len(l.ring) - 1)
-		r := l.ring[l.head&mask].r
-		at := r + w.slackFor(r&tagMask, now)
+		r := l.front()
+		at := w.look(r, now)
 		if end := w.tickStart(r/w.tick + 1); end != never {
 			// The last entry before the end of r's tick: the lane is in
 			// deadline order (to within a tick, see fits).
@@ -179,11 +182,8 @@ func (w *Wheel) laneWake(now int64) int64 {
 // Driver goroutine, mu held.
 func (w *Wheel) lanesDue(now int64) bool {
 	for _, l := range w.lanes {
-		if l.head != l.tail {
-			r := l.ring[l.head&uint64(len(l.ring)-1)].r
-			if r+w.slackFor(r&tagMask, now) <= now {
-				return true
-			}
+		if l.head != l.tail && w.look(l.front(), now) <= now {
+			return true
 		}
 	}
 	return false
@@ -247,7 +247,7 @@ func (w *Wheel) walkLane(p *lanePass) (done bool) {
 			prefetchFire(l.ring[k&mask].t)
 		}
 		e := l.ring[p.i&mask]
-		if e.r+w.slackFor(e.r&tagMask, p.now) > p.now {
+		if w.look(e.r, p.now) > p.now {
 			break // the lane's due front ends here
 		}
 		p.i++
@@ -311,8 +311,7 @@ func (w *Wheel) endLaneBatch(p *lanePass) {
 			l.push(t, op.when)
 			continue
 		}
-		t.loc = locNone
-		t.slotStart.Store(-1)
+		w.unlink(t)
 		if t.due.Load() > 0 && !w.stopped {
 			w.place(t)
 		}
@@ -340,8 +339,7 @@ func (w *Wheel) stopLanes(claim func(*Timer)) {
 		mask := uint64(len(l.ring) - 1)
 		for k := l.head; k < l.tail; k++ {
 			if t := l.ring[k&mask].t; t != nil && t.slotStart.Load() == sentinel {
-				t.loc = locNone
-				t.slotStart.Store(-1)
+				w.unlink(t)
 				claim(t)
 			}
 		}
