@@ -35,7 +35,11 @@ type Config struct {
 	// real-time timer may fire when the driver has to wake for a slot, and
 	// how finely timers are bucketed; deadlines themselves are kept exact
 	// (a virtual wheel fires at exact deadlines, not rounded to ticks).
-	// Must be in (0, MaxTick]. Default 1ms.
+	// Up to 10ms the real-time driver takes a slot whole once it is due,
+	// so a coarser tick costs less CPU (fewer wake-ups, bigger batches)
+	// and timers fire up to a tick late; with a tick above 10ms the
+	// timers due within the current tick wait in a heap and fire at their
+	// deadlines, one by one. Must be in (0, MaxTick]. Default 1ms.
 	Tick time.Duration
 
 	// MaxPending limits the number of pending timers, like Netty's

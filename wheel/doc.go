@@ -66,7 +66,8 @@
 // timeouts are never re-bucketed from a coarser level first, and timers a
 // step-down period ahead do not pile up in level 1 at the end of every
 // window to be moved all at once. On a real-time wheel a timer 128 or more
-// ticks ahead waits in an earlier slot, halfway to its deadline or, if its
+// ticks ahead (at a tick coarser than 1ms, 128ms or more ahead) waits in
+// an earlier slot, halfway to its deadline or, if its
 // owner promised (Timer.SetMinReset) that every later Reset is at least m
 // ahead, m ahead: a heartbeat drawing a shorter timeout can then still move
 // it without the lock, and the driver touches it about once per m. Each
@@ -89,7 +90,10 @@
 // # The real-time driver
 //
 // One goroutine per wheel. Each round it reads the clock once and
-// publishes a fresh coarse-clock epoch. When timers in the earliest
+// publishes a fresh coarse-clock epoch. What follows holds for ticks up to
+// 10ms; at a coarser tick the timers due within the current tick wait in
+// a small heap and fire one by one at their deadlines, and there are no
+// lanes. When timers in the earliest
 // level-0 slot are due, the driver takes the slot's bucket whole under the
 // lock (O(1): timers placed meanwhile go to a fresh bucket) and then runs
 // it without the lock, touching each timer once:

@@ -52,3 +52,26 @@ func TestTryExtend(t *testing.T) {
 	vd, _ := vt.Deadline()
 	require.Equal(t, time.Hour, vd)
 }
+
+// TestTryExtendEarlierAtCoarseTicks: on a real-time wheel a timer far
+// enough ahead waits in a slot before its deadline's (halfway), so that a
+// Reset drawing a shorter timeout, as a heartbeat's does, stays lock-free.
+// "Far enough" is a time (alignLeadTime), not a count of ticks: at a 10ms
+// tick a 1s timer is 100 ticks ahead, fewer than alignLead, and still
+// waits halfway.
+func TestTryExtendEarlierAtCoarseTicks(t *testing.T) {
+	for _, tick := range []time.Duration{time.Millisecond, 5 * time.Millisecond, maxBatchTick} {
+		t.Run("tick="+tick.String(), func(t *testing.T) {
+			w := newRealtime(t, tick)
+			var tm Timer
+			require.NoError(t, tm.Init(w, func() {}))
+			tm.Reset(time.Second)
+			require.True(t, tm.TryExtend(800*time.Millisecond), "a deadline earlier than the first but after the slot halfway to it")
+			d, ok := tm.Deadline()
+			require.True(t, ok)
+			require.Less(t, d, w.Now()+900*time.Millisecond)
+			require.False(t, tm.TryExtend(100*time.Millisecond), "a deadline before the timer's slot")
+			require.True(t, tm.Stop())
+		})
+	}
+}

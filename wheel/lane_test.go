@@ -34,9 +34,18 @@ func laneMembers(w *Wheel) map[time.Duration]int {
 // there, firing once a period, never before their deadlines; a timer that
 // is stopped, pushed later, or whose NextFunc returns another delay
 // leaves the lane and behaves as it would in a slot; timers not marked
-// stay out of the lanes.
+// stay out of the lanes. At the default tick and at the coarsest tick
+// at which the driver takes slots whole (maxBatchTick).
 func TestLaneHoldsPeriodicTimers(t *testing.T) {
-	w, err := New(DefaultConfig())
+	for _, tick := range []time.Duration{time.Millisecond, maxBatchTick} {
+		t.Run("tick="+tick.String(), func(t *testing.T) { testLaneHoldsPeriodicTimers(t, tick) })
+	}
+}
+
+func testLaneHoldsPeriodicTimers(t *testing.T, tick time.Duration) {
+	cfg := DefaultConfig()
+	cfg.Tick = tick
+	w, err := New(cfg)
 	require.NoError(t, err)
 	step, stop := DriveByHand(w)
 	defer stop()
@@ -222,18 +231,21 @@ func (m *laneModel) reset(tm *Timer, d time.Duration, now int64) {
 // in a lane), and the wheel's Stop, made while the timers fire, must
 // return each pending timer once and leave none pending.
 func TestRealtimeLaneRaces(t *testing.T) {
-	for _, napMin := range []int{0, -1} {
-		t.Run(fmt.Sprintf("napMin=%d", napMin), func(t *testing.T) {
+	for _, c := range []struct {
+		tick   time.Duration
+		napMin int
+	}{{time.Millisecond, 0}, {time.Millisecond, -1}, {maxBatchTick, 0}} {
+		tick, napMin := c.tick, c.napMin
+		t.Run(fmt.Sprintf("tick=%v/napMin=%d", tick, napMin), func(t *testing.T) {
 			seed := rtSeed(t)
-			const tick = time.Millisecond
 			w := newRealtime(t, tick)
 			w.napMin = napMin
 			other := newRealtime(t, tick)
 			const (
 				owners   = 4
 				perOwner = 256
-				period   = 3 * tick
 			)
+			period := 3 * tick
 			start := time.Now()
 			since := func() int64 { return int64(time.Since(start)) }
 			models := make([]laneModel, owners*perOwner)

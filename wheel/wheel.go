@@ -23,8 +23,19 @@ const (
 	slotBits   = 6
 	slotMask   = 1<<slotBits - 1
 	// alignLead is how many ticks ahead a real-time timer must be for
-	// place to put it in an earlier level-0 slot than its deadline's.
-	alignLead = 128
+	// place to put it in an earlier level-0 slot than its deadline's, and
+	// alignLeadTime that lead as a time: a wheel with a tick coarser than
+	// alignLeadTime/alignLead takes the lead in time (see Wheel.alignLead),
+	// so that a Raft election timer (150ms and more) is far enough ahead
+	// whatever the tick.
+	alignLead     = 128
+	alignLeadTime = 128 * time.Millisecond
+	// maxBatchTick is the coarsest tick at which the real-time driver takes
+	// a level-0 slot whole once it is due (see Wheel.batchSlots): a timer
+	// then fires up to a tick late, which for a coarser tick is more than
+	// its users expect; their timers due within the current tick go
+	// through the ready heap instead, each at its deadline.
+	maxBatchTick = 10 * time.Millisecond
 	// minResetMargin is how many ticks short of a SetMinReset promise
 	// place keeps a timer: the cursor may trail the clock by a tick, and a
 	// Reset's deadline from the coarse clock be early by an epoch.
@@ -104,8 +115,9 @@ type Wheel struct {
 	drainBudget int   // timers re-bucketed per lock hold by the driver; 0: all
 	maxTick     int64
 	virtual     bool
-	batchSlots  bool // real time, tick <= maxEpoch: fire a level-0 slot whole at its end
-	napMin      int  // batch size from which the driver sleeps on a timerfd (napMinBatch; tests: 0 always, -1 never)
+	batchSlots  bool  // real time, tick <= maxBatchTick: fire a level-0 slot whole once due
+	alignLead   int32 // alignLead, or for a coarse tick alignLeadTime in ticks (batchSlots only)
+	napMin      int   // batch size from which the driver sleeps on a timerfd (napMinBatch; tests: 0 always, -1 never)
 	shared      bool
 	maxPending  int64
 	exec        Executor
@@ -229,7 +241,8 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	if !virtual {
 		w.slack = make([]slackEntry, tagMask+1)
 		w.drainBudget = 4096
-		w.batchSlots = tick <= maxEpoch
+		w.batchSlots = tick <= int64(maxBatchTick)
+		w.alignLead = int32(min(alignLead, (int64(alignLeadTime)+tick-1)/tick))
 		w.napMin = napMinBatch
 	}
 	w.startMetrics(cfg) // metrics.go
@@ -529,7 +542,7 @@ func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
 	// the next.
 	if d := tk - w.cur; d >= 1<<level0Bits {
 		return 1 + (bits.Len64(uint64(tk^w.cur))-1-level0Bits)/slotBits, tk
-	} else if w.batchSlots && d >= alignLead {
+	} else if w.batchSlots && d >= int64(w.alignLead) {
 		// A real-time timer far ahead sits in the slot halfway to its
 		// deadline, so that Resets moving it earlier but not before that
 		// (a heartbeat drawing a shorter timeout) stay lock-free; the

@@ -180,7 +180,7 @@ func runHost(cfg Config) (Result, error) {
 	et, hb := cfg.hostElectionTimeout(), cfg.hostHeartbeat()
 	heap0 := heapLive()
 
-	w, err := wheel.New(wheel.DefaultConfig())
+	w, err := wheel.New(cfg.wheelConfig())
 	if err != nil {
 		return Result{}, err
 	}
@@ -382,6 +382,7 @@ func runHost(cfg Config) (Result, error) {
 		Seconds:           secs,
 		SpuriousElections: elections.Load(),
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
+		TickMs:            float64(w.Tick()) / 1e6,
 		Host:              hr,
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {

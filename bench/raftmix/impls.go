@@ -22,7 +22,7 @@ type raftick struct {
 }
 
 func newRaftick(r *run, keep bool) (*raftick, error) {
-	w, err := wheel.New(wheel.DefaultConfig())
+	w, err := wheel.New(r.cfg.wheelConfig())
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/raftick/raftick/wheel"
 )
 
 // The workload's timings.
@@ -75,6 +77,11 @@ type Config struct {
 	SampleEvery int
 	// Seed seeds the per-group jitter sources.
 	Seed uint64
+	// Tick is the tick of the wheel of the raftick implementations
+	// (ImplRaftick, ImplRaftickKeep, ImplHost); 0 means the wheel's
+	// default (wheel.DefaultConfig). It trades CPU for lateness: the
+	// driver takes a due slot whole, so a timer fires up to a tick late.
+	Tick time.Duration
 
 	// Nodes, Active and Coalesce apply to ImplHost only: the number of
 	// simulated nodes (one multiraft.Host each, at least 1), the fraction
@@ -109,6 +116,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: warm-up must be >= 0, got %v", ErrInvalidConfig, c.Warmup)
 	case c.Duration < time.Millisecond:
 		return fmt.Errorf("%w: duration must be at least 1ms, got %v", ErrInvalidConfig, c.Duration)
+	case c.Tick < 0 || c.Tick > wheel.MaxTick:
+		return fmt.Errorf("%w: tick must be in [0, %v] (0: the wheel's default), got %v", ErrInvalidConfig, wheel.MaxTick, c.Tick)
 	case c.SampleEvery < 1:
 		return fmt.Errorf("%w: sample-every must be at least 1, got %d", ErrInvalidConfig, c.SampleEvery)
 	case c.Impl == ImplHost && c.Nodes < 1:
@@ -121,6 +130,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
 	}
 	return nil
+}
+
+// wheelConfig is the configuration of the raftick implementations' wheel.
+func (c Config) wheelConfig() wheel.Config {
+	wc := wheel.DefaultConfig()
+	if c.Tick > 0 {
+		wc.Tick = c.Tick
+	}
+	return wc
 }
 
 func (c Config) hostElectionTimeout() time.Duration {
@@ -173,6 +191,9 @@ type Result struct {
 	// WakeupsPerSec is the wheel driver's wake-ups per second (raftick),
 	// the ticker's rate (tick loops), or -1 (std, none).
 	WakeupsPerSec float64 `json:"wakeups_per_sec"`
+	// TickMs is the tick of the wheel the run's timers were on, in
+	// milliseconds (the raftick implementations; 0 for the others).
+	TickMs float64 `json:"tick_ms,omitempty"`
 	// Host holds what only ImplHost measures; nil for the others. An
 	// ImplHost run leaves Heartbeats, HeartbeatPace, the step-down fields
 	// and the lateness fields zero: its heartbeats and step-down timers
@@ -373,6 +394,9 @@ func Run(cfg Config) (Result, error) {
 		StepDownFires:     fires1 - fires0,
 		SpuriousElections: elections1 - elections0,
 		WakeupsPerSec:     -1,
+	}
+	if rt, ok := im.(*raftick); ok {
+		res.TickMs = float64(rt.w.Tick()) / 1e6
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs

@@ -14,6 +14,13 @@
 // keeping its drawn timeout (repeated.WithResetKeepsDelay), as the tick
 // loops do; it gets the same ratio lines as raftick.
 //
+// -tick sets the tick of the raftick implementations' wheel (default
+// 1ms): the driver takes a due slot whole, so a coarser tick trades
+// lateness (up to a tick) for CPU, up to 10ms (coarser ticks fire each
+// timer at its deadline, through a heap):
+//
+//	go run ./bench/scalemix -groups 100000 -impl none,tick10,raftick -tick 5ms
+//
 // -rounds N runs every group count's implementations N times, round
 // after round (the floor first in each), so that a noisy machine's drift
 // falls on all of them alike; after the rounds it prints the median of
@@ -78,6 +85,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	warmup := fs.Float64("warmup", def.Warmup.Seconds(), "warm-up seconds before each measurement")
 	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
 	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
+	tick := fs.Duration("tick", 0, "tick of the raftick implementations' wheel (0: the wheel's default, 1ms); a coarser tick costs less CPU, and timers fire up to a tick late")
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
 	rounds := fs.Int("rounds", 1, "run each group count's implementations this many times, round after round, and print medians")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
@@ -140,7 +148,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.cfg.Warmup, err = secs("warmup", *warmup); err != nil {
 		return options{}, err
 	}
-	o.cfg.SampleEvery, o.cfg.Seed = *sample, *seed
+	o.cfg.SampleEvery, o.cfg.Seed, o.cfg.Tick = *sample, *seed, *tick
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
 	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
 	for _, impl := range o.impls { // validate every run before the first starts

@@ -49,6 +49,9 @@ func TestSmoke(t *testing.T) {
 	for _, r := range got {
 		if r.Impl == raftmix.ImplRaftick || r.Impl == raftmix.ImplRaftickKeep {
 			require.GreaterOrEqual(t, r.WakeupsPerSec, 0.0)
+			require.Equal(t, 1.0, r.TickMs, "%s: the wheel's default tick", r.Impl)
+		} else {
+			require.Zero(t, r.TickMs, "%s has no wheel", r.Impl)
 		}
 	}
 
@@ -58,6 +61,22 @@ func TestSmoke(t *testing.T) {
 	require.Contains(t, text, "step-downs fired/due")
 	require.Contains(t, text, " raftick ")
 	require.Contains(t, text, " none ")
+}
+
+// TestTick runs raftick on a wheel with a coarser tick than the default
+// (-tick): the wheel takes its due slots whole and its periodic timers in
+// lanes there too, and its step-downs fire, none early.
+func TestTick(t *testing.T) {
+	out := runOK(t, "-groups", "200", "-impl", "raftick", "-tick", "10ms",
+		"-seconds", "0.3", "-warmup", "0.1", "-sample", "4", "-json")
+	got := jsonLines[raftmix.Result](t, out)
+	require.Len(t, got, 1)
+	r := got[0]
+	require.Equal(t, 10.0, r.TickMs, "the wheel's tick")
+	require.Greater(t, r.StepDownFires, int64(0))
+	require.LessOrEqual(t, r.StepDownFires, r.StepDownDue)
+	require.Zero(t, r.EarlyFires, "a step-down fired early")
+	require.Greater(t, r.LatenessSamples, 0)
 }
 
 // TestRaftickKeep runs raftick-keep (raftick with the election timer's
@@ -167,6 +186,9 @@ func TestBadFlags(t *testing.T) {
 		{"-impl", "raftick-host", "-nodes", "0"},
 		{"-impl", "raftick-host", "-heartbeat", "2s", "-election-timeout", "1s"},
 		{"-impl", "raftick-host", "-heartbeat", "-1s"},
+		{"-tick", "-1ms"},
+		{"-tick", "2h"},
+		{"-tick", "soon"},
 		{"-rounds", "0"},
 		{"-rounds", "1001"},
 		{"-rounds", "two"},
