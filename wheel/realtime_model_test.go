@@ -160,6 +160,7 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 		owners   = 4
 		perOwner = 1024
 		rounds   = 12
+		minOps   = 256
 	)
 	start := time.Now()
 	since := func() int64 { return int64(time.Since(start)) }
@@ -184,11 +185,12 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 					reset(i, time.Until(due))
 				}
 				// Race the driver from a little before the slot is due to
-				// a little after.
+				// a little after, and at least minOps times: on a loaded
+				// machine the resets above may end after that window.
 				for time.Now().Before(due.Add(-300 * time.Microsecond)) {
 					runtime.Gosched()
 				}
-				for time.Now().Before(due.Add(3 * time.Millisecond)) {
+				for ops := 0; ops < minOps || time.Now().Before(due.Add(3*time.Millisecond)); ops++ {
 					i := g*perOwner + rng.IntN(perOwner)
 					m, tm := &models[i], &timers[i]
 					switch rng.IntN(4) {
