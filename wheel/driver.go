@@ -895,7 +895,7 @@ func (w *Wheel) placeRearmed(ts []*Timer) {
 			w.prefetchPlace(t)
 		}
 		for _, t := range ts {
-			if t.w == w && t.loc == locNone && t.due.Load() > 0 {
+			if t.boundTo(w) && t.loc == locNone && t.due.Load() > 0 {
 				w.place(t)
 			}
 		}
@@ -1019,7 +1019,7 @@ func (w *Wheel) callNext(next NextFunc, t *Timer) {
 		w.tellNext(next, t, perr)
 		return
 	}
-	if d > 0 && t.w == w && !t.Pending() {
+	if d > 0 && t.boundTo(w) && !t.Pending() {
 		if _, err := t.TryReset(d); err != nil {
 			w.tellNext(next, t, err)
 		}

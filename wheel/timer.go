@@ -131,6 +131,17 @@ func (t *Timer) InitNext(w *Wheel, f NextFunc) error {
 	return t.bind(w, *(*func())(unsafe.Pointer(&f)), true)
 }
 
+// boundTo reports whether t is bound to w. A wheel's driver and Stop use
+// it on timers found through entries that may be stale (a ready-heap
+// entry, a collected batch, a re-armed timer), before they read the rest
+// of the timer's placement (loc): a timer rebound away and back since
+// had that placement written by the other wheel under the other wheel's
+// lock, which w's holder does not hold; bind stores t.w atomically after
+// those writes, so a reader that loads w here sees them.
+func (t *Timer) boundTo(w *Wheel) bool {
+	return atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&t.w))) == unsafe.Pointer(w)
+}
+
 // bind is Init with f a NextFunc in disguise if next (see Timer.f).
 func (t *Timer) bind(w *Wheel, f func(), next bool) error {
 	if old := t.w; old != nil {
@@ -148,7 +159,8 @@ func (t *Timer) bind(w *Wheel, f func(), next bool) error {
 		old.unlink(t)
 	}
 	t.slotStart.Store(-1)
-	t.w = w
+	// Stored atomically, after the old wheel's unlink: see boundTo.
+	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&t.w)), unsafe.Pointer(w))
 	// Stored atomically: the driver's walks read it without the lock,
 	// just before they claim a timer (see loadF).
 	atomic.StorePointer((*unsafe.Pointer)(unsafe.Pointer(&t.f)), *(*unsafe.Pointer)(unsafe.Pointer(&f)))

@@ -375,7 +375,7 @@ func (w *Wheel) Stop() []*Timer {
 	// (and frees the chunks) when it next takes the lock.
 	w.tr.each(claim)
 	for _, e := range w.ready {
-		if e.t.loc == locReady && e.t.w == w {
+		if e.t.boundTo(w) && e.t.loc == locReady {
 			e.t.loc = locNone
 			claim(e.t)
 		}
@@ -385,7 +385,7 @@ func (w *Wheel) Stop() []*Timer {
 	// makes the driver skip them. (A timer rebound to another wheel since
 	// is that wheel's.)
 	for _, f := range w.batch {
-		if f.t.w == w && f.t.loc == locNone {
+		if f.t.boundTo(w) && f.t.loc == locNone {
 			claim(f.t)
 		}
 	}
@@ -791,7 +791,7 @@ func (w *Wheel) cleanTop() (entry, bool) {
 	for len(w.ready) > 0 {
 		e := w.ready[0]
 		t := e.t
-		if t.loc != locReady || t.seq.Load() != e.seq || t.w != w {
+		if !t.boundTo(w) || t.loc != locReady || t.seq.Load() != e.seq {
 			w.ready.pop() // superseded by a later schedule, or rebound
 			continue
 		}
