@@ -34,8 +34,9 @@ import "time"
 // delay the timers of every later epoch that reuses its tag. A
 // callback that runs long stretches its epoch, so timers scheduled while
 // it runs may fire up to its duration late; timers scheduled after it
-// returned are not affected. Before a sleep longer than maxEpoch (for a
-// busy driver's nap until a slot is due whole, a tick plus 200µs: see
+// returned are not affected. Before a sleep longer than maxEpoch (a tick
+// on a wheel with a coarser tick that takes its slots whole; for a busy
+// driver's nap until a slot is due whole, a tick plus 200µs: see
 // epochLimit) the driver stops publishing, so that an idle epoch never
 // spans it and wake-ups follow fires, never Resets: Resets meanwhile read
 // the clock.
@@ -57,13 +58,16 @@ const (
 	coarseMaxDelay = 4 * time.Second
 	slackWindow    = int64(coarseMaxDelay)
 
-	// maxEpoch is the longest sleep the driver lets an epoch span.
+	// maxEpoch is the longest sleep the driver lets an epoch span, on a
+	// wheel with a tick of at most maxEpoch; on a coarser wheel that takes
+	// its slots whole, whose timers may fire a tick late anyway, a tick
+	// (see Wheel.epochSpan).
 	maxEpoch = int64(time.Millisecond)
 
 	// While Resets read the clock at least once a microsecond on average
 	// (a clock read costs about 25ns, a driver wake-up about 20µs), the
 	// driver keeps the clock published for tickLease, waking every
-	// maxEpoch although nothing fires; clockReadWake clock reads since its
+	// epochSpan although nothing fires; clockReadWake clock reads since its
 	// last look wake it to check the rate.
 	tickRate = int64(time.Microsecond) // ns per clock read, at most
 
@@ -180,9 +184,10 @@ func (w *Wheel) republish() (now int64) {
 	return now
 }
 
-// planSleep decides, before a sleep until next (more than maxEpoch away),
-// whether to keep the clock published (it returns an earlier wake-up,
-// maxEpoch away) or to stop publishing. Driver goroutine only.
+// planSleep decides, before a sleep until next (more than the epoch
+// limit away, see epochLimit), whether to keep the clock published (it
+// returns an earlier wake-up, w.epochSpan away) or to stop publishing.
+// Driver goroutine only.
 func (w *Wheel) planSleep(now, next int64) int64 {
 	n := w.clockReads.Swap(0)
 	if el := now - w.rateSince; n >= 64 && n*tickRate >= el {
@@ -190,7 +195,7 @@ func (w *Wheel) planSleep(now, next int64) int64 {
 	}
 	w.rateSince = now
 	if now < w.tickUntil && (w.openTag != 0 || w.demand.Load()) {
-		wake := now + maxEpoch
+		wake := now + w.epochSpan
 		w.sleepEpoch(wake)
 		return wake
 	}

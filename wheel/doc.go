@@ -49,9 +49,9 @@
 // timer that is still linked where it was (Stop unlinks lazily) is the same
 // compare-and-swap. Reset does not read the clock either (25ns of a 35ns
 // Reset on a typical VM): while timers are being scheduled and the driver is
-// awake or sleeping for at most a millisecond, it keeps a coarse clock
-// published and measures how far each published value could have been
-// behind real time (its epoch's slack). The epoch travels in the low bits of
+// awake or sleeping for at most a millisecond (a tick, at a tick of up to
+// 10ms), it keeps a coarse clock published and measures how far each
+// published value could have been behind real time (its epoch's slack). The epoch travels in the low bits of
 // the deadlines computed from it, and a timer fires only once its deadline
 // plus its own epoch's slack has passed, so it never fires before the Reset
 // call plus d, and a driver stall delays only the timers scheduled during

@@ -178,7 +178,7 @@ func (w *Wheel) runDue(now int64) (n int, stopped bool) {
 }
 
 // epochLimit returns the longest sleep the driver lets a published epoch
-// span: maxEpoch, or for a nap until a level-0 slot is due whole (see
+// span: epochSpan, or for a nap until a level-0 slot is due whole (see
 // napUntil) a tick plus twice republishAfter, so that a busy driver, which
 // finishes a slot and its successor's due front about republishAfter into
 // a tick, naps to the end of that tick in one sleep. Capped at maxEpoch
@@ -190,7 +190,7 @@ func (w *Wheel) epochLimit(nap bool) int64 {
 	if nap {
 		return max(maxEpoch, w.tick+2*republishAfter)
 	}
-	return maxEpoch
+	return w.epochSpan
 }
 
 // napMinBatch is the least batch of timers after which the driver sleeps on

@@ -742,6 +742,38 @@ func TestSlackForTagWrap(t *testing.T) {
 	require.Zero(t, w.slackFor(tag, far))
 }
 
+// TestEpochSpanFollowsTheTick: while a stream of Resets reads the coarse
+// clock, a driver with nothing due soon keeps it published and wakes
+// every epochSpan to renew it: a millisecond, or on a wheel that takes its
+// slots whole at a coarser tick, a tick (its timers may fire a tick late
+// anyway; waking every millisecond at a 10ms tick made five times the
+// wake-ups its slots need).
+func TestEpochSpanFollowsTheTick(t *testing.T) {
+	for _, c := range []struct{ tick, span time.Duration }{
+		{100 * time.Microsecond, time.Millisecond},
+		{time.Millisecond, time.Millisecond},
+		{5 * time.Millisecond, 5 * time.Millisecond},
+		{maxBatchTick, maxBatchTick},
+		{maxBatchTick + time.Millisecond, time.Millisecond}, // slots not taken whole: fires stay near their deadlines
+	} {
+		t.Run("tick="+c.tick.String(), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Tick = c.tick
+			w, err := New(cfg) // no timer: no driver goroutine
+			require.NoError(t, err)
+			defer w.Stop()
+			require.Equal(t, int64(c.span), w.epochSpan)
+			// Resets read the clock fast enough to hold the lease.
+			w.clockReads.Store(1 << 20)
+			w.demand.Store(true)
+			now := int64(time.Since(w.epoch))
+			wake := w.planSleep(now, now+int64(time.Second))
+			require.Equal(t, now+int64(c.span), wake, "the driver wakes to renew the clock")
+			require.GreaterOrEqual(t, w.coarse.Load(), int64(0), "the clock stays published over the sleep")
+		})
+	}
+}
+
 // A driver asleep until a far deadline, or with nothing to do, is woken by
 // a timer due sooner, whichever way it sleeps (on a timerfd where there is
 // one, or with the runtime's timers), and Stop ends its sleep.

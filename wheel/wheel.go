@@ -200,6 +200,16 @@ type Wheel struct {
 	lanes []*lane
 	// laneBase is the sentinel of the wheel's lane 0 (see laneSentinel).
 	laneBase int64
+	// epochSpan is the longest sleep the driver lets a published epoch
+	// span but for a nap (see epochLimit), and how often it wakes to keep
+	// the clock published for a stream of Resets (planSleep): maxEpoch,
+	// or on a wheel that takes its level-0 slots whole (batchSlots) a
+	// tick if that is longer. A Reset during such a sleep computes its
+	// deadline from the planned wake-up (see sleepEpoch), so its timer
+	// may fire up to the sleep later than asked; on such a wheel it may
+	// fire a tick late anyway, and waking every millisecond at a 10ms
+	// tick made five times the wake-ups the slots need. Immutable.
+	epochSpan int64
 }
 
 // firing is one due timer: on a virtual wheel claimed and about to run, in
@@ -243,6 +253,10 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 		w.drainBudget = 4096
 		w.batchSlots = tick <= int64(maxBatchTick)
 		w.alignLead = int32(min(alignLead, (int64(alignLeadTime)+tick-1)/tick))
+		w.epochSpan = maxEpoch
+		if w.batchSlots {
+			w.epochSpan = max(maxEpoch, tick)
+		}
 		w.napMin = napMinBatch
 	}
 	w.startMetrics(cfg) // metrics.go
