@@ -872,3 +872,71 @@ func lockWhilePublished(t *testing.T, w *Wheel) {
 		runtime.Gosched()
 	}
 }
+
+// TestRealtimeRebindLeavesStaleHeapEntry: on a wheel with a tick above
+// maxBatchTick a timer due within the current tick waits in the ready heap;
+// stopped there, its entry stays behind (Stop is lazy), and rebound to
+// another wheel it is placed there under that wheel's lock. The first
+// wheel's driver, reaching the stale entry, must not read the timer's
+// placement, which the other wheel's lock guards now, but find first that
+// the timer is no longer bound to it (boundTo). Run with -race: before
+// boundTo the race detector flagged the driver's read of loc against the
+// other wheel's write. Every schedule fires once on its own wheel, or not
+// at all if its Stop said so.
+func TestRealtimeRebindLeavesStaleHeapEntry(t *testing.T) {
+	const tick = 2 * maxBatchTick
+	w1, w2 := newRealtime(t, tick), newRealtime(t, tick)
+	const n = 200
+	ts := make([]Timer, n)
+	fired := make(chan int, 6*n) // 0: a fire on w1, 1: on w2
+	onW1 := func() { fired <- 0 }
+	onW2 := func() { fired <- 1 }
+	var want [2]int64 // fires owed: schedules whose Stop found them fired (on a loaded machine), and the last ones
+	for i := range ts {
+		require.NoError(t, ts[i].Init(w1, onW1))
+	}
+	const rounds = 6
+	for round := range rounds {
+		for i := range ts {
+			tm := &ts[i]
+			tm.Reset(time.Millisecond) // due within w1's current tick: its ready heap
+			if !tm.Stop() {            // the heap entry stays, stale
+				want[0]++
+			}
+			require.NoError(t, tm.Init(w2, onW2))
+			tm.Reset(time.Millisecond) // placed under w2's lock
+			if round < rounds-1 {
+				if !tm.Stop() {
+					want[1]++
+				}
+				require.NoError(t, tm.Init(w1, onW1))
+			} else {
+				want[1]++
+			}
+		}
+	}
+	var got [2]int64
+	limit := time.After(rtWaitLimit)
+	for got[0] < want[0] || got[1] < want[1] {
+		select {
+		case k := <-fired:
+			got[k]++
+		case <-limit:
+			t.Fatalf("fires lost: %v of %v", got, want)
+		}
+	}
+	// Both drivers end before either wheel's leak check runs; no stale
+	// entry fired anything more meanwhile.
+	for _, w := range []*Wheel{w1, w2} {
+		w.Stop()
+		select {
+		case <-w.Done():
+		case <-time.After(rtWaitLimit):
+			t.Fatal("driver did not exit after Stop")
+		}
+	}
+	for len(fired) > 0 {
+		got[<-fired]++
+	}
+	require.Equal(t, want, got, "fires on w1 and on w2")
+}
