@@ -36,10 +36,12 @@ type Config struct {
 	// how finely timers are bucketed; deadlines themselves are kept exact
 	// (a virtual wheel fires at exact deadlines, not rounded to ticks).
 	// Up to 10ms the real-time driver takes a slot whole once it is due,
-	// so a coarser tick costs less CPU (fewer wake-ups, bigger batches)
-	// and timers fire up to a tick late; with a tick above 10ms the
-	// timers due within the current tick wait in a heap and fire at their
-	// deadlines, one by one. Must be in (0, MaxTick]. Default 1ms.
+	// so a coarser tick means fewer wake-ups (about one per tick while
+	// timers fire) and timers up to a tick late, or two for a timer Reset
+	// while the driver sleeps; the CPU per fire stays about the same.
+	// With a tick above 10ms the timers due within the current tick wait
+	// in a heap and fire at their deadlines, one by one. Must be in
+	// (0, MaxTick]. Default 1ms.
 	Tick time.Duration
 
 	// MaxPending limits the number of pending timers, like Netty's

@@ -79,8 +79,9 @@ type Config struct {
 	Seed uint64
 	// Tick is the tick of the wheel of the raftick implementations
 	// (ImplRaftick, ImplRaftickKeep, ImplHost); 0 means the wheel's
-	// default (wheel.DefaultConfig). It trades CPU for lateness: the
-	// driver takes a due slot whole, so a timer fires up to a tick late.
+	// default (wheel.DefaultConfig). It trades wake-ups for lateness:
+	// the driver takes a due slot whole, so a timer fires up to a tick
+	// late.
 	Tick time.Duration
 
 	// Nodes, Active and Coalesce apply to ImplHost only: the number of

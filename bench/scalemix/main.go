@@ -15,8 +15,8 @@
 // loops do; it gets the same ratio lines as raftick.
 //
 // -tick sets the tick of the raftick implementations' wheel (default
-// 1ms): the driver takes a due slot whole, so a coarser tick trades
-// lateness (up to a tick) for CPU, up to 10ms (coarser ticks fire each
+// 1ms): the driver takes a due slot whole, so up to 10ms a coarser tick
+// trades lateness (up to a tick) for wake-ups (coarser ticks fire each
 // timer at its deadline, through a heap):
 //
 //	go run ./bench/scalemix -groups 100000 -impl none,tick10,raftick -tick 5ms
@@ -85,7 +85,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	warmup := fs.Float64("warmup", def.Warmup.Seconds(), "warm-up seconds before each measurement")
 	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
 	seed := fs.Uint64("seed", def.Seed, "seed of the per-group jitter sources")
-	tick := fs.Duration("tick", 0, "tick of the raftick implementations' wheel (0: the wheel's default, 1ms); a coarser tick costs less CPU, and timers fire up to a tick late")
+	tick := fs.Duration("tick", 0, "tick of the raftick implementations' wheel (0: the wheel's default, 1ms); a coarser tick wakes the driver less, and timers fire up to a tick late")
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
 	rounds := fs.Int("rounds", 1, "run each group count's implementations this many times, round after round, and print medians")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
