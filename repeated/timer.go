@@ -100,7 +100,7 @@ type Timer struct {
 	// (span 0), the timeout plus a uniform draw from [0, span) keyed by
 	// key (span > 0), or the policy's Next with the cold state's source
 	// (spanPolicy). Written under mu; read without it by the lock-free
-	// Reset (see resetFast), hence atomic.
+	// Reset (see Reset), hence atomic.
 	timeout, span atomic.Int64
 	trigger       func() // immutable after New
 	// key keys the timer's uniform draws (see uniformDraw): kept inside
@@ -206,7 +206,7 @@ func (t *Timer) countSchedule() {
 // SplitMix64 seeded with key, reduced to [0, n) by multiplying and keeping
 // the high word (Lemire's method), with rejection, so without bias. A
 // draw is a function of (key, i): it needs no state but the index, so
-// that the lock-free Reset can draw without a lock (see resetFast).
+// that the lock-free Reset can draw without a lock (see Reset).
 // Schedules made under the lock and by the lock-free Reset take their
 // indexes from two counters, in disjoint halves of the index space
 // (lockedDraw sets the top bit).
@@ -456,8 +456,39 @@ func (t *Timer) Stop() {
 // wheel refused the schedule: the timer is then stopped and Err reports
 // the same error.
 func (t *Timer) Reset() error {
-	if ok, err := t.resetFast(); ok {
-		return err
+	// The common case, without the lock: an armed timer with a built-in
+	// policy whose new deadline the wheel records without its lock
+	// (wheel.Timer.TryExtend; a heartbeat's Reset of an election timer).
+	// It is written here rather than called: a heartbeat's Reset waits
+	// for its timer's cache miss, and the fewer calls it makes the more of
+	// the next Resets' misses the processor overlaps with it.
+	//
+	// Why no lock is needed: TryExtend succeeds only on a pending wheel
+	// timer, and everything that makes the timer not armed (Stop, Destroy,
+	// a fire, RunOnceNow) stops or claims the wheel timer, so a Reset that
+	// succeeds is ordered before it, as a locked Reset would be. The delay
+	// is drawn from the timeout and span read before, and only the index
+	// of the draw is state (uniformDraw); a timer that keeps its delay
+	// (WithResetKeepsDelay) reads it where the others read their span. A
+	// ResetTimeout changes the two and then re-arms under the lock (as
+	// does a trigger's re-arm of a timer that keeps its delay): if its
+	// re-arm came first, the swap wrote a deadline drawn from the old
+	// timeout, which the re-check of the two catches, and Reset then
+	// re-arms under the lock, after the ResetTimeout.
+	if timeout, span := t.timeout.Load(), t.span.Load(); span != spanPolicy {
+		d := time.Duration(timeout)
+		if span > 0 {
+			d += time.Duration(uniformDraw(t.key, t.fastSchedules.Load(), span))
+		} else if span < 0 {
+			d = time.Duration(-2 - span) // a kept delay (see keptSpan)
+		}
+		if t.wt.TryExtend(d) {
+			t.fastSchedules.Add(1)
+			if t.timeout.Load() != timeout || t.span.Load() != span {
+				return t.resetChanged()
+			}
+			return nil
+		}
 	}
 	t.mu.Lock()
 	var err error
@@ -484,47 +515,15 @@ func (t *Timer) resetLocked() error {
 	return t.armLocked()
 }
 
-// resetFast is Reset's common case, without the lock: an armed timer with
-// a built-in policy whose new deadline the wheel records without its lock
-// (wheel.Timer.TryExtend; a heartbeat's Reset of an election timer). It
-// reports whether it re-armed t (and the error of a re-arm under the
-// lock, see below); if not, nothing changed and Reset takes the lock.
-//
-// Why no lock is needed: TryExtend succeeds only on a pending wheel timer,
-// and everything that makes the timer not armed (Stop, Destroy, a fire,
-// RunOnceNow) stops or claims the wheel timer, so a Reset that succeeds
-// is ordered before it, as a locked Reset would be. The delay is drawn
-// from the timeout and span read before, and only the index of the draw
-// is state (uniformDraw); a timer that keeps its delay
-// (WithResetKeepsDelay) reads it where the others read their span. A
-// ResetTimeout changes the two and then re-arms under the lock (as does a
-// trigger's re-arm of a timer that keeps its delay): if its re-arm came
-// first, the swap wrote a deadline drawn from the old timeout, which the
-// re-check of the two catches, and Reset then re-arms under the lock,
-// after the ResetTimeout.
-func (t *Timer) resetFast() (ok bool, err error) {
-	timeout, span := t.timeout.Load(), t.span.Load()
-	d := time.Duration(timeout)
-	switch {
-	case span > 0:
-		d += time.Duration(uniformDraw(t.key, t.fastSchedules.Load(), span))
-	case span == spanPolicy:
-		return false, nil
-	case span < 0:
-		d = time.Duration(-2 - span) // a kept delay (see keptSpan)
+// resetChanged re-arms t under the lock after Reset's lock-free re-arm
+// raced with a ResetTimeout (see Reset).
+func (t *Timer) resetChanged() (err error) {
+	t.mu.Lock()
+	if t.is(fArmed) && !t.is(fDestroyed) {
+		err = t.resetLocked()
 	}
-	if !t.wt.TryExtend(d) {
-		return false, nil
-	}
-	t.fastSchedules.Add(1)
-	if t.timeout.Load() != timeout || t.span.Load() != span {
-		t.mu.Lock()
-		if t.is(fArmed) && !t.is(fDestroyed) {
-			err = t.resetLocked()
-		}
-		t.mu.Unlock()
-	}
-	return true, err
+	t.mu.Unlock()
+	return err
 }
 
 // ResetTimeout sets the base timeout to d and, if the timer is running,

@@ -237,3 +237,17 @@ func (w *Wheel) publish(base, now int64) {
 	w.openTag, w.openBase = tag, base&^tagMask
 	w.coarse.Store(w.openBase | tag)
 }
+
+// coarseDeadline is scheduleDeadline's common case: the coarse clock is
+// published, the delay within its reach and the driver already told of
+// Resets. Small enough for Go to inline where a Reset computes its
+// deadline (see TryReset).
+func (w *Wheel) coarseDeadline(d time.Duration) (int64, bool) {
+	c := w.coarse.Load()
+	if c < 0 || d > coarseMaxDelay || !w.demand.Load() {
+		return 0, false
+	}
+	// encodeRT(c&^tagMask, d, c&tagMask), but for its saturation, which a
+	// delay of at most coarseMaxDelay from a published epoch never needs.
+	return (c&^tagMask+int64(max(d, 0))+tagMask)&^tagMask | c&tagMask, true
+}

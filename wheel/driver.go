@@ -961,7 +961,10 @@ func (w *Wheel) rearmNext(next NextFunc, t *Timer, d time.Duration) int64 {
 		// function is not inlined, and the call cost 2 % of a fire
 		// (DriverPeriodic). It differs in taking only a timer still
 		// firing.
-		when := w.scheduleDeadline(d)
+		when, ok := w.coarseDeadline(d)
+		if !ok {
+			when = w.scheduleDeadline(d)
+		}
 		if !t.due.CompareAndSwap(dueFiring, when+1) {
 			return -1 // Reset or rebound during the callback: that stands
 		}

@@ -2,6 +2,7 @@ package wheel
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -740,6 +741,41 @@ func TestSlackForTagWrap(t *testing.T) {
 	far := int64(10*time.Millisecond) + slackWindow + 1
 	w.openTag = 0
 	require.Zero(t, w.slackFor(tag, far))
+}
+
+// TestCoarseDeadlineMatchesScheduleDeadline: the inline common case of a
+// Reset's deadline (coarseDeadline) records what scheduleDeadline records
+// for the same published epoch and delay, and declines what it must leave
+// to scheduleDeadline: no epoch published, a delay past the coarse clock's
+// reach, or no Reset yet told to the driver (demand).
+func TestCoarseDeadlineMatchesScheduleDeadline(t *testing.T) {
+	w, err := New(DefaultConfig()) // no timer: no driver goroutine
+	require.NoError(t, err)
+	defer w.Stop()
+	delays := []time.Duration{math.MinInt64, -time.Second, -1, 0, 1, tagMask, tagMask + 1,
+		time.Millisecond, 150 * time.Millisecond, coarseMaxDelay - 1, coarseMaxDelay}
+	for _, base := range []int64{0, 1 << 12, 5 << 12, int64(time.Hour) &^ tagMask, int64(100*365*24*time.Hour) &^ tagMask} {
+		for _, tag := range []int64{1, 2, tagMask} {
+			w.coarse.Store(base | tag)
+			for _, d := range delays {
+				w.demand.Store(true)
+				got, ok := w.coarseDeadline(d)
+				require.True(t, ok, "base %d tag %d d %v", base, tag, d)
+				require.Equal(t, w.scheduleDeadline(d), got, "base %d tag %d d %v", base, tag, d)
+				w.demand.Store(false)
+				_, ok = w.coarseDeadline(d)
+				require.False(t, ok, "the driver must first be told of Resets (demand)")
+				w.scheduleDeadline(d)
+				require.True(t, w.demand.Load(), "scheduleDeadline tells the driver")
+			}
+			w.demand.Store(true)
+			_, ok := w.coarseDeadline(coarseMaxDelay + 1)
+			require.False(t, ok, "a delay past the coarse clock's reach reads the clock")
+		}
+	}
+	w.coarse.Store(-1)
+	_, ok := w.coarseDeadline(time.Millisecond)
+	require.False(t, ok, "no epoch published")
 }
 
 // TestEpochSpanFollowsTheTick: while a stream of Resets reads the coarse

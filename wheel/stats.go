@@ -56,6 +56,15 @@ func (w *Wheel) warnRejected(err error) {
 	}
 }
 
+// told returns a Reset's result, logging its rejection if warn (see
+// warnRejected).
+func (w *Wheel) told(warn, pending bool, err error) (bool, error) {
+	if warn && err != nil {
+		w.warnRejected(err)
+	}
+	return pending, err
+}
+
 // addPending counts d timers becoming pending (d < 0: no longer pending).
 // Only a wheel with MaxPending keeps the count, which admission needs
 // exact; without, Stats derives it from the other counters (pendingNow),
