@@ -171,10 +171,12 @@
 //
 // This is cheap because every timer is touched about once per slot it sits
 // in, with no heap operation, no lock and no clock read per timer on the
-// hot paths; a Reset writes only its own timer, and the driver wakes about
-// once per tick at most however many timers fire, firing everything due by
-// then (a wake-up costs tens of microseconds of CPU on a virtual machine,
-// so wake-ups per second are a budget).
+// hot paths; a Reset writes only its own timer, in few enough instructions
+// (its common case is one call, the clock's read inline) that the
+// processor overlaps the cache misses of Resets to many timers; the driver
+// wakes about once per tick at most however many timers fire, firing
+// everything due by then (a wake-up costs tens of microseconds of CPU on a
+// virtual machine, so wake-ups per second are a budget).
 //
 // What real time promises: a timer never fires before the Reset call plus
 // d. It fires after its deadline by up to a tick (the driver takes a
