@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/wheel"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )

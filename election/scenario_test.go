@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/internal/golden"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -43,7 +43,7 @@ func TestScenarios(t *testing.T) {
 		c       *cluster
 		verbose bool
 	}
-	electiontest.Scenarios(t, "testdata", "cluster",
+	golden.Scenarios(t, "testdata", "cluster",
 		func(t *testing.T, d *datadriven.TestData, s *scenario) string {
 			return scenarioCmd(t, d, &s.c, &s.verbose)
 		},
@@ -57,7 +57,7 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 		d.ScanArgs(t, key, &v)
 		return election.ID(v)
 	}
-	dur := func(key string, def time.Duration) time.Duration { return electiontest.Duration(t, d, key, def) }
+	dur := func(key string, def time.Duration) time.Duration { return golden.Duration(t, d, key, def) }
 	var b strings.Builder
 	switch d.Cmd {
 	case "cluster":

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/election/electiontest"
 )
 
 // newFive returns node 1 of {1..5} as a probe (PreVote off, ET 100ms, HB

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/electiontest"
+	"github.com/raftick/raftick/internal/golden"
 	"github.com/raftick/raftick/multiraft"
 )
 
@@ -31,7 +31,7 @@ import (
 //
 // Every command also checks election safety over all events so far.
 func TestScenarios(t *testing.T) {
-	electiontest.Scenarios(t, "testdata", "cluster", scenarioCmd,
+	golden.Scenarios(t, "testdata", "cluster", scenarioCmd,
 		func(c **cluster) error { return (*c).check.Err() })
 }
 
@@ -42,7 +42,7 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
 		d.ScanArgs(t, key, &v)
 		return v
 	}
-	dur := func(key string, def time.Duration) time.Duration { return electiontest.Duration(t, d, key, def) }
+	dur := func(key string, def time.Duration) time.Duration { return golden.Duration(t, d, key, def) }
 	var b strings.Builder
 	switch d.Cmd {
 	case "cluster":

@@ -1,4 +1,4 @@
-package electiontest
+package golden
 
 import (
 	"testing"
