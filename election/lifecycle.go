@@ -44,6 +44,11 @@ func (n *Node) start(d *Dormant) error {
 	n.lastReset = n.w.Now()
 	resumed := d != nil && n.resume(*d) // arms its own timers
 	if !resumed {
+		if n.term > 0 && n.cfg.refusesVotesInLease() && len(n.peers) > 0 {
+			// It may have answered a leader's heartbeat just before it
+			// stopped: keep that promise as if it had just heard it.
+			n.promise(None)
+		}
 		n.electionT.Start()
 	}
 	if n.snapshotT != nil {

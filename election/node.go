@@ -73,7 +73,20 @@ type Node struct {
 
 	lastContact time.Duration // last accepted heartbeat of the leader
 	hasContact  bool
-	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
+	// promised is when the node last heard a leader (promisedTo), or
+	// started in a term above 0 (promisedTo None: it may have answered a
+	// leader just before it stopped); hasPromise is false if neither
+	// happened. The node stays loyal (refuses pre-votes, and votes where
+	// Config.refusesVotesInLease) for an ElectionTimeout after it, across
+	// term changes: a leader's lease counts on it (QuorumContact).
+	promised   time.Duration
+	promisedTo ID
+	hasPromise bool
+	// transferring is set on a leader that sent MsgTimeoutNow in its
+	// term: the transferee's vote requests bypass every voter's loyalty,
+	// so the leader holds no lease for the rest of the term.
+	transferring bool
+	lastReset    time.Duration // last heartbeat or granted vote (CheckLastContact)
 
 	votes map[ID]bool // responses of the current (pre-)vote round
 

@@ -97,6 +97,10 @@ func (n *Node) electionTimerDue() {
 			n.within(n.lastReset, n.cfg.ElectionTimeout) {
 			break // heard from the leader recently; the timer keeps running
 		}
+		if n.promiseForbidsCampaign() {
+			// Due early (a kept or ticked deadline): the timer runs on.
+			break
+		}
 		n.leader = None
 		if !n.allowLaunchElection() {
 			n.stats.PrioritySkips++
@@ -119,16 +123,18 @@ func (n *Node) onVoteTimer() {
 	n.unlockAndFlush()
 }
 
-// voteTimerDue ends a candidate's round, with the node locked.
+// voteTimerDue ends a candidate's round, with the node locked. With
+// PreVote the next round starts with a pre-vote, as etcd's candidate
+// campaigns again through MsgHup: a candidate cut off from the group
+// must not raise its term at every vote timeout and depose a healthy
+// leader when it comes back. Otherwise it starts the next term.
 func (n *Node) voteTimerDue() {
-	if n.cfg.StepDownWhenVoteTimedOut {
-		if n.stepDown(n.term, ReasonVoteTimedOut, None) {
-			if n.cfg.PreVote {
-				n.becomePreCandidate(ReasonVoteTimeout)
-			} else {
-				n.becomeCandidate(ReasonVoteTimeout, false)
-			}
-		}
+	if n.cfg.StepDownWhenVoteTimedOut && !n.stepDown(n.term, ReasonVoteTimedOut, None) {
+		return
+	}
+	if n.cfg.PreVote {
+		n.voteT.Stop()
+		n.becomePreCandidate(ReasonVoteTimeout)
 	} else {
 		n.becomeCandidate(ReasonVoteTimeout, false)
 	}
