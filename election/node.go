@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -108,7 +109,9 @@ type Node struct {
 // tr, persists its term and vote in st and reads its log's last entry from
 // log. The node does nothing until Start. NewNode returns the Config's
 // validation error, ErrNilArgument (wrapped) for a nil argument, or the
-// error of creating a timer.
+// error of creating a timer. An interface holding a nil pointer, func,
+// map, channel or slice (a nil *MemoryStorage, a nil TransportFunc) is a
+// nil argument.
 func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) (*Node, error) {
 	c, err := cfg.normalized()
 	if err != nil {
@@ -117,12 +120,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	switch {
 	case w == nil:
 		return nil, fmt.Errorf("%w: wheel", ErrNilArgument)
-	case tr == nil:
-		return nil, fmt.Errorf("%w: transport", ErrNilArgument)
-	case st == nil:
-		return nil, fmt.Errorf("%w: storage", ErrNilArgument)
-	case log == nil:
-		return nil, fmt.Errorf("%w: log view", ErrNilArgument)
+	case isNil(tr):
+		return nil, fmt.Errorf("%w: transport (%T)", ErrNilArgument, tr)
+	case isNil(st):
+		return nil, fmt.Errorf("%w: storage (%T)", ErrNilArgument, st)
+	case isNil(log):
+		return nil, fmt.Errorf("%w: log view (%T)", ErrNilArgument, log)
 	}
 	if c.Rand == nil {
 		c.Rand = randsrc.New()
@@ -201,6 +204,19 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		}
 	}
 	return n, nil
+}
+
+// isNil reports whether v is nil or holds a nil pointer, func, map,
+// channel, slice or interface, whose methods would dereference nil.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
 
 // ID returns the node's ID.
