@@ -435,14 +435,23 @@ func (h *Host) hibernate(g *group) bool {
 // safe state for it. h.mu is held.
 func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 	d := g.dormant
+	// moved: the group went on to a higher term.
+	moved := m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted)
 	switch {
-	case m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted):
-		// The group moved on: what the replica knew of d.Term is moot.
+	case d.Leader == h.id && moved:
+		// A hibernating leader holds no lease: it starts as a plain
+		// follower.
 		return h.wake(g, election.Dormant{}, false)
 	case d.Leader == h.id:
 		return h.wake(g, d, false)
 	case !h.leaderAlive(d.Leader):
 		return h.wake(g, election.Dormant{Term: d.Term}, false)
+	case moved:
+		// The replica still knows d.Leader and when it last heard from
+		// it (d.Contact, kept up by the heartbeats answered asleep):
+		// resumed so, it refuses a vote inside the lease those answers
+		// gave, as an awake follower would with LeaderStickiness.
+		return h.wake(g, d, false)
 	}
 	return h.wake(g, d, from != d.Leader)
 }
@@ -594,6 +603,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
+			g.dormant.Contact = h.w.Now() // the lease counts on this answer
 			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
@@ -627,7 +637,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 	case Hibernate:
 		ok := false
 		if g.node == nil {
-			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
+			ok = g.dormant.Term == c.Term && g.dormant.Leader == from
 		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
 			ok = h.hibernate(g)
 		}
