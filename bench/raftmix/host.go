@@ -190,6 +190,7 @@ func runHost(cfg Config) (Result, error) {
 	}()
 	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
+	ph := newPhases(cfg)
 	observe := func(_ multiraft.GroupID, e election.Event) {
 		if !measuring.Load() {
 			return
@@ -197,11 +198,13 @@ func runHost(cfg Config) (Result, error) {
 		switch {
 		case e.Type == election.EventElectionStart:
 			elections.Add(1)
+			ph.election()
 			if e.Reason == election.ReasonTimeout {
 				timeouts.Add(1)
 			}
 		case e.Type == election.EventStepDown && strings.HasPrefix(e.Reason, election.ReasonCheckQuorum):
 			stepDowns.Add(1)
+			ph.stepDown()
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
@@ -336,7 +339,20 @@ func runHost(cfg Config) (Result, error) {
 	}()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
-	time.Sleep(cfg.Duration)
+	var phases *PhaseResult
+	if cfg.BurnCores > 0 {
+		pr, err := ph.window(cfg)
+		if err != nil {
+			measuring.Store(false)
+			<-probeDone
+			close(stop)
+			<-done
+			return Result{}, err
+		}
+		phases = &pr
+	} else {
+		time.Sleep(cfg.Duration)
+	}
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
@@ -384,6 +400,7 @@ func runHost(cfg Config) (Result, error) {
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
 		TickMs:            float64(w.Tick()) / 1e6,
 		Host:              hr,
+		Phases:            phases,
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs

@@ -96,7 +96,18 @@ type Config struct {
 	// period of the touches; 0 means the workload's (ElectionTimeout,
 	// HeartbeatPeriod). The heartbeat must be below the timeout.
 	HostElectionTimeout, HostHeartbeat time.Duration
+
+	// BurnCores, if positive, burns that many cores from BurnAt after the
+	// measured window's start for BurnFor, each with a process of its
+	// own (see Burn), and the Result reports elections by phase (before,
+	// during and after the burn; Result.Phases). ImplHost only; the burn
+	// must end within the window. At most 64.
+	BurnCores       int
+	BurnAt, BurnFor time.Duration
 }
+
+// maxBurnCores bounds Config.BurnCores.
+const maxBurnCores = 64
 
 // DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
 // lateness sampled on every 64th group; for ImplHost 3 nodes, all groups
@@ -129,6 +140,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: host election timeout and heartbeat must be >= 0, got %v and %v", ErrInvalidConfig, c.HostElectionTimeout, c.HostHeartbeat)
 	case c.hostHeartbeat() >= c.hostElectionTimeout() || c.hostHeartbeat() < time.Millisecond:
 		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
+	case c.BurnCores < 0 || c.BurnCores > maxBurnCores:
+		return fmt.Errorf("%w: burn cores must be in [0, %d], got %d", ErrInvalidConfig, maxBurnCores, c.BurnCores)
+	case c.BurnCores > 0 && c.Impl != ImplHost:
+		return fmt.Errorf("%w: a burn needs implementation %s, got %q", ErrInvalidConfig, ImplHost, c.Impl)
+	case c.BurnAt < 0 || c.BurnFor < 0:
+		return fmt.Errorf("%w: burn start and length must be >= 0, got %v and %v", ErrInvalidConfig, c.BurnAt, c.BurnFor)
+	case c.BurnCores > 0 && (c.BurnFor == 0 || c.BurnAt+c.BurnFor > c.Duration):
+		return fmt.Errorf("%w: a burn from %v for %v must last and end within the %v window", ErrInvalidConfig, c.BurnAt, c.BurnFor, c.Duration)
 	}
 	return nil
 }
@@ -201,6 +220,9 @@ type Result struct {
 	// live inside election.Node (see Host.Delivered). CPUNsPerEvent
 	// counts messages delivered, timers fired and touches as events.
 	Host *HostResult `json:"host,omitempty"`
+	// Phases holds the elections by phase of a run with a burn
+	// (Config.BurnCores); nil for the others.
+	Phases *PhaseResult `json:"phases,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.

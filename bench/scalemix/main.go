@@ -37,6 +37,15 @@
 // count. -active takes one fraction, or one per -groups entry:
 //
 //	go run ./bench/scalemix -impl raftick-host -groups 10000,1000000 -active 1,0.01
+//
+// -burn-cores N (raftick-host only) burns N cores, one process each (this
+// executable again), from -burn-at after the window's start for -burn-for,
+// and prints under the row the elections and CheckQuorum step-downs
+// before, during and after the burn, how long after it the last election
+// started, and the elections in each second of the window: whether the
+// hosts recover when an overload ends.
+//
+//	go run ./bench/scalemix -impl raftick-host -groups 20000 -seconds 60 -warmup 5 -burn-cores 1 -burn-at 20s -burn-for 20s
 package main
 
 import (
@@ -58,6 +67,7 @@ import (
 )
 
 func main() {
+	raftmix.Burn() // a burner process of -burn-cores spins here
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -94,6 +104,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
 	hostET := fs.Duration("election-timeout", raftmix.ElectionTimeout, "raftick-host: election timeout (randomized to [ET, 2ET))")
 	hostHB := fs.Duration("heartbeat", raftmix.HeartbeatPeriod, "raftick-host: heartbeat interval, also the period of the touches")
+	burnCores := fs.Int("burn-cores", 0, "raftick-host: burn this many cores (a process each) during the window, and count elections before, during and after")
+	burnAt := fs.Duration("burn-at", 0, "raftick-host: start the burn this long after the window starts")
+	burnFor := fs.Duration("burn-for", 0, "raftick-host: burn this long; the burn must end within -seconds")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -151,6 +164,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.cfg.SampleEvery, o.cfg.Seed, o.cfg.Tick = *sample, *seed, *tick
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
 	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
+	o.cfg.BurnCores, o.cfg.BurnAt, o.cfg.BurnFor = *burnCores, *burnAt, *burnFor
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
 		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
@@ -255,6 +269,11 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 				pr.firstHost = &res
 			}
 			for _, line := range hostLines(res, *pr.firstHost) {
+				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
+			}
+		}
+		if res.Phases != nil {
+			for _, line := range phaseLines(*res.Phases) {
 				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
 			}
 		}
@@ -502,5 +521,28 @@ func hostLines(r, first raftmix.Result) []string {
 		}
 		lines = append(lines, line)
 	}
+	return lines
+}
+
+// phaseLines describes a run with a burn: elections, CheckQuorum
+// step-downs and cores in each phase, and how long after the burn the
+// last election started.
+func phaseLines(p raftmix.PhaseResult) []string {
+	var lines []string
+	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
+	for k, name := range raftmix.PhaseNames {
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k]))
+	}
+	last := "no election after the burn"
+	if p.Elections[2] > 0 {
+		last = fmt.Sprintf("last election %.2fs after the burn ended", p.LastElectionAfterBurnSec)
+	}
+	lines = append(lines, "burn: "+last)
+	per := make([]string, len(p.ElectionsPerSec))
+	for i, c := range p.ElectionsPerSec {
+		per[i] = strconv.FormatInt(c, 10)
+	}
+	lines = append(lines, "burn: elections per second: "+strings.Join(per, " "))
 	return lines
 }

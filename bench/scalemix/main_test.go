@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,6 +13,13 @@ import (
 
 	"github.com/raftick/raftick/bench/raftmix"
 )
+
+// TestMain lets the test binary serve as a burner process of
+// -burn-cores (raftmix.Burn).
+func TestMain(m *testing.M) {
+	raftmix.Burn()
+	os.Exit(m.Run())
+}
 
 // TestSmoke runs every implementation briefly on a few hundred groups and
 // checks the output's structure: a result per run in order, the floor
@@ -166,6 +174,44 @@ func TestHostSmoke(t *testing.T) {
 	require.Contains(t, text, "for 30 groups at active 1")
 }
 
+// TestBurn runs raftick-host with a burn inside the window and checks the
+// shape of what it reports: three phases that make up the window, a count
+// of elections per second of it, and the phase lines of the table.
+func TestBurn(t *testing.T) {
+	out := runOK(t, "-groups", "30", "-impl", raftmix.ImplHost, "-seconds", "1.5", "-warmup", "0.1",
+		"-burn-cores", "1", "-burn-at", "0.5s", "-burn-for", "0.5s", "-json")
+	var r raftmix.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "output %q", out)
+	p := r.Phases
+	require.NotNil(t, p)
+	require.Equal(t, 1, p.BurnCores)
+	require.Equal(t, 0.5, p.BurnAtSec)
+	require.Equal(t, 0.5, p.BurnForSec)
+	var secs float64
+	var elections int64
+	for k := range p.Seconds {
+		require.GreaterOrEqual(t, p.Seconds[k], 0.0)
+		require.GreaterOrEqual(t, p.Elections[k], int64(0))
+		secs += p.Seconds[k]
+		elections += p.Elections[k]
+	}
+	require.LessOrEqual(t, secs, r.Seconds, "the phases lie within the window")
+	require.Len(t, p.ElectionsPerSec, 2, "a count per second of the window, the last partial")
+	var perSec int64
+	for _, c := range p.ElectionsPerSec {
+		perSec += c
+	}
+	require.Equal(t, elections, perSec)
+	require.LessOrEqual(t, elections, r.SpuriousElections)
+	require.GreaterOrEqual(t, p.LastElectionAfterBurnSec, 0.0)
+
+	out = runOK(t, "-groups", "30", "-impl", raftmix.ImplHost, "-seconds", "0.3", "-warmup", "0",
+		"-burn-cores", "1", "-burn-at", "0.1s", "-burn-for", "0.1s")
+	require.Contains(t, out, "burn: 1 cores from 0.1s for 0.1s of the window")
+	require.Contains(t, out, "burn: during ")
+	require.Contains(t, out, "burn: elections per second: ")
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-groups", "0"},
@@ -187,6 +233,12 @@ func TestBadFlags(t *testing.T) {
 		{"-rounds", "0"},
 		{"-rounds", "1001"},
 		{"-rounds", "two"},
+		{"-impl", "raftick", "-burn-cores", "1", "-burn-for", "1s"},
+		{"-impl", "raftick-host", "-burn-cores", "1", "-burn-at", "9s", "-burn-for", "2s", "-seconds", "10"},
+		{"-impl", "raftick-host", "-burn-cores", "1", "-seconds", "10"},
+		{"-impl", "raftick-host", "-burn-cores", "-1"},
+		{"-impl", "raftick-host", "-burn-cores", "65", "-burn-for", "1s"},
+		{"-impl", "raftick-host", "-burn-cores", "1", "-burn-at", "-1s", "-burn-for", "1s"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
