@@ -361,10 +361,15 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 }
 
 // ratios compares the CPU above the floor, and per event, of raftick and
-// raftick-keep with the other implementations of the same group count.
+// raftick-keep with the other timer implementations of the same group
+// count, and the cores of raftick-node and raftick-host with etcd-tick's.
 func ratios(results map[string]raftmix.Result) []string {
 	var out []string
 	for _, r := range compare(results) {
+		if r.product {
+			out = append(out, fmt.Sprintf("%s: cores %.2fx (%.3f vs %.3f)", r.label(), r.cores, r.implCores, r.otherCores))
+			continue
+		}
 		line := fmt.Sprintf("%s: cpu per event %.2fx", r.label(), r.perEvent)
 		switch {
 		case !r.floor:
@@ -378,15 +383,26 @@ func ratios(results map[string]raftmix.Result) []string {
 	return out
 }
 
-// raftickImpls are the implementations compare measures against the
-// others, in the order of their ratio lines.
-var raftickImpls = []string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}
+// comparisons are the pairs compare measures, in the order of their
+// ratio lines: each of impls against each of others. Product pairs run
+// Raft's election (their CPU per event counts different events, so only
+// their cores compare).
+var comparisons = []struct {
+	impls, others []string
+	product       bool
+}{
+	{[]string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}, []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd}, false},
+	{[]string{raftmix.ImplNode, raftmix.ImplHost}, []string{raftmix.ImplEtcd}, true},
+}
 
 // ratio is a raftick implementation's CPU against another implementation's
 // in one round.
 type ratio struct {
-	impl                     string // one of raftickImpls; "raftick" below
+	impl                     string // a raftick implementation; "raftick" below
 	other                    string
+	product                  bool    // a product pair: only the cores fields are set
+	cores                    float64 // raftick's cores over other's
+	implCores, otherCores    float64
 	perEvent                 float64 // raftick's CPU per event over other's
 	floor                    bool    // the floor ran: the fields below are set
 	raftickAbove, otherAbove float64 // cores above the floor
@@ -396,19 +412,33 @@ type ratio struct {
 // label names the pair, as in "raftick/tick10".
 func (r ratio) label() string { return r.impl + "/" + r.other }
 
-// compare returns the ratios of raftick and raftick-keep, those of them
-// that ran, against tick10, tick100 and std, those of them that ran.
+// compare returns the ratios of the pairs of comparisons that ran.
 func compare(results map[string]raftmix.Result) []ratio {
 	var out []ratio
-	for _, impl := range raftickImpls {
+	for _, c := range comparisons {
+		out = append(out, comparePairs(results, c.impls, c.others, c.product)...)
+	}
+	return out
+}
+
+// comparePairs returns the ratios of each of impls against each of others,
+// those of them that ran.
+func comparePairs(results map[string]raftmix.Result, impls, others []string, product bool) []ratio {
+	var out []ratio
+	for _, impl := range impls {
 		rt, ok := results[impl]
 		if !ok {
 			continue
 		}
 		a, ok1 := aboveFloor(rt, results)
-		for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
+		for _, other := range others {
 			o, ok := results[other]
 			if !ok {
+				continue
+			}
+			if product {
+				out = append(out, ratio{impl: impl, other: other, product: true,
+					cores: rt.Cores / o.Cores, implCores: rt.Cores, otherCores: o.Cores})
 				continue
 			}
 			r := ratio{impl: impl, other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
@@ -460,6 +490,14 @@ func medians(impls []string, rounds []map[string]raftmix.Result) []string {
 		}
 	}
 	for _, pair := range pairs {
+		if byPair[pair][0].product {
+			var cores []float64
+			for _, r := range byPair[pair] {
+				cores = append(cores, r.cores)
+			}
+			lines = append(lines, fmt.Sprintf("%s: median cores %s", pair, spread(cores)))
+			continue
+		}
 		var perEvent, above []float64
 		for _, r := range byPair[pair] {
 			perEvent = append(perEvent, r.perEvent)

@@ -243,6 +243,33 @@ func TestProductSmoke(t *testing.T) {
 	require.Contains(t, out, " etcd-tick ")
 }
 
+// TestProductRatios checks the lines comparing raftick-node and
+// raftick-host with etcd-tick: cores only, per round and as medians.
+func TestProductRatios(t *testing.T) {
+	res := func(impl string, cores float64) raftmix.Result {
+		return raftmix.Result{Impl: impl, Cores: cores, CPUNsPerEvent: 100}
+	}
+	round := func(etcd float64) map[string]raftmix.Result {
+		return map[string]raftmix.Result{
+			raftmix.ImplNone: res(raftmix.ImplNone, 0.01),
+			raftmix.ImplNode: res(raftmix.ImplNode, 0.2),
+			raftmix.ImplHost: res(raftmix.ImplHost, 0.1),
+			raftmix.ImplEtcd: res(raftmix.ImplEtcd, etcd),
+		}
+	}
+	require.Equal(t, []string{
+		"raftick-node/etcd-tick: cores 0.50x (0.200 vs 0.400)",
+		"raftick-host/etcd-tick: cores 0.25x (0.100 vs 0.400)",
+	}, ratios(round(0.4)))
+	lines := medians([]string{raftmix.ImplNone, raftmix.ImplNode, raftmix.ImplHost, raftmix.ImplEtcd},
+		[]map[string]raftmix.Result{round(0.4), round(0.2), round(0.8)})
+	require.Equal(t, []string{
+		"median cores: none 0.010, raftick-node 0.200 (0.190 above floor), raftick-host 0.100 (0.090 above floor), etcd-tick 0.400 (0.390 above floor)",
+		"raftick-node/etcd-tick: median cores 0.50x (0.25x to 1.00x)",
+		"raftick-host/etcd-tick: median cores 0.25x (0.12x to 0.50x)",
+	}, lines)
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-groups", "0"},
