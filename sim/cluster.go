@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/vnet"
+	"github.com/raftick/raftick/sim/internal/vnet"
 	"github.com/raftick/raftick/wheel"
 )
 
