@@ -33,8 +33,7 @@ type Hooks struct {
 	// Heartbeat is called for every heartbeat a server sends, before the
 	// network takes it.
 	Heartbeat func(from election.ID)
-	// Observer receives every node event, in order: the trial's safety
-	// checker.
+	// Observer receives every node event, in order.
 	Observer func(election.Event)
 	// Trace receives the trial's event log, one line per call.
 	Trace func(string)
@@ -80,7 +79,8 @@ type Cluster interface {
 	// It also returns false when ctx is cancelled.
 	Run(limit time.Duration, done func() bool) bool
 	// Err reports why the run is not to be trusted (a callback panicked,
-	// ctx was cancelled), or nil.
+	// the servers broke election safety: a *sim.SafetyError, ctx was
+	// cancelled), or nil.
 	Err() error
 	// Close stops the cluster.
 	Close()
@@ -168,16 +168,6 @@ func (c *raftickCluster) ShortenLogs(_ election.ID, short []election.ID) (func()
 func (c *raftickCluster) Sent() int { return c.Stats().Sent }
 
 func (c *raftickCluster) Start() error { return c.Cluster.Start() }
-
-// A SafetyError reports a trial whose servers broke election safety, as
-// electiontest.Checker defines it (one leader per term, one vote per
-// server and term, terms that never go back, leaders elected by a
-// majority): a defect of the engine's nodes, never an outcome.
-type SafetyError struct{ Err error }
-
-func (e *SafetyError) Error() string { return "experiment: election safety violated: " + e.Err.Error() }
-
-func (e *SafetyError) Unwrap() error { return e.Err }
 
 // addSat returns a+b, saturating at the largest duration.
 func addSat(a, b time.Duration) time.Duration {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/wheel"
 )
@@ -68,8 +67,8 @@ const (
 // RunFailover runs one trial of Failover's procedure for s on engine e.
 // The trial is a function of s, e and rng's state; trace, if not nil,
 // receives its event log. It returns an error for a cluster e cannot
-// build or run, an interrupted run, and a *SafetyError if the servers
-// broke election safety.
+// build or run, an interrupted run, and a *sim.SafetyError if the
+// servers broke election safety.
 func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	var (
 		c         Cluster
@@ -168,8 +167,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 			crashT.Reset(u)
 		}
 	}
-	chk := electiontest.NewChecker(s.Nodes)
-	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Heartbeat: heartbeat, Observer: chk.Observe, Trace: trace})
+	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Heartbeat: heartbeat, Trace: trace})
 	if err != nil {
 		return sim.Outcome{}, err
 	}
@@ -192,7 +190,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		}
 	}
 	settled := c.Run(s.setupLimit(), func() bool { return phase >= crashed })
-	if err := trialErr(c, failed, chk); err != nil {
+	if err := trialErr(c, failed); err != nil {
 		return sim.Outcome{}, err
 	}
 	if !settled {
@@ -200,7 +198,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		return sim.Outcome{Time: s.maxTime(), NoLeader: true}, nil
 	}
 	finished := c.Run(addSat(crashAt, s.maxTime()), func() bool { return phase == measured })
-	if err := trialErr(c, nil, chk); err != nil {
+	if err := trialErr(c, nil); err != nil {
 		return sim.Outcome{}, err
 	}
 	if !finished {
@@ -218,18 +216,12 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 }
 
 // trialErr returns why a trial's run cannot be trusted: the cluster's
-// error, failed, or the checker's violations.
-func trialErr(c Cluster, failed error, chk *electiontest.Checker) error {
+// error (a panic, broken election safety, an interruption), or failed.
+func trialErr(c Cluster, failed error) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
-	if failed != nil {
-		return failed
-	}
-	if err := chk.Err(); err != nil {
-		return &SafetyError{Err: err}
-	}
-	return nil
+	return failed
 }
 
 // Bootstrap is the cold-start experiment: every server starts fresh at the
@@ -271,8 +263,7 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 			done, endAt, winTerm = true, c.Now(), term
 		}
 	}
-	chk := electiontest.NewChecker(s.Nodes)
-	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Observer: chk.Observe, Trace: trace})
+	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Trace: trace})
 	if err != nil {
 		return sim.Outcome{}, err
 	}
@@ -281,7 +272,7 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 		return sim.Outcome{}, err
 	}
 	finished := c.Run(s.maxTime(), func() bool { return done })
-	if err := trialErr(c, nil, chk); err != nil {
+	if err := trialErr(c, nil); err != nil {
 		return sim.Outcome{}, err
 	}
 	if !finished {

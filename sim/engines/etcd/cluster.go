@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/etcdadapter"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/internal/vnet"
@@ -119,6 +120,7 @@ type Cluster struct {
 	nodes []*etcdadapter.Node
 	stats NetStats
 	mail  *vnet.Courier[*pb.Message]
+	check *electiontest.Checker // fed every event of every node
 }
 
 // NewCluster builds a cluster of cfg.Nodes nodes, none started.
@@ -130,18 +132,18 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand, check: electiontest.NewChecker(cfg.Nodes)}
 	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
 	for i := range cfg.Nodes {
 		c.ids = append(c.ids, uint64(i+1))
 	}
-	obs := cfg.Observer
-	if cfg.Trace != nil {
-		obs = func(e election.Event) {
+	obs := func(e election.Event) {
+		c.check.Observe(e)
+		if cfg.Trace != nil {
 			cfg.Trace(e.At, uint64(e.Node), e.Text())
-			if cfg.Observer != nil {
-				cfg.Observer(e)
-			}
+		}
+		if cfg.Observer != nil {
+			cfg.Observer(e)
 		}
 	}
 	for _, id := range c.ids {
@@ -179,6 +181,20 @@ func (c *Cluster) Node(id uint64) *etcdadapter.Node {
 		return nil
 	}
 	return c.nodes[id-1]
+}
+
+// Err reports why the cluster's run is not to be trusted: a
+// *sim.PanicError if a callback on its wheel panicked, else a
+// *sim.SafetyError if the nodes' events broke election safety
+// (electiontest.Checker), else nil.
+func (c *Cluster) Err() error {
+	if err := c.w.Err(); err != nil {
+		return err
+	}
+	if err := c.check.Err(); err != nil {
+		return &sim.SafetyError{Err: err}
+	}
+	return nil
 }
 
 // Stats returns the network counters.

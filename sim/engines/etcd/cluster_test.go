@@ -11,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/sim"
 )
 
 func newTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
@@ -232,4 +233,21 @@ func sortedOthers(ids []uint64, skip uint64) []uint64 {
 	out := slices.DeleteFunc(slices.Clone(ids), func(id uint64) bool { return id == skip })
 	slices.Sort(out)
 	return out
+}
+
+// TestClusterChecksSafety: a cluster checks every event of its nodes for
+// election safety, and Err reports a violation: here a heartbeat forged
+// in the name of a follower makes another follower follow it in the term
+// a third node leads.
+func TestClusterChecksSafety(t *testing.T) {
+	seed := testSeed(t)
+	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 0)})
+	require.NoError(t, c.Start())
+	leader := waitLeader(t, c, 10*time.Second)
+	require.NoError(t, c.Err())
+	_, term := c.Leader()
+	others := sortedOthers(c.IDs(), leader)
+	require.NoError(t, c.Node(others[0]).Step(&pb.Message{Type: pb.MsgHeartbeat.Enum(), From: new(others[1]), To: new(others[0]), Term: new(term)}))
+	var se *sim.SafetyError
+	require.ErrorAs(t, c.Err(), &se, "seed %d", seed)
 }

@@ -147,5 +147,3 @@ func (c *etcdCluster) Run(limit time.Duration, done func() bool) bool {
 		return done()
 	})
 }
-
-func (c *etcdCluster) Err() error { return c.Cluster.Wheel().Err() }
