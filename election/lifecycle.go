@@ -47,7 +47,7 @@ func (n *Node) start(d *Dormant) error {
 		if n.term > 0 && n.cfg.refusesVotesInLease() && len(n.peers) > 0 {
 			// It may have answered a leader's heartbeat just before it
 			// stopped: keep that promise as if it had just heard it.
-			n.promise(None)
+			n.promise(n.w.Now(), None)
 		}
 		n.electionT.Start()
 	}

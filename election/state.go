@@ -153,10 +153,10 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	return true
 }
 
-// promise records that the node heard leader now (None: that it started
-// and may have heard one just before): see Node.promised.
-func (n *Node) promise(leader ID) {
-	n.promised, n.promisedTo, n.hasPromise = n.w.Now(), leader, true
+// promise records that the node heard leader at (None: that it started
+// at and may have heard one just before): see Node.promised.
+func (n *Node) promise(at time.Duration, leader ID) {
+	n.promised, n.promisedTo, n.hasPromise = at, leader, true
 }
 
 // loyal reports whether the node stays loyal to a leader against

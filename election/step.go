@@ -100,7 +100,7 @@ func (n *Node) handleHeartbeat(m Message) {
 		n.emit(EventLeaderKnown, m.From, "")
 	}
 	n.lastContact, n.hasContact = n.w.Now(), true
-	n.promise(m.From)
+	n.promise(n.lastContact, m.From)
 	n.resetElectionTimer()
 	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true, Sent: m.Sent})
 }
