@@ -287,7 +287,7 @@ func (n *Node) handleVote(m Message) {
 
 // grantVote answers a vote request whose grant is persisted.
 func (n *Node) grantVote(m Message) {
-	n.resetElectionTimer()
+	n.resetElectionTimer(n.w.Now())
 	n.emitEvent(Event{Type: EventVoteGranted, Term: n.term, Peer: m.From, Msg: m.Type})
 	n.send(Message{Type: MsgVoteResp, To: m.From, Term: n.term, Granted: true})
 }

@@ -114,7 +114,7 @@ func (n *Node) resume(d Dormant) bool {
 	}
 	n.lastContact, n.hasContact, n.lastReset = contact, true, now
 	n.promise(contact, d.Leader)
-	n.electionT.Start()
+	n.startElectionTimer()
 	n.logger.Debug("resumed as follower", "term", n.term, "leader", d.Leader)
 	n.emit(EventRoleChange, None, ReasonResume)
 	n.emit(EventLeaderKnown, d.Leader, ReasonResume)

@@ -49,7 +49,7 @@ func (n *Node) start(d *Dormant) error {
 			// stopped: keep that promise as if it had just heard it.
 			n.promise(n.w.Now(), None)
 		}
-		n.electionT.Start()
+		n.startElectionTimer()
 	}
 	if n.snapshotT != nil {
 		n.snapshotT.Start()
@@ -83,7 +83,7 @@ func (n *Node) halt() {
 	n.outbox, n.events = nil, nil
 	n.noteStop()
 	n.mu.Unlock()
-	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
+	for _, t := range [...]*repeated.Timer{&n.electionT, &n.voteT, &n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {
 			t.Destroy()
 		}

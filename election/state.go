@@ -12,9 +12,20 @@ import (
 // synchronously back to this node) already left spares behind.
 func (n *Node) unlockAndFlush() {
 	out, evs := n.outbox, n.events
-	if len(out) == 0 && len(evs) == 0 {
-		n.mu.Unlock()
-		return
+	if len(evs) == 0 {
+		switch len(out) {
+		case 0:
+			n.mu.Unlock()
+			return
+		case 1:
+			// One message (a follower's answer): sent from a copy, so
+			// that the buffer stays and the node is not locked again.
+			m := out[0]
+			n.outbox = out[:0]
+			n.mu.Unlock()
+			n.tr.Send(m)
+			return
+		}
 	}
 	n.outbox, n.events = n.spareOut, n.spareEvents
 	n.spareOut, n.spareEvents = nil, nil
