@@ -239,6 +239,13 @@ type Config struct {
 	// does. Set it to *metrics.BlackholeSink to turn metrics off: the node
 	// then computes nothing for them (simulations of many clusters).
 	Metrics metrics.MetricSink
+	// MetricsLabels are added to every metric of the node, after the
+	// label node (the node's ID, always present): a multi-raft host or
+	// the user labels a group's nodes with the group, for example. Each
+	// label adds series: with many groups in a process prefer few labels
+	// of few values (a group label per group makes a series per group and
+	// name). Names must be non-empty, distinct and not "node".
+	MetricsLabels []metrics.Label
 }
 
 // DefaultConfig returns a Config with ElectionTimeout 1s randomized to
@@ -409,6 +416,17 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatJitter == nil {
 		c.HeartbeatJitter = repeated.None()
 	}
+	names := map[string]bool{"node": true}
+	for i, l := range c.MetricsLabels {
+		switch {
+		case l.Name == "":
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "has an empty name")
+		case names[l.Name]:
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "repeats the label %q (node is the node's ID)", l.Name)
+		}
+		names[l.Name] = true
+	}
+	c.MetricsLabels = slices.Clone(c.MetricsLabels)
 	if c.Logger == nil {
 		c.Logger = hclog.NewNullLogger()
 	}
