@@ -144,8 +144,11 @@
 // hashicorp/raft's RegisterObserver does, and never hold the wheel: a
 // non-blocking Observer drops (and counts) what its channel cannot take at
 // once, a blocking one queues and blocks only its own delivery goroutine.
-// Node.LeaderCh delivers leadership changes, the latest value winning, and
-// Node.WaitLeader waits until any leader is known.
+// Node.LeaderCh delivers leadership changes, the latest value winning,
+// Node.WaitLeader waits until any leader is known (which may be one that
+// just crashed: followers know it until their timers find it silent), and
+// Node.WaitLeaderOther waits for a leader other than a given one, the
+// successor of a crashed leader.
 //
 // # Hostile and corrupted messages
 //

@@ -217,3 +217,43 @@ func TestWaitLeader(t *testing.T) {
 	_, err = n.WaitLeader(context.Background())
 	require.ErrorIs(t, err, election.ErrStopped)
 }
+
+// TestWaitLeaderOther is issue 35: right after the leader crashed,
+// WaitLeader returns the dead leader (the followers still know it);
+// WaitLeaderOther waits for a leader other than it.
+func TestWaitLeaderOther(t *testing.T) {
+	c := newCluster(t, clusterOpts{n: 3, delay: time.Millisecond, seed: 3})
+	c.startAll(t)
+	require.True(t, c.runUntil(10*time.Second, func() bool { _, ok := c.stableLeader(); return ok }))
+	old, _ := c.stableLeader()
+	c.crash(old)
+	var survivor *election.Node
+	for _, id := range c.ids {
+		if id != old {
+			survivor = c.nodes[id]
+		}
+	}
+	l, err := survivor.WaitLeader(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, old, l, "WaitLeader returns the leader the follower still knows")
+
+	got := make(chan election.ID, 1)
+	go func() {
+		l, err := survivor.WaitLeaderOther(context.Background(), old)
+		if err != nil {
+			l = election.None
+		}
+		got <- l
+	}()
+	require.True(t, c.runUntil(c.v.Now()+10*time.Second, func() bool { l, ok := c.stableLeader(); return ok && l != old }))
+	next, _ := c.stableLeader()
+	select {
+	case l := <-got:
+		require.Equal(t, next, l)
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitLeaderOther did not return")
+	}
+	l, err = survivor.WaitLeaderOther(context.Background(), election.None)
+	require.NoError(t, err)
+	require.Equal(t, next, l, "None: any leader")
+}
