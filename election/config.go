@@ -3,8 +3,10 @@ package election
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -219,7 +221,11 @@ type Config struct {
 	// system's entropy, different for every node and run; set it for
 	// reproducible runs.
 	Rand *rand.Rand
-	// Logger receives the node's logs; nil means hclog.NewNullLogger().
+	// Logger receives the node's logs. nil means a logger writing to
+	// standard error at level Warn (hclog's format, as hashicorp/raft
+	// logs), so that what goes wrong (a failing disk, a lost quorum, an
+	// impossible message) is never silent; pass hclog.NewNullLogger() to
+	// silence a node on purpose, or a logger of your own.
 	Logger hclog.Logger
 	// Observer, if set, receives every Event, synchronously, on the
 	// goroutine that caused it, without the node's lock held. It may call
@@ -428,7 +434,7 @@ func (c Config) normalized() (Config, error) {
 	}
 	c.MetricsLabels = slices.Clone(c.MetricsLabels)
 	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
+		c.Logger = defaultLogger()
 	}
 	return c, nil
 }
@@ -439,6 +445,16 @@ func (c Config) normalized() (Config, error) {
 // check), since the leader lease (Node.QuorumContact) that CheckQuorum
 // maintains is sound only if voters keep this promise.
 func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
+
+// logOutput is where the default Logger writes; a variable so that a
+// test can read it.
+var logOutput io.Writer = os.Stderr
+
+// defaultLogger returns the Logger of a Config that sets none: warnings
+// and errors to logOutput.
+func defaultLogger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: hclog.Warn, Output: logOutput})
+}
 
 // lease returns the leader lease.
 func (c *Config) lease() time.Duration {

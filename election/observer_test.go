@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -15,6 +16,7 @@ import (
 // with a short election timeout, for real-time tests.
 func soloConfig() election.Config {
 	c := election.DefaultConfig()
+	c.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	c.ID, c.Voters = 1, []election.ID{1}
 	c.ElectionTimeout = 5 * time.Millisecond
 	return c
