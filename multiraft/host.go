@@ -80,6 +80,11 @@ type Host struct {
 	hbTick   time.Duration
 	ostats   outStats
 	ticking  bool // the heartbeat tick is making its leaders heartbeat
+
+	// stepNow is the wheel time a Step read when it took h.mu (last): the
+	// time its entries are stepped at, read once per chunk of entries
+	// rather than per entry. Guarded by h.mu.
+	stepNow time.Duration
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -530,6 +535,7 @@ func (h *Host) step(b Batch) {
 		return
 	}
 	h.heard(p)
+	h.stepNow = h.w.Now()
 	k := 0
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
@@ -597,6 +603,7 @@ func (h *Host) yield(k *int) bool {
 	}
 	h.unlock()
 	h.mustLock()
+	h.stepNow = h.w.Now()
 	return !h.stopped
 }
 
@@ -628,7 +635,13 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 
 // deliverTo is deliver to group g, nil if unknown. h.mu is held.
 func (h *Host) deliverTo(g *group, m election.Message) {
-	if g == nil || g.voters.index(m.From) < 0 {
+	var from int
+	if g == nil {
+		from = -1
+	} else {
+		from = g.voters.index(m.From)
+	}
+	if from < 0 {
 		h.stats.Ignored++
 		return
 	}
@@ -640,7 +653,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
-			g.dormant.Contact = h.w.Now() // the lease counts on this answer
+			g.dormant.Contact = h.stepNow // the lease counts on this answer
 			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
@@ -653,9 +666,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		}
 	}
 	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		if i := g.voters.index(m.From); i >= 0 {
-			g.a.acks[i] = ack{term: m.Term, at: h.w.Now()}
-		}
+		g.a.acks[from] = ack{term: m.Term, at: h.stepNow}
 	}
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {
