@@ -992,3 +992,54 @@ func TestRealtimeRebindLeavesStaleHeapEntry(t *testing.T) {
 	}
 	require.Equal(t, want, got, "fires on w1 and on w2")
 }
+
+// TestRealtimeSubTickPeriodDoesNotSpin: a timer that re-arms itself far
+// below the tick (1ns, or at once), as a multi-raft host with a 2ns
+// heartbeat would ask, must not make the driver spin or hang: the driver
+// still sleeps between rounds (in a bubble a driver that never blocks
+// would stop the bubble's clock, and the test's sleep would never end),
+// other timers on the wheel fire within the lateness bound, and Stop
+// returns. (A virtual wheel fires such a timer at every deadline it
+// asks for, exactly: a timer re-armed every nanosecond fires a billion
+// times per second of virtual time, and one re-armed at once from its
+// own callback keeps its advance at that instant for ever.)
+func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
+	forms := map[string]func(w *Wheel, tm *Timer, fires *int64){
+		"Reset(0) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(0) }))
+		},
+		"Reset(1ns) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(1) }))
+		},
+		"NextFunc 1ns": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+		},
+		"NextFunc 1ns, SetPeriodic": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+			require.NoError(t, tm.SetPeriodic(true))
+		},
+	}
+	for _, tick := range []time.Duration{time.Millisecond, 2 * maxBatchTick} {
+		for name, form := range forms {
+			t.Run(fmt.Sprintf("tick=%v/%s", tick, name), func(t *testing.T) {
+				inBubble(t, func(t *testing.T) {
+					w := newBubbleWheel(t, tick)
+					var tm Timer
+					var fires int64
+					form(w, &tm, &fires)
+					start := time.Now()
+					tm.Reset(1)
+					const span = 20 * time.Millisecond
+					late := worstLateness(t, w, 4, 5*time.Millisecond)
+					time.Sleep(span)
+					elapsed := time.Since(start)
+					tm.Stop()
+					require.LessOrEqual(t, late, rtLatenessBound(w), "other timers fire late")
+					require.Positive(t, fires)
+					w.Stop()
+					t.Logf("%d fires in %v, %d wake-ups", fires, elapsed, w.Stats().Wakeups)
+				})
+			})
+		}
+	}
+}
