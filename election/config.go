@@ -108,6 +108,17 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// Lagging, if set, reports whether the node's host runs behind its
+	// own timers, so that the silence a timer measures may be the host's
+	// backlog rather than the peers' (package multiraft sets it while its
+	// periodic checks run late). While it returns true, a follower's or
+	// pre-candidate's election timer and a candidate's vote timer that
+	// come due start nothing and run on with a fresh timeout, and a
+	// leader's CheckQuorum check does not step down. Safety does not
+	// depend on it: the lease (QuorumContact) still counts only answers
+	// within it. nil means never. It is called with the node's lock held
+	// and must not call the node.
+	Lagging func() bool
 	// Host, if set, lets a simulator model a server whose handlers and
 	// timers share one lock held through disk writes (see HostLock); nil
 	// for a real program.

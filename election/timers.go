@@ -118,6 +118,9 @@ func (n *Node) electionTimerDue() {
 		// A deadline forced while this fire was on its way (real-time
 		// wheel) is void: the timer fired anyway.
 		n.keep.force(0)
+		if n.lagging() {
+			break // the silence may be the host's own; the timer runs on
+		}
 		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
 			n.within(n.lastReset, n.cfg.ElectionTimeout) {
 			break // heard from the leader recently; the timer keeps running
@@ -142,7 +145,7 @@ func (n *Node) onVoteTimer() {
 	}
 	if n.role != Candidate {
 		n.voteT.Stop()
-	} else if !n.deferVoteTimer() {
+	} else if !n.lagging() && !n.deferVoteTimer() {
 		n.voteTimerDue()
 	}
 	n.unlockAndFlush()
@@ -176,7 +179,7 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	if alive := n.reachable(now, lease); alive < n.quorum {
+	if alive := n.reachable(now, lease); alive < n.quorum && !n.lagging() {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
@@ -235,4 +238,14 @@ func (n *Node) onSnapshotTimer() {
 	n.emit(EventSnapshot, None, "")
 	n.unlockAndFlush()
 	n.cfg.OnSnapshot()
+}
+
+// lagging reports whether Config.Lagging says the node's host runs
+// behind, counting it in Stats.LaggingSkips.
+func (n *Node) lagging() bool {
+	if n.cfg.Lagging == nil || !n.cfg.Lagging() {
+		return false
+	}
+	n.stats.LaggingSkips++
+	return true
 }
