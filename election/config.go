@@ -32,7 +32,10 @@ type Config struct {
 	// ElectionJitter applied to ET on every schedule.
 	ElectionTimeout time.Duration
 	// ElectionJitter randomizes the election timeout. nil means
-	// repeated.Proportional(1): uniform in [ET, 2ET).
+	// repeated.Proportional(1): uniform in [ET, 2ET). NewNode calls its
+	// Next a few times with sources of its own, to learn whether its draws
+	// depend on repeated.State: if not (None, Proportional, UniformExtra),
+	// a heartbeat re-arms the timer without a lock (see Node.Step).
 	ElectionJitter repeated.Jitter
 
 	// HeartbeatInterval is how often a leader sends heartbeats; in
