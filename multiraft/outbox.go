@@ -6,6 +6,24 @@ import (
 	"github.com/raftick/raftick/election"
 )
 
+// outbox holds what waits to be sent to one peer.
+type outbox struct {
+	b    Batch
+	sent bool // something was sent since the last liveness tick
+	// hbCap and respCap are the capacities of the next batch's
+	// Heartbeats and Responses.
+	hbCap, respCap int
+	// answering counts the Steps delivering heartbeats from this peer:
+	// their answers to it leave when they end (endAnswers).
+	answering int
+	// loose is set while entries wait that no tick or Step in progress
+	// made: the flush timer sends them.
+	loose bool
+}
+
+// minCap is the least capacity of an outbox's heartbeat slices.
+const minCap = 8
+
 // outStats counts what the host sent; guarded by outMu.
 type outStats struct {
 	messages, batches, heartbeats, liveness uint64
@@ -226,33 +244,5 @@ func (h *Host) takeLoose(batches []Batch) []Batch {
 func (h *Host) sendAll(batches []Batch) {
 	for _, b := range batches {
 		h.tr.Send(b)
-	}
-}
-
-// onPing tells every peer the host is alive if it sent the peer nothing
-// since the last tick (LivenessInterval).
-func (h *Host) onPing() {
-	h.mustLock()
-	if h.stopped {
-		h.unlock()
-		return
-	}
-	h.pingT.Reset(h.cfg.LivenessInterval)
-	to := h.peerIDs // sorted; only grows, under h.mu
-	h.unlock()
-	h.outMu.Lock()
-	var quiet []election.ID
-	for _, id := range to {
-		ob := h.outboxFor(id)
-		if !ob.sent {
-			quiet = append(quiet, id)
-			h.ostats.batches++
-			h.ostats.liveness++
-		}
-		ob.sent = false
-	}
-	h.outMu.Unlock()
-	for _, id := range quiet {
-		h.tr.Send(Batch{From: h.id, To: id})
 	}
 }
