@@ -195,9 +195,25 @@
 // answered every heartbeat it was sent as reachable however old its last
 // answer, so the checks the late driver runs before the tick no longer
 // depose every leader of a host at once (scalemix saw bursts of about
-// 1,600 step-downs at one instant). Followers' election timers have no
-// such protection: a driver later than an election timeout less a tick
-// still lets followers campaign.
+// 1,600 step-downs at one instant).
+//
+// A host that cannot keep up (its processor taken, a backlog of batches)
+// runs late as a whole. It measures that with its sweep, due every
+// heartbeat interval: from a sweep more than half an interval late until
+// its sweeps have run on time for an election timeout, the host is
+// behind (Stats.Behind), and its nodes' election.Config.Lagging holds
+// every follower's campaign and every CheckQuorum step-down, so that the
+// silence of the host's own backlog elects no one and the elections do
+// not feed the overload. While a host stays behind, its groups elect no
+// new leader; the lease stays sound, as it counts only answers.
+//
+// # Metrics
+//
+// A host reports its own gauges and counters (raftick.host.*) to its
+// election template's metrics sink every LivenessInterval, and labels
+// every metric of its own and of its nodes with host=<ID>; with
+// Config.GroupLabels the nodes' metrics also carry group=<ID>, one series
+// per group, which is off by default (metrics.go lists the metrics).
 //
 // # Concurrency
 //

@@ -46,6 +46,9 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if cfg.Lagging == nil {
 		cfg.Lagging = h.laggingFn
 	}
+	if h.metrics != nil {
+		cfg.Metrics = h.metrics.nodeSink(g.id, h.cfg.GroupLabels)
+	}
 	if obs := h.cfg.Observer; obs != nil {
 		id := g.id
 		cfg.Observer = func(e election.Event) { obs(id, e) }

@@ -40,6 +40,9 @@ type Host struct {
 	w         *wheel.Wheel
 	tr        Transport
 	laggingFn func() bool // h.lagging, made once for every node's Config
+	// metrics is nil when metrics are off; its report state is touched
+	// only by the liveness ping timer's callback.
+	metrics *hostMetrics
 
 	// mu guards every field below up to outMu, unless a field says
 	// otherwise, and each group's node, a, dormant and behind.
@@ -224,6 +227,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	h.sweepDue = w.Now() + eff.HeartbeatInterval
 	h.laggingFn = h.lagging
+	h.metrics = newHostMetrics(eff.Metrics, uint64(c.ID))
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)

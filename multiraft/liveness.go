@@ -50,7 +50,7 @@ func (h *Host) onPeerSilent(p *peer) {
 }
 
 // onPing tells every peer the host is alive if it sent the peer nothing
-// since the last tick (LivenessInterval).
+// since the last tick (LivenessInterval), and reports the host's metrics.
 func (h *Host) onPing() {
 	h.mustLock()
 	if h.stopped {
@@ -74,5 +74,8 @@ func (h *Host) onPing() {
 	h.outMu.Unlock()
 	for _, id := range quiet {
 		h.tr.Send(Batch{From: h.id, To: id})
+	}
+	if h.metrics != nil {
+		h.metrics.report(h.Stats())
 	}
 }
