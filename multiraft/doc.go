@@ -217,9 +217,14 @@
 //
 // # Concurrency
 //
-// A Host serializes its groups with one mutex and calls their nodes with it
-// held; nodes send through the host without it, so Transport.Send may be
-// called with the host's lock held and must not deliver to a Host
+// A Host guards its registry, hibernation and liveness with one mutex and
+// calls its nodes' methods with it held, except on Step's hot path: the
+// coalesced heartbeats and answers of awake groups are stepped without it
+// (an awake group publishes its node and acks atomically, and a node
+// serializes its own messages), so Steps from several peers run in
+// parallel on as many cores. The host's lock order is written on the Host
+// type. Nodes send through the host without its lock, but Transport.Send
+// may be called with it held and must not deliver to a Host
 // synchronously. On a virtual wheel with MemNetwork a whole cluster runs
 // on the goroutine advancing the wheel, reproducibly for a given
 // Config.Rand.
@@ -228,9 +233,10 @@
 // goroutine runs every host's timers and a caller's Touch should not
 // stall behind a batch:
 //
-//   - Step delivers a batch's entries in order but lets go of the lock
-//     every 64 entries, so a batch with an entry per group does not hold
-//     up the host's timers and callers for all of them.
+//   - Step takes it twice per batch when every entry's group is awake
+//     (to note the peer alive, then for the single messages and
+//     controls), and delivers the entries of hibernating groups under it
+//     in order, letting go every 64 entries.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the

@@ -61,20 +61,20 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if err != nil {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
-	g.node, g.dormant, g.behind = n, election.Dormant{}, 0
-	g.a = &awakeState{lastActive: h.w.Now()}
+	a := &awakeState{node: n, lastActive: h.w.Now()}
 	if nv := len(g.voters.ids); nv <= smallGroup {
-		g.a.acks = g.a.small[:nv]
+		a.acks = a.small[:nv]
 	} else {
-		g.a.acks = make([]ack, nv)
+		a.acks = make([]ack, nv)
 	}
-	h.setAwake(g)
 	if err := n.Resume(d); err != nil {
-		h.setAsleep(g)
-		g.node, g.a, g.dormant = nil, nil, d
+		g.dormant = d
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
+	h.setAwake(g)
+	g.fast.Store(a)
 	g.awake.Store(true)
 	h.listLeader(g)
 	return nil
@@ -88,8 +88,13 @@ func (h *Host) hibernate(g *group) bool {
 		g.awake.Store(true)
 		return false
 	}
+	// A Step on its lock-free path from now on takes mu; one that found
+	// the node before steps into it, and after Hibernate the node ignores
+	// the message (lost, as Raft allows).
+	g.fast.Store(nil)
 	d, err := g.node.Hibernate()
 	if err != nil {
+		g.fast.Store(g.a)
 		g.awake.Store(true)
 		return false
 	}
@@ -179,7 +184,7 @@ func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok b
 			behind |= bit(i)
 			continue
 		}
-		if a := g.a.acks[i]; a.term != term || now-a.at > h.lease {
+		if a := &g.a.acks[i]; a.term.Load() != term || now-time.Duration(a.at.Load()) > h.lease {
 			return false, 0
 		}
 	}

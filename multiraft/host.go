@@ -125,6 +125,10 @@ type group struct {
 	// awake mirrors node != nil for Touch, which reads it without mu:
 	// cleared before a group hibernates, set when it wakes.
 	awake atomic.Bool
+	// fast is a while the group is awake and nil while it hibernates or
+	// is being put to sleep, for Step's lock-free path (see inbound.go).
+	// Written under mu.
+	fast atomic.Pointer[awakeState]
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// touched is the wheel time of the last Touch plus one (0: never),
@@ -145,8 +149,11 @@ func (g *group) lastTouch() (time.Duration, bool) {
 // bit returns the behind bit of voter index i.
 func bit(i int) uint64 { return 1 << min(i, 63) }
 
-// awakeState is what the host tracks of an awake group.
+// awakeState is what the host tracks of an awake group. node and acks are
+// read by Step's lock-free path (through group.fast); every other field
+// is guarded by Host.mu.
 type awakeState struct {
+	node *election.Node // the group's node, as group.node; set before publishing
 	// lastActive is when the group woke or its node's term changed (see
 	// Host.lastActive for touches).
 	lastActive time.Duration
@@ -162,9 +169,19 @@ type awakeState struct {
 // smallGroup is the largest group whose acks live in awakeState.small.
 const smallGroup = 5
 
+// ack is a voter's last granted heartbeat answer: its term and when it was
+// stepped. Each field is atomic, as Step's lock-free path writes it; a
+// reader may see the term of one answer with the time of another, which
+// only delays a hibernation (followersCaughtUp wants both recent).
 type ack struct {
-	term uint64
-	at   time.Duration
+	term atomic.Uint64
+	at   atomic.Int64 // a time.Duration
+}
+
+// set records an answer of term stepped at at.
+func (a *ack) set(term uint64, at time.Duration) {
+	a.term.Store(term)
+	a.at.Store(int64(at))
 }
 
 // voterSet is a group's voters, shared by every group with the same ones.

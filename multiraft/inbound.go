@@ -1,14 +1,19 @@
 package multiraft
 
 import (
+	"time"
+
 	"github.com/raftick/raftick/election"
 )
 
 // Step delivers an inbound batch. Entries for unknown groups, from
 // non-voters, or addressed to another host are ignored and counted in
 // Stats; Step never panics on them. A batch from a peer node resets that
-// node's liveness timer. Entries are delivered in order, but a long batch
-// lets other calls and the host's timers in between its entries.
+// node's liveness timer. The coalesced heartbeats and answers of awake
+// groups are stepped without the host's lock, so that Steps from several
+// peers run in parallel; the other entries (those of hibernating groups,
+// single messages, controls) follow in order under the lock, which a long
+// batch lets other calls and the host's timers take in between.
 //
 // Step panics with ErrReentrant if its goroutine is inside a call of the
 // same Host that holds the host's lock: a Transport that delivers
@@ -30,33 +35,46 @@ func (h *Host) Step(b Batch) {
 
 // step is Step without sending the answers.
 func (h *Host) step(b Batch) {
+	now, ok := h.admit(b)
+	if !ok {
+		return
+	}
+	var in inbound
+	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
+	slowHB := stepFast(h, &in, now, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+		hb.Term, hb.Sent = e.Term, e.Sent
+		return e.Group, hb
+	})
+	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
+	slowResp := stepFast(h, &in, now, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
+		return e.Group, resp
+	})
+
 	h.mustLock()
 	defer h.unlock()
+	h.stats.Delivered += in.delivered
+	h.stats.Ignored += in.ignored
 	if h.stopped {
 		return
 	}
-	h.stats.BatchesReceived++
-	p := h.peers[b.From]
-	if b.To != h.id || p == nil {
-		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return
-	}
-	h.heard(p)
 	h.stepNow = h.w.Now()
 	k := 0
-	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
-	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+	for _, i := range slowHB {
+		if !h.yield(&k) {
+			return
+		}
+		e := b.Heartbeats[i]
 		hb.Term, hb.Sent = e.Term, e.Sent
-		return e.Group, hb
-	}) {
-		return
+		h.deliver(e.Group, hb)
 	}
-	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
-	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+	for _, i := range slowResp {
+		if !h.yield(&k) {
+			return
+		}
+		e := b.Responses[i]
 		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
-		return e.Group, resp
-	}) {
-		return
+		h.deliver(e.Group, resp)
 	}
 	for _, gm := range b.Msgs {
 		if gm.Msg.From != b.From || gm.Msg.To != h.id {
@@ -70,29 +88,74 @@ func (h *Host) step(b Batch) {
 	}
 }
 
-// stepEntries delivers coalesced entries in order, each as the message
-// msg makes of it, resolving their groups ahead (lookahead) and letting
-// other users of the lock in every stepChunk entries (*k counts them
-// over the batch). It reports false if the host stopped meanwhile.
-// h.mu is held.
-func stepEntries[E any](h *Host, k *int, es []E, msg func(E) (GroupID, election.Message)) bool {
+// admit counts batch b and checks where it comes from and goes to; for a
+// batch from a known peer to this host it restarts the peer's liveness
+// timer and returns the wheel time the batch is stepped at. h.mu is not
+// held.
+func (h *Host) admit(b Batch) (time.Duration, bool) {
+	h.mustLock()
+	defer h.unlock()
+	if h.stopped {
+		return 0, false
+	}
+	h.stats.BatchesReceived++
+	p := h.peers[b.From]
+	if b.To != h.id || p == nil {
+		h.stats.Ignored += uint64(max(b.Len(), 1))
+		return 0, false
+	}
+	h.heard(p)
+	return h.w.Now(), true
+}
+
+// inbound counts what a Step's lock-free path did, for Stats.
+type inbound struct{ delivered, ignored uint64 }
+
+// stepFast steps the coalesced entries es of awake groups, each as the
+// message msg makes of it, without the host's lock: an awake group's
+// node and acks are published in group.fast, and a node serializes its
+// own messages. An answer's ack is recorded at now. It returns the
+// indexes of the entries whose group hibernates (or is being put to
+// sleep or woken), for the caller to deliver under the lock, in order.
+// Unknown groups and senders are counted as ignored. Neither h.mu nor
+// outMu is held; h.gmu is taken for reading.
+func stepFast[E any](h *Host, in *inbound, now time.Duration, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
+	if len(es) == 0 {
+		return nil
+	}
+	h.gmu.RLock()
+	defer h.gmu.RUnlock()
 	var ahead lookahead
 	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
 	for i, e := range es {
-		if !h.yield(k) {
-			return false
-		}
 		g := ahead.next(h, i)
 		_, m := msg(e)
-		h.deliverTo(g, m)
+		from := -1
+		if g != nil {
+			from = g.voters.index(m.From)
+		}
+		if from < 0 {
+			in.ignored++
+			continue
+		}
+		a := g.fast.Load()
+		if a == nil {
+			slow = append(slow, i)
+			continue
+		}
+		if m.Type == election.MsgHeartbeatResp && m.Granted {
+			a.acks[from].set(m.Term, now)
+		}
+		a.node.Step(m)
+		in.delivered++
 	}
-	return true
+	return slow
 }
 
-// stepChunk is how many coalesced entries Step delivers before it lets
-// other users of the host's lock in: a batch may hold one entry per group,
-// and a Touch that wakes a group or a timer of the host should not wait
-// for all of them.
+// stepChunk is how many entries Step delivers under the host's lock
+// before it lets other users of the lock in: a batch may hold one entry
+// per hibernating group, and a Touch that wakes a group or a timer of the
+// host should not wait for all of them.
 const stepChunk = 64
 
 // yield counts one entry of a Step in *k and, every stepChunk entries,
@@ -153,7 +216,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		}
 	}
 	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		g.a.acks[from] = ack{term: m.Term, at: h.stepNow}
+		g.a.acks[from].set(m.Term, h.stepNow)
 	}
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {
