@@ -24,8 +24,8 @@ import (
 //
 //	Host.mu -> election.Node's lock -> repeated.Timer's lock -> the Wheel's
 //	Host.mu -> gmu (writes of the group index)
-//	Host.mu -> outMu (the outboxes); a Node's Transport.Send takes outMu
-//	           without Host.mu from a node's timer
+//	Host.mu -> outMu -> outbox.mu (a peer's outbox); a node's sends take
+//	           only outbox.mu, with or without Host.mu
 //	Host.mu -> pendMu (Touch's queue of groups to wake)
 //
 // A host calls its Transport and a node's Observer with no lock of its own
@@ -94,16 +94,18 @@ type Host struct {
 	// rather than per entry.
 	stepNow time.Duration
 
-	// outMu guards the outboxes and what follows; it is never held while
-	// the Transport is called.
+	// outMu serializes the flushes over every outbox and guards outOrder
+	// and the creation of outboxes; it is never held while the Transport
+	// is called. Each outbox has a lock of its own, taken inside outMu by
+	// the flushes and alone by send (outMu -> outbox.mu).
 	outMu    sync.Mutex
-	out      map[election.ID]*outbox
-	outOrder []election.ID // keys of out, sorted
-	flushT   wheel.Timer   // every CoalesceWindow (Coalesce only); stopped under outMu
-	hbT      wheel.Timer   // every hbTick: the led groups heartbeat (Coalesce only); under mu
-	hbTick   time.Duration // set by NewHost
-	ostats   outStats
-	ticking  bool // the heartbeat tick is making its leaders heartbeat
+	outs     atomic.Pointer[map[election.ID]*outbox] // replaced under outMu, never changed
+	outOrder []election.ID                           // keys of outs, sorted
+	flushT   wheel.Timer                             // every CoalesceWindow (Coalesce only); stopped under outMu
+	hbT      wheel.Timer                             // every hbTick: the led groups heartbeat (Coalesce only); under mu
+	hbTick   time.Duration                           // set by NewHost
+	// ticking is set while the heartbeat tick makes its leaders heartbeat.
+	ticking atomic.Bool
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -222,11 +224,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		rng:    c.Rand,
 		peers:  make(map[election.ID]*peer),
 		voters: make(map[string]*voterSet),
-		out:    make(map[election.ID]*outbox),
 	}
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
+	h.outs.Store(&map[election.ID]*outbox{})
 	if err := h.sweepT.Init(w, h.onSweep); err != nil {
 		return nil, err
 	}

@@ -64,12 +64,14 @@ func (h *Host) onPing() {
 	var quiet []election.ID
 	for _, id := range to {
 		ob := h.outboxFor(id)
+		ob.mu.Lock()
 		if !ob.sent {
 			quiet = append(quiet, id)
-			h.ostats.batches++
-			h.ostats.liveness++
+			ob.stats.batches++
+			ob.stats.liveness++
 		}
 		ob.sent = false
+		ob.mu.Unlock()
 	}
 	h.outMu.Unlock()
 	for _, id := range quiet {
