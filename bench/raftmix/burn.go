@@ -109,6 +109,11 @@ type PhaseResult struct {
 	// phase, StepDowns the leaders stepped down by CheckQuorum.
 	Elections [numPhases]int64 `json:"elections"`
 	StepDowns [numPhases]int64 `json:"step_downs"`
+	// HeartbeatPace and CheckRate are Result's HeartbeatPace and
+	// StepDownRate in each phase: whether the hosts kept up, not only
+	// whether they held their elections.
+	HeartbeatPace [numPhases]float64 `json:"heartbeat_pace"`
+	CheckRate     [numPhases]float64 `json:"check_rate"`
 	// LastElectionAfterBurnSec is the time from the burn's end to the
 	// last election started in the window, in seconds; 0 if none started
 	// after the burn ended.
@@ -123,8 +128,12 @@ type PhaseResult struct {
 // concurrent use; record may be called before the window (it is ignored).
 type phases struct {
 	at, span time.Duration // the burn's start from the window's start, and length
-	start    atomic.Int64  // the window's start, unix ns; 0 until it starts
-	done     atomic.Bool   // the window ended
+	// counts returns the heartbeats and step-down checks so far, and
+	// hbDue and checkDue how many of each are due a second.
+	counts          func() (hbs, checks int64)
+	hbDue, checkDue float64
+	start           atomic.Int64 // the window's start, unix ns; 0 until it starts
+	done            atomic.Bool  // the window ended
 
 	elections, stepDowns [numPhases]atomic.Int64
 	lastElection         atomic.Int64 // since the window's start, ns
@@ -132,7 +141,8 @@ type phases struct {
 }
 
 func newPhases(c Config) *phases {
-	return &phases{at: c.BurnAt, span: c.BurnFor, perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second))}
+	return &phases{at: c.BurnAt, span: c.BurnFor, perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second)),
+		counts: func() (int64, int64) { return 0, 0 }}
 }
 
 // since returns the time since the window started, or false outside it.
@@ -187,6 +197,8 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 	p.start.Store(t0.UnixNano())
 	cpu := [numPhases + 1]time.Duration{processCPU()}
 	wall := [numPhases + 1]time.Time{t0}
+	var hbs, checks [numPhases + 1]int64
+	hbs[0], checks[0] = p.counts()
 	sleepUntil := func(d time.Duration) {
 		if ahead := time.Until(t0.Add(d)); ahead > 0 {
 			time.Sleep(ahead)
@@ -194,6 +206,7 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 	}
 	sleepUntil(c.BurnAt)
 	cpu[1], wall[1] = processCPU(), time.Now()
+	hbs[1], checks[1] = p.counts()
 	b, err := startBurn(c.BurnCores)
 	if err != nil {
 		p.done.Store(true)
@@ -202,14 +215,22 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 	sleepUntil(c.BurnAt + c.BurnFor)
 	b.stop()
 	cpu[2], wall[2] = processCPU(), time.Now()
+	hbs[2], checks[2] = p.counts()
 	sleepUntil(c.Duration)
 	cpu[3], wall[3] = processCPU(), time.Now()
+	hbs[3], checks[3] = p.counts()
 	p.done.Store(true)
 	for k := range numPhases {
 		secs := wall[k+1].Sub(wall[k]).Seconds()
 		res.Seconds[k] = secs
 		if secs > 0 && cpu[k] >= 0 && cpu[k+1] >= 0 {
 			res.Cores[k] = (cpu[k+1] - cpu[k]).Seconds() / secs
+		}
+		if secs > 0 && p.hbDue > 0 {
+			res.HeartbeatPace[k] = float64(hbs[k+1]-hbs[k]) / (secs * p.hbDue)
+		}
+		if secs > 0 && p.checkDue > 0 {
+			res.CheckRate[k] = float64(checks[k+1]-checks[k]) / (secs * p.checkDue)
 		}
 		res.Elections[k] = p.elections[k].Load()
 		res.StepDowns[k] = p.stepDowns[k].Load()

@@ -369,6 +369,9 @@ func runHost(cfg Config) (Result, error) {
 			}
 		}
 	}()
+	ph.counts = func() (int64, int64) { return net.hbs.Load(), checks.Load() }
+	ph.hbDue = float64(nActive*(replicas-1)) / hb.Seconds()
+	ph.checkDue = float64(nActive) / sd.Seconds()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
 	var phases *PhaseResult
