@@ -19,3 +19,20 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	syncDir = f
 	return func() { syncDir = old }
 }
+
+// HeartbeatTimers returns how many heartbeat timers the node has.
+func (n *Node) HeartbeatTimers() int {
+	k := len(n.peerHeartbeatT)
+	if n.heartbeatT != nil {
+		k++
+	}
+	return k
+}
+
+// HeartbeatReArm reports whether a heartbeat would re-arm the election
+// timer by Reset (true) rather than Restart now.
+func (n *Node) HeartbeatReArm() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.detection == ResetOnHeartbeat && n.fastReset && n.electionOn && n.electionFresh
+}

@@ -27,7 +27,12 @@ type Host struct {
 	w     *wheel.Wheel
 	tr    Transport
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// owner is the goroutine holding mu (gid.Current), 0 while mu is
+	// free: set by lock and tryLock after taking mu, cleared by unlock
+	// before releasing it, so a goroutine that reads its own ID here
+	// holds mu (see lock).
+	owner   atomic.Uintptr
 	stopped bool
 	halted  atomic.Bool // stopped, for the paths that do not take mu
 	rng     *rand.Rand
@@ -37,13 +42,20 @@ type Host struct {
 	groups groupIndex
 	// pend are the sleeping groups Touch found while h.mu was busy; the
 	// lock's holder wakes them (unlock). npend is len(pend).
-	pendMu  sync.Mutex
-	pend    []*group
-	npend   atomic.Int32
-	peers   map[election.ID]*peer
-	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
-	all     []*group      // every group, in the order added
-	awakeL  []*group      // the awake groups; group.awakeAt is the index
+	pendMu sync.Mutex
+	pend   []*group
+	npend  atomic.Int32
+	// behind is set while the host runs late (see overload.go): written
+	// under h.mu, read by the nodes (Config.Lagging) without it.
+	behind atomic.Bool
+	// laggingFn is h.lagging, made once for every node's Config;
+	// laggingSkips counts the timers it stopped.
+	laggingFn    func() bool
+	laggingSkips atomic.Uint64
+	peers        map[election.ID]*peer
+	peerIDs      []election.ID // keys of peers, sorted (a new slice on every change)
+	all          []*group      // every group, in the order added
+	awakeL       []*group      // the awake groups; group.awakeAt is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -51,8 +63,14 @@ type Host struct {
 	leadersL []*group
 	voters   map[string]*voterSet // interned voter sets
 	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
-	pingT    wheel.Timer          // every LivenessInterval: liveness messages
-	stats    Stats
+	sweepDue time.Duration        // sweepT's deadline
+	// lateness is how late the last sweep ran, maxLateness the most
+	// since the host started (see overload.go).
+	lateness, maxLateness time.Duration
+	lateAt                time.Duration // when a sweep last ran late
+	wasLate               bool          // a sweep ever ran late
+	pingT                 wheel.Timer   // every LivenessInterval: liveness messages
+	stats                 Stats
 
 	outMu    sync.Mutex
 	out      map[election.ID]*outbox
@@ -62,6 +80,11 @@ type Host struct {
 	hbTick   time.Duration
 	ostats   outStats
 	ticking  bool // the heartbeat tick is making its leaders heartbeat
+
+	// stepNow is the wheel time a Step read when it took h.mu (last): the
+	// time its entries are stepped at, read once per chunk of entries
+	// rather than per entry. Guarded by h.mu.
+	stepNow time.Duration
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -174,8 +197,10 @@ var emptyLog = election.StaticLog{}
 
 // NewHost returns a Host for cfg whose groups' timers live on w and that
 // sends through tr. It returns the Config's validation error (wrapping
-// ErrInvalidConfig), or an error for a nil wheel or transport or a wheel
-// that refuses the host's timers.
+// ErrInvalidConfig), or an error for a nil wheel or transport, for an
+// election timeout, heartbeat interval, liveness interval or coalescing
+// window shorter than w's tick (a CoalesceWindow left 0 is raised to the
+// tick), or for a wheel that refuses the host's timers.
 func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	c, eff, err := cfg.normalized()
 	if err != nil {
@@ -183,6 +208,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	if w == nil || tr == nil {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
+	}
+	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
+		return nil, err
 	}
 	h := &Host{
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
@@ -210,6 +238,8 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if _, err := h.sweepT.TryReset(eff.HeartbeatInterval); err != nil {
 		return nil, err
 	}
+	h.sweepDue = w.Now() + eff.HeartbeatInterval
+	h.laggingFn = h.lagging
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
@@ -251,7 +281,9 @@ type GroupConfig struct {
 // ErrGroupExists, ErrInvalidConfig (wrapped) for bad voters, and the
 // storage's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
@@ -380,6 +412,9 @@ func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
 func (h *Host) startNode(g *group, d election.Dormant) error {
 	cfg := h.ecfg
 	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
+	if cfg.Lagging == nil {
+		cfg.Lagging = h.laggingFn
+	}
 	if obs := h.cfg.Observer; obs != nil {
 		id := g.id
 		cfg.Observer = func(e election.Event) { obs(id, e) }
@@ -435,14 +470,23 @@ func (h *Host) hibernate(g *group) bool {
 // safe state for it. h.mu is held.
 func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 	d := g.dormant
+	// moved: the group went on to a higher term.
+	moved := m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted)
 	switch {
-	case m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted):
-		// The group moved on: what the replica knew of d.Term is moot.
+	case d.Leader == h.id && moved:
+		// A hibernating leader holds no lease: it starts as a plain
+		// follower.
 		return h.wake(g, election.Dormant{}, false)
 	case d.Leader == h.id:
 		return h.wake(g, d, false)
 	case !h.leaderAlive(d.Leader):
 		return h.wake(g, election.Dormant{Term: d.Term}, false)
+	case moved:
+		// The replica still knows d.Leader and when it last heard from
+		// it (d.Contact, kept up by the heartbeats answered asleep):
+		// resumed so, it refuses a vote inside the lease those answers
+		// gave, as an awake follower would with LeaderStickiness.
+		return h.wake(g, d, false)
 	}
 	return h.wake(g, d, from != d.Leader)
 }
@@ -458,7 +502,14 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // Stats; Step never panics on them. A batch from a peer node resets that
 // node's liveness timer. Entries are delivered in order, but a long batch
 // lets other calls and the host's timers in between its entries.
+//
+// Step panics with ErrReentrant if its goroutine is inside a call of the
+// same Host that holds the host's lock: a Transport that delivers
+// synchronously, or an Observer that calls Step.
 func (h *Host) Step(b Batch) {
+	if h.holding() {
+		panic(ErrReentrant)
+	}
 	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
 		h.step(b)
 		return
@@ -472,7 +523,7 @@ func (h *Host) Step(b Batch) {
 
 // step is Step without sending the answers.
 func (h *Host) step(b Batch) {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -484,6 +535,7 @@ func (h *Host) step(b Batch) {
 		return
 	}
 	h.heard(p)
+	h.stepNow = h.w.Now()
 	k := 0
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
@@ -550,7 +602,8 @@ func (h *Host) yield(k *int) bool {
 		return true
 	}
 	h.unlock()
-	h.mu.Lock()
+	h.mustLock()
+	h.stepNow = h.w.Now()
 	return !h.stopped
 }
 
@@ -582,7 +635,13 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 
 // deliverTo is deliver to group g, nil if unknown. h.mu is held.
 func (h *Host) deliverTo(g *group, m election.Message) {
-	if g == nil || g.voters.index(m.From) < 0 {
+	var from int
+	if g == nil {
+		from = -1
+	} else {
+		from = g.voters.index(m.From)
+	}
+	if from < 0 {
 		h.stats.Ignored++
 		return
 	}
@@ -594,6 +653,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
+			g.dormant.Contact = h.stepNow // the lease counts on this answer
 			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
@@ -606,9 +666,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		}
 	}
 	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		if i := g.voters.index(m.From); i >= 0 {
-			g.a.acks[i] = ack{term: m.Term, at: h.w.Now()}
-		}
+		g.a.acks[from] = ack{term: m.Term, at: h.stepNow}
 	}
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {
@@ -627,7 +685,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 	case Hibernate:
 		ok := false
 		if g.node == nil {
-			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
+			ok = g.dormant.Term == c.Term && g.dormant.Leader == from
 		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
 			ok = h.hibernate(g)
 		}
@@ -666,7 +724,7 @@ func (h *Host) lastActive(g *group) time.Duration {
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
 // group whose leader p was wakes without a leader, to elect another.
 func (h *Host) onPeerSilent(p *peer) {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped || !p.alive {
 		return
@@ -684,17 +742,20 @@ func (h *Host) onPeerSilent(p *peer) {
 
 // onSweep runs every heartbeat interval: it hibernates the groups whose
 // leader is this host and that have been idle for HibernateAfter.
+// It also measures how late the host runs (see overload.go).
 func (h *Host) onSweep() {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
 	}
+	now := h.w.Now()
+	h.noteLateness(now, now-h.sweepDue)
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
+	h.sweepDue = now + h.ecfg.HeartbeatInterval
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
-	now := h.w.Now()
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
@@ -773,7 +834,7 @@ func (h *Host) onHeartbeatTick() {
 
 // tick is onHeartbeatTick without the flush.
 func (h *Host) tick() {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -851,7 +912,9 @@ func (h *Host) Touch(gid GroupID) error {
 	g := h.groups.get(gid)
 	h.gmu.RUnlock()
 	if g == nil || h.halted.Load() {
-		h.mu.Lock()
+		if err := h.lock(); err != nil {
+			return err
+		}
 		defer h.unlock()
 		_, err := h.lookup(gid) // the error
 		return err
@@ -860,7 +923,7 @@ func (h *Host) Touch(gid GroupID) error {
 	if g.awake.Load() {
 		return nil
 	}
-	if h.mu.TryLock() {
+	if h.tryLock() {
 		defer h.unlock()
 		if h.stopped {
 			return ErrStopped
@@ -877,7 +940,7 @@ func (h *Host) Touch(gid GroupID) error {
 		h.npend.Store(int32(len(h.pend)))
 		h.pendMu.Unlock()
 	}
-	if h.mu.TryLock() { // the holder may have let go before it saw g
+	if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
 	return nil
@@ -891,8 +954,9 @@ func (h *Host) unlock() {
 		if h.npend.Load() > 0 {
 			h.wakePending()
 		}
+		h.owner.Store(0)
 		h.mu.Unlock()
-		if h.npend.Load() == 0 || !h.mu.TryLock() {
+		if h.npend.Load() == 0 || !h.tryLock() {
 			return
 		}
 	}
@@ -917,7 +981,9 @@ func (h *Host) wakePending() {
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -929,7 +995,9 @@ func (h *Host) Campaign(gid GroupID) error {
 // TransferLeadership wakes the group and calls
 // election.Node.TransferLeadership.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -952,7 +1020,9 @@ type GroupStatus struct {
 
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return GroupStatus{}, err
+	}
 	defer h.unlock()
 	g := h.groups.get(gid)
 	if g == nil {
@@ -969,9 +1039,11 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 }
 
 // Stop stops every group's node and the host's timers; a crash. The
-// groups' HardState stays in their Storages. Stop is idempotent.
+// groups' HardState stays in their Storages. Stop is idempotent. It
+// panics with ErrReentrant if called from the Host's Observer while the
+// host's lock is held (see ErrReentrant).
 func (h *Host) Stop() {
-	h.mu.Lock()
+	h.mustLock()
 	if h.stopped {
 		h.unlock()
 		return

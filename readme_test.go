@@ -1,0 +1,119 @@
+package raftick_test
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strings"
+	"testing"
+)
+
+// readmeMaxLines is the README's budget: what it is, how to start, the
+// packages and one performance table; the rest lives in docs/.
+const readmeMaxLines = 300
+
+// TestREADMEBlocksAreExamples checks that the Go blocks of README.md are,
+// in order, the bodies of the Example functions of example_test.go, so
+// that the README's code compiles and its output is what go test saw.
+func TestREADMEBlocksAreExamples(t *testing.T) {
+	blocks, lines := readmeGoBlocks(t, "README.md")
+	if lines > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move detail to docs/", lines, readmeMaxLines)
+	}
+	bodies := exampleBodies(t, "example_test.go")
+	if len(blocks) != len(bodies) {
+		t.Fatalf("README.md has %d Go blocks, example_test.go %d examples; keep them one to one, in order", len(blocks), len(bodies))
+	}
+	for i, b := range blocks {
+		if b != bodies[i].text {
+			t.Errorf("README.md's Go block %d is not the body of %s:\n--- README.md\n%s--- %s\n%s",
+				i+1, bodies[i].name, b, bodies[i].name, bodies[i].text)
+		}
+	}
+}
+
+// TestREADMEFreshMachineCommands checks that the two commands a new user
+// runs first are in the README as written.
+func TestREADMEFreshMachineCommands(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"go run ./cmd/raftsim paper", "go test ./...", "go get github.com/raftick/raftick"} {
+		if !strings.Contains(string(b), "    "+cmd+"\n") {
+			t.Errorf("README.md lacks the command %q on a line of its own", cmd)
+		}
+	}
+}
+
+// readmeGoBlocks returns the contents of the ```go blocks of the Markdown
+// file at path and its number of lines.
+func readmeGoBlocks(t *testing.T, path string) (blocks []string, lines int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cur *strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = new(strings.Builder)
+		case cur != nil && strings.TrimSpace(line) == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cur != nil {
+		t.Fatalf("%s: a ```go block is not closed", path)
+	}
+	return blocks, lines
+}
+
+type exampleBody struct {
+	name, text string
+}
+
+// exampleBodies returns the bodies of the Example functions of the Go file
+// at path, in file order, each without its braces and one level of
+// indentation.
+func exampleBodies(t *testing.T, path string) []exampleBody {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []exampleBody
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !strings.HasPrefix(fd.Name.Name, "Example") || fd.Body == nil {
+			continue
+		}
+		lbrace := fset.Position(fd.Body.Lbrace).Offset
+		rbrace := fset.Position(fd.Body.Rbrace).Offset
+		inner := strings.TrimPrefix(string(src[lbrace+1:rbrace]), "\n")
+		var b strings.Builder
+		for line := range strings.Lines(inner) {
+			b.WriteString(strings.TrimPrefix(line, "\t"))
+		}
+		out = append(out, exampleBody{fd.Name.Name, b.String()})
+	}
+	return out
+}
