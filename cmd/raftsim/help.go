@@ -8,9 +8,9 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-// specHelp explains the latency specs of --latency, --disk and --noise.
+// specHelp explains the latency specs of --latency, --disk and --lateness.
 const specHelp = `
-Latency specs (--latency, --disk, --noise): a distribution of one delay,
+Latency specs (--latency, --disk, --lateness): a distribution of one delay,
 with durations in Go syntax (250us, 5ms, 1.5s):
 
   fixed:5ms            always 5ms ("5ms" alone means the same)
@@ -21,7 +21,7 @@ with durations in Go syntax (250us, 5ms, 1.5s):
                        deviation of the delay's natural logarithm (the
                        p99 is about 5ms * e^(2.33*0.8) = 32ms: a long tail)
   empirical:1ms,2ms,7ms  each listed value equally likely
-  none                 no delay (--disk, --noise)`
+  none                 no delay (--disk, --lateness)`
 
 // modelHelp lists the --model presets and what each sets.
 func modelHelp() string {
