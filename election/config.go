@@ -50,6 +50,19 @@ type Config struct {
 	// heartbeats every peer at once and then arms every peer's timer.
 	// Without jitter it only costs timers.
 	HeartbeatPerPeer bool
+	// ExternalHeartbeat makes the caller drive the leader's heartbeats: the
+	// node arms no heartbeat timer, and its owner calls
+	// Node.BroadcastHeartbeat at least every HeartbeatInterval while the
+	// node leads (Node.Leading tells which nodes do). A host of many groups
+	// (package multiraft) heartbeats all its leaders from one tick this
+	// way instead of keeping a timer per leader that its tick always
+	// outruns. On winning, the leader still heartbeats every peer at once.
+	// HeartbeatInterval keeps its meaning: CheckQuorum waits that long for
+	// an unanswered heartbeat before it counts a peer as silent, so a
+	// caller that heartbeats less often makes its leaders step down.
+	// HeartbeatJitter is not used. It cannot be combined with
+	// HeartbeatPerPeer.
+	ExternalHeartbeat bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
 	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
@@ -303,6 +316,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.HeartbeatInterval >= c.ElectionTimeout {
 		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must be less than ElectionTimeout (%v)", c.ElectionTimeout)
+	}
+	if c.ExternalHeartbeat && c.HeartbeatPerPeer {
+		return c, fieldErr("ExternalHeartbeat", c.ExternalHeartbeat, "cannot be combined with HeartbeatPerPeer: the caller heartbeats every peer at once")
 	}
 	if c.VoteTimeout < 0 {
 		return c, fieldErr("VoteTimeout", c.VoteTimeout, "must not be negative")

@@ -56,6 +56,7 @@ func TestConfigValidate(t *testing.T) {
 			c.Priority, c.Priorities = 5, map[election.ID]int{1: 6}
 		}, "must equal Priority"},
 		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "PriorityDecayGap"},
+		{"external heartbeat per peer", func(c *election.Config) { c.ExternalHeartbeat, c.HeartbeatPerPeer = true, true }, "ExternalHeartbeat"},
 		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Detection"},
 		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Stickiness StickinessMode(7)"},
 	}

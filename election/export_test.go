@@ -19,3 +19,12 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	syncDir = f
 	return func() { syncDir = old }
 }
+
+// HeartbeatTimers returns how many heartbeat timers the node has.
+func (n *Node) HeartbeatTimers() int {
+	k := len(n.peerHeartbeatT)
+	if n.heartbeatT != nil {
+		k++
+	}
+	return k
+}

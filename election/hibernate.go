@@ -1,10 +1,13 @@
 package election
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Hooks for hosts that hibernate idle groups (package multiraft): a node
 // gives up its timers and in-memory state with Hibernate, keeping only a
-// Dormant of two words beside its Storage, and a new Node on the same
+// Dormant of three words beside its Storage, and a new Node on the same
 // Storage resumes from it with Resume.
 
 // ErrCannotHibernate is returned by Hibernate for a node that is neither
@@ -17,6 +20,15 @@ var ErrCannotHibernate = errors.New("election: node cannot hibernate: not the le
 type Dormant struct {
 	Term   uint64
 	Leader ID
+	// Contact is the wheel time at which a follower last heard from
+	// Leader; 0 means unknown, and a resumed follower then counts the
+	// resume itself as contact. A host that answers Leader's heartbeats
+	// for the dormant follower must advance Contact with each one it
+	// answers: the leader's lease counts on those answers, and the
+	// resumed follower's loyalty (pre-votes, and votes with
+	// LeaderStickiness, refused until Contact+ElectionTimeout) is what
+	// makes that lease sound.
+	Contact time.Duration
 }
 
 // Hibernate stops the node as Stop does (its timers are destroyed, later
@@ -35,6 +47,9 @@ func (n *Node) Hibernate() (Dormant, error) {
 		return Dormant{}, ErrCannotHibernate
 	}
 	d := Dormant{Term: n.term, Leader: n.leader}
+	if n.role == Follower && n.hasContact {
+		d.Contact = n.lastContact
+	}
 	n.logger.Debug("hibernating", "term", d.Term, "leader", d.Leader)
 	n.halt()
 	return d, nil
@@ -51,11 +66,12 @@ func (n *Node) Hibernate() (Dormant, error) {
 //     voter's answer from before it hibernated: with CheckQuorum it steps
 //     down at its first step-down check unless a quorum answered since,
 //     so it re-establishes its lease before relying on it.
-//   - d.Leader is another voter: a follower that knows d.Leader and counts
-//     the resume as contact with it (it refuses pre-votes, and with
-//     LeaderStickiness votes, for an ElectionTimeout), with a fresh
-//     election timeout. It does not campaign before that timeout, by
-//     which time a live leader has heartbeaten.
+//   - d.Leader is another voter: a follower that knows d.Leader, with a
+//     fresh election timeout. Its last contact with d.Leader is
+//     d.Contact if set and not in the future, else the resume itself:
+//     it refuses pre-votes, and with LeaderStickiness votes, until an
+//     ElectionTimeout after it. It does not campaign before its election
+//     timeout, by which time a live leader has heartbeaten.
 //
 // Otherwise (another term, or d.Leader None) Resume is Start: a follower
 // without a leader and with a fresh election timeout. Resume emits
@@ -91,7 +107,11 @@ func (n *Node) resume(d Dormant) bool {
 		return true
 	}
 	n.leader = d.Leader
-	n.lastContact, n.hasContact, n.lastReset = now, true, now
+	contact := now
+	if d.Contact > 0 && d.Contact < now {
+		contact = d.Contact
+	}
+	n.lastContact, n.hasContact, n.lastReset = contact, true, now
 	n.electionT.Start()
 	n.logger.Debug("resumed as follower", "term", n.term, "leader", d.Leader)
 	n.emit(EventRoleChange, None, ReasonResume)

@@ -51,7 +51,8 @@ type Node struct {
 
 	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
-	// peers) with Config.HeartbeatPerPeer; heartbeatT is nil then.
+	// peers) with Config.HeartbeatPerPeer; heartbeatT is nil then, and
+	// both are empty with Config.ExternalHeartbeat.
 	peerHeartbeatT []*repeated.Timer
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.KeepTimerOnStepDown); nil without that option.
@@ -164,7 +165,10 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if n.stepDownT, err = mk("stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
 		return nil, err
 	}
-	if c.HeartbeatPerPeer {
+	switch {
+	case c.ExternalHeartbeat:
+		// The caller heartbeats through BroadcastHeartbeat: no timer.
+	case c.HeartbeatPerPeer:
 		for _, p := range n.peers {
 			var t *repeated.Timer
 			t, err = mk(fmt.Sprintf("heartbeat-%d", p), c.HeartbeatInterval, func() { n.onPeerHeartbeatTimer(p, t) }, c.HeartbeatJitter)
@@ -173,8 +177,10 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 			}
 			n.peerHeartbeatT = append(n.peerHeartbeatT, t)
 		}
-	} else if n.heartbeatT, err = mk("heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, c.HeartbeatJitter); err != nil {
-		return nil, err
+	default:
+		if n.heartbeatT, err = mk("heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, c.HeartbeatJitter); err != nil {
+			return nil, err
+		}
 	}
 	if c.SnapshotInterval > 0 {
 		if n.snapshotT, err = mk("snapshot", c.SnapshotInterval, n.onSnapshotTimer, c.SnapshotJitter); err != nil {

@@ -360,3 +360,47 @@ func TestKeepTimerOnStepDownInsideElectionTrigger(t *testing.T) {
 		n.Stop()
 	}
 }
+
+// TestExternalHeartbeat: with ExternalHeartbeat a leader heartbeats on
+// winning and then only when its owner calls BroadcastHeartbeat; it arms
+// no heartbeat timer. CheckQuorum still waits a HeartbeatInterval for an
+// unanswered heartbeat.
+func TestExternalHeartbeat(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) { c.ExternalHeartbeat, c.CheckQuorum = true, true }).start(t)
+	p.elect(t)
+	won := p.v.Now()
+	heartbeats := func() (to []election.ID) {
+		for _, m := range p.take() {
+			if m.Type == election.MsgHeartbeat {
+				to = append(to, m.To)
+			}
+		}
+		return to
+	}
+	require.Equal(t, []election.ID{2, 3}, heartbeats(), "a heartbeat to every peer on winning")
+	answer := func() {
+		for _, peer := range []election.ID{2, 3} {
+			p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: peer, To: 1, Term: 1, Granted: true, Sent: p.v.Now()})
+		}
+	}
+	answer()
+	p.v.AdvanceTo(won + 3*hb)
+	require.Empty(t, heartbeats(), "no heartbeat timer")
+	require.Zero(t, p.n.HeartbeatTimers(), "no heartbeat timer exists")
+
+	// The owner drives the heartbeats; the leader keeps its quorum.
+	for i := 4; i <= 40; i++ {
+		p.v.AdvanceTo(won + time.Duration(i)*hb)
+		require.NoError(t, p.n.BroadcastHeartbeat())
+		require.Equal(t, []election.ID{2, 3}, heartbeats(), "round %d", i)
+		answer()
+	}
+	require.Equal(t, election.Leader, p.n.Status().Role)
+	require.True(t, p.n.QuorumContact())
+
+	// Heartbeats unanswered: CheckQuorum deposes the leader.
+	require.NoError(t, p.n.BroadcastHeartbeat())
+	p.v.AdvanceBy(2 * et)
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.ErrorIs(t, p.n.BroadcastHeartbeat(), election.ErrNotLeader)
+}

@@ -196,3 +196,34 @@ func newTestWheel(t testing.TB) *testWheel {
 	t.Cleanup(func() { v.Stop() })
 	return v
 }
+
+// leaseErr checks the lease invariant over every group at the current
+// time: no replica holds a lease (Host.Status's Lease) in term t while
+// another replica leads a term above t. It returns the first violation.
+func (c *cluster) leaseErr() error {
+	for _, d := range c.groups {
+		var lease, lead uint64 // highest term with a lease; highest led
+		var lessee, leader election.ID
+		for _, id := range d.voters {
+			h := c.hosts[id]
+			if h == nil {
+				continue
+			}
+			st, err := h.Status(d.id)
+			if err != nil || st.Hibernating || st.Status.Role != election.Leader {
+				continue
+			}
+			if st.Lease && (lessee == election.None || st.Status.Term < lease) {
+				lease, lessee = st.Status.Term, id
+			}
+			if st.Status.Term > lead {
+				lead, leader = st.Status.Term, id
+			}
+		}
+		if lessee != election.None && lead > lease {
+			return fmt.Errorf("at %v: group %d: node %d holds a lease in term %d while node %d leads term %d",
+				c.v.Now(), d.id, lessee, lease, leader, lead)
+		}
+	}
+	return nil
+}

@@ -27,7 +27,12 @@ type Host struct {
 	w     *wheel.Wheel
 	tr    Transport
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// owner is the goroutine holding mu (gid.Current), 0 while mu is
+	// free: set by lock and tryLock after taking mu, cleared by unlock
+	// before releasing it, so a goroutine that reads its own ID here
+	// holds mu (see lock).
+	owner   atomic.Uintptr
 	stopped bool
 	halted  atomic.Bool // stopped, for the paths that do not take mu
 	rng     *rand.Rand
@@ -174,8 +179,10 @@ var emptyLog = election.StaticLog{}
 
 // NewHost returns a Host for cfg whose groups' timers live on w and that
 // sends through tr. It returns the Config's validation error (wrapping
-// ErrInvalidConfig), or an error for a nil wheel or transport or a wheel
-// that refuses the host's timers.
+// ErrInvalidConfig), or an error for a nil wheel or transport, for an
+// election timeout, heartbeat interval, liveness interval or coalescing
+// window shorter than w's tick (a CoalesceWindow left 0 is raised to the
+// tick), or for a wheel that refuses the host's timers.
 func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	c, eff, err := cfg.normalized()
 	if err != nil {
@@ -183,6 +190,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	if w == nil || tr == nil {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
+	}
+	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
+		return nil, err
 	}
 	h := &Host{
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
@@ -251,7 +261,9 @@ type GroupConfig struct {
 // ErrGroupExists, ErrInvalidConfig (wrapped) for bad voters, and the
 // storage's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
@@ -435,14 +447,23 @@ func (h *Host) hibernate(g *group) bool {
 // safe state for it. h.mu is held.
 func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 	d := g.dormant
+	// moved: the group went on to a higher term.
+	moved := m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted)
 	switch {
-	case m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted):
-		// The group moved on: what the replica knew of d.Term is moot.
+	case d.Leader == h.id && moved:
+		// A hibernating leader holds no lease: it starts as a plain
+		// follower.
 		return h.wake(g, election.Dormant{}, false)
 	case d.Leader == h.id:
 		return h.wake(g, d, false)
 	case !h.leaderAlive(d.Leader):
 		return h.wake(g, election.Dormant{Term: d.Term}, false)
+	case moved:
+		// The replica still knows d.Leader and when it last heard from
+		// it (d.Contact, kept up by the heartbeats answered asleep):
+		// resumed so, it refuses a vote inside the lease those answers
+		// gave, as an awake follower would with LeaderStickiness.
+		return h.wake(g, d, false)
 	}
 	return h.wake(g, d, from != d.Leader)
 }
@@ -458,7 +479,14 @@ func (h *Host) leaderAlive(id election.ID) bool {
 // Stats; Step never panics on them. A batch from a peer node resets that
 // node's liveness timer. Entries are delivered in order, but a long batch
 // lets other calls and the host's timers in between its entries.
+//
+// Step panics with ErrReentrant if its goroutine is inside a call of the
+// same Host that holds the host's lock: a Transport that delivers
+// synchronously, or an Observer that calls Step.
 func (h *Host) Step(b Batch) {
+	if h.holding() {
+		panic(ErrReentrant)
+	}
 	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
 		h.step(b)
 		return
@@ -472,7 +500,7 @@ func (h *Host) Step(b Batch) {
 
 // step is Step without sending the answers.
 func (h *Host) step(b Batch) {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -550,7 +578,7 @@ func (h *Host) yield(k *int) bool {
 		return true
 	}
 	h.unlock()
-	h.mu.Lock()
+	h.mustLock()
 	return !h.stopped
 }
 
@@ -594,6 +622,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
+			g.dormant.Contact = h.w.Now() // the lease counts on this answer
 			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
@@ -627,7 +656,7 @@ func (h *Host) onControl(from election.ID, c Control) {
 	case Hibernate:
 		ok := false
 		if g.node == nil {
-			ok = g.dormant == election.Dormant{Term: c.Term, Leader: from}
+			ok = g.dormant.Term == c.Term && g.dormant.Leader == from
 		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
 			ok = h.hibernate(g)
 		}
@@ -666,7 +695,7 @@ func (h *Host) lastActive(g *group) time.Duration {
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
 // group whose leader p was wakes without a leader, to elect another.
 func (h *Host) onPeerSilent(p *peer) {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped || !p.alive {
 		return
@@ -685,7 +714,7 @@ func (h *Host) onPeerSilent(p *peer) {
 // onSweep runs every heartbeat interval: it hibernates the groups whose
 // leader is this host and that have been idle for HibernateAfter.
 func (h *Host) onSweep() {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -773,7 +802,7 @@ func (h *Host) onHeartbeatTick() {
 
 // tick is onHeartbeatTick without the flush.
 func (h *Host) tick() {
-	h.mu.Lock()
+	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -851,7 +880,9 @@ func (h *Host) Touch(gid GroupID) error {
 	g := h.groups.get(gid)
 	h.gmu.RUnlock()
 	if g == nil || h.halted.Load() {
-		h.mu.Lock()
+		if err := h.lock(); err != nil {
+			return err
+		}
 		defer h.unlock()
 		_, err := h.lookup(gid) // the error
 		return err
@@ -860,7 +891,7 @@ func (h *Host) Touch(gid GroupID) error {
 	if g.awake.Load() {
 		return nil
 	}
-	if h.mu.TryLock() {
+	if h.tryLock() {
 		defer h.unlock()
 		if h.stopped {
 			return ErrStopped
@@ -877,7 +908,7 @@ func (h *Host) Touch(gid GroupID) error {
 		h.npend.Store(int32(len(h.pend)))
 		h.pendMu.Unlock()
 	}
-	if h.mu.TryLock() { // the holder may have let go before it saw g
+	if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
 	return nil
@@ -891,8 +922,9 @@ func (h *Host) unlock() {
 		if h.npend.Load() > 0 {
 			h.wakePending()
 		}
+		h.owner.Store(0)
 		h.mu.Unlock()
-		if h.npend.Load() == 0 || !h.mu.TryLock() {
+		if h.npend.Load() == 0 || !h.tryLock() {
 			return
 		}
 	}
@@ -917,7 +949,9 @@ func (h *Host) wakePending() {
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -929,7 +963,9 @@ func (h *Host) Campaign(gid GroupID) error {
 // TransferLeadership wakes the group and calls
 // election.Node.TransferLeadership.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return err
+	}
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -952,7 +988,9 @@ type GroupStatus struct {
 
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
-	h.mu.Lock()
+	if err := h.lock(); err != nil {
+		return GroupStatus{}, err
+	}
 	defer h.unlock()
 	g := h.groups.get(gid)
 	if g == nil {
@@ -969,9 +1007,11 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 }
 
 // Stop stops every group's node and the host's timers; a crash. The
-// groups' HardState stays in their Storages. Stop is idempotent.
+// groups' HardState stays in their Storages. Stop is idempotent. It
+// panics with ErrReentrant if called from the Host's Observer while the
+// host's lock is held (see ErrReentrant).
 func (h *Host) Stop() {
-	h.mu.Lock()
+	h.mustLock()
 	if h.stopped {
 		h.unlock()
 		return

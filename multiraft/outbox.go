@@ -232,7 +232,7 @@ func (h *Host) sendAll(batches []Batch) {
 // onPing tells every peer the host is alive if it sent the peer nothing
 // since the last tick (LivenessInterval).
 func (h *Host) onPing() {
-	h.mu.Lock()
+	h.mustLock()
 	if h.stopped {
 		h.unlock()
 		return

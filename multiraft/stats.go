@@ -39,9 +39,11 @@ type Stats struct {
 	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
 }
 
-// Stats returns the host's counters.
+// Stats returns the host's counters. It panics with ErrReentrant if
+// called from the Host's Observer while the host's lock is held (see
+// ErrReentrant).
 func (h *Host) Stats() Stats {
-	h.mu.Lock()
+	h.mustLock()
 	s := h.stats
 	h.unlock()
 	h.outMu.Lock()

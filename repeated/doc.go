@@ -111,6 +111,8 @@
 //  10. Reset and the fire-and-re-arm cycle allocate nothing: the Timer
 //     embeds its wheel.Timer and reuses it.
 //
-// Panics in a trigger or the on-destroy hook are recovered, logged and
-// counted; the timer keeps its schedule.
+// Panics in a trigger, the jitter policy or the on-destroy hook are
+// recovered, logged (with the stack) and counted, and Err reports the
+// latest; the timer keeps its schedule (a panicked draw takes the base
+// timeout).
 package repeated

@@ -29,7 +29,9 @@ type State struct {
 //
 // Next should return a positive delay. A Timer treats a result <= 0 as the
 // base timeout (and counts it in Stats.Clamped), so a faulty policy cannot
-// make a timer spin. The policies of this package never panic: a nil rng,
+// make a timer spin; a panic in Next is recovered, logged, counted in
+// Stats.Panics and reported by Err, and that schedule takes the base
+// timeout too. The policies of this package never panic: a nil rng,
 // an empty range or a non-positive base give the base unchanged.
 type Jitter interface {
 	Next(base time.Duration, st State, rng *rand.Rand) time.Duration

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,7 +53,8 @@ type Stats struct {
 	// they belonged to had been replaced, stopped or run by RunOnceNow
 	// while the callback was already on its way (real-time wheel only).
 	Stale uint64
-	// Panics is the number of trigger or on-destroy hook panics recovered.
+	// Panics is the number of trigger, jitter policy and on-destroy hook
+	// panics recovered (see Err).
 	Panics uint64
 	// Clamped is the number of jitter results <= 0 replaced by the base.
 	Clamped uint64
@@ -660,7 +662,7 @@ var _ [-unsafe.Offsetof(Timer{}.wt)]struct{}
 // stops, as when armLocked fails).
 func (t *Timer) fireFailed(err error) {
 	if p, ok := err.(*wheel.PanicError); ok {
-		t.notePanic("trigger", p.Value)
+		t.notePanic("trigger", p)
 		t.finish()
 		return
 	}
@@ -760,7 +762,7 @@ func (t *Timer) delayLocked() time.Duration {
 	case span == spanPolicy:
 		c := t.cold
 		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
-		d = c.jitter.Next(timeout, st, c.rng)
+		d = t.policyNext(timeout, st)
 	}
 	t.flags &^= fFirst
 	t.countSchedule()
@@ -783,6 +785,22 @@ func (t *Timer) delayLocked() time.Duration {
 	return d
 }
 
+// policyNext returns the delay the timer's policy draws for a schedule of
+// base timeout timeout in state st. A panic of the policy is recovered,
+// logged, counted and recorded for Err (notePanicLocked), and the
+// schedule takes the base timeout: the timer's lock stays held by its
+// holder, never by a panic on its way out. mu held.
+func (t *Timer) policyNext(timeout time.Duration, st State) (d time.Duration) {
+	c := t.cold
+	defer func() {
+		if r := recover(); r != nil {
+			t.notePanicLocked("jitter", &wheel.PanicError{Value: r, Stack: debug.Stack()})
+			d = timeout
+		}
+	}()
+	return c.jitter.Next(timeout, st, c.rng)
+}
+
 func (t *Timer) disarmLocked() {
 	if t.is(fArmed) {
 		t.flags &^= fArmed
@@ -802,16 +820,29 @@ func (t *Timer) runHook() {
 // recoverPanic must be deferred directly.
 func (t *Timer) recoverPanic(what string) {
 	if r := recover(); r != nil {
-		t.notePanic(what, r)
+		t.notePanic(what, &wheel.PanicError{Value: r, Stack: debug.Stack()})
 	}
 }
 
-// notePanic counts and logs a panic r recovered from what.
-func (t *Timer) notePanic(what string, r any) {
+// notePanic is notePanicLocked for a caller that does not hold mu.
+func (t *Timer) notePanic(what string, p *wheel.PanicError) {
 	t.mu.Lock()
-	t.cold.stats.Panics++
+	t.notePanicLocked(what, p)
 	t.mu.Unlock()
-	t.cold.logger.Error("repeated: recovered panic", "timer", t.cold.name, "in", what, "panic", r)
+}
+
+// notePanicLocked counts panic p, recovered from what (the trigger, the
+// jitter policy or the on-destroy hook), records it for Err and logs it
+// with its stack: the 1st, 2nd, 4th, 8th... panic of the timer, so that
+// a trigger that panics on every fire cannot flood the log. mu held.
+func (t *Timer) notePanicLocked(what string, p *wheel.PanicError) {
+	c := t.cold
+	c.stats.Panics++
+	c.err = fmt.Errorf("repeated: timer %q: %s: %w", c.name, what, p)
+	if n := c.stats.Panics; n&(n-1) == 0 {
+		c.logger.Error("repeated: recovered panic", "timer", c.name, "in", what,
+			"panic", p.Value, "panics", n, "stack", string(p.Stack))
+	}
 }
 
 // Name returns the name given to New.
@@ -864,8 +895,16 @@ func (t *Timer) Deadline() (time.Duration, bool) {
 	return d, true
 }
 
-// Err returns the error of the last failed schedule, which stopped the
-// timer, or nil. Start and Restart clear it.
+// Err returns the timer's last failure, or nil. A failure is either a
+// schedule the wheel refused, which stopped the timer (the wheel's error,
+// wrapped with the timer's name), or a panic recovered from the trigger,
+// the jitter policy or the on-destroy hook (a *wheel.PanicError, wrapped
+// with the timer's name and which of the three panicked; errors.As finds
+// it). After a panic the timer goes on: a panicked trigger is followed by
+// the next schedule as a returning one is, and a panicked draw schedules
+// the base timeout, so a timer whose trigger panics on every fire keeps
+// firing every timeout, and Err reports its latest panic. Start and
+// Restart clear Err.
 func (t *Timer) Err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()

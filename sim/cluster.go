@@ -10,7 +10,8 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/vnet"
+	"github.com/raftick/raftick/election/electiontest"
+	"github.com/raftick/raftick/sim/internal/vnet"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -84,7 +85,8 @@ type Cluster struct {
 	stats   NetStats
 	mail    *vnet.Courier[election.Message]
 	voters  []election.ID
-	err     error // why Run stopped early: the context's error
+	check   *electiontest.Checker // fed every event of every node
+	err     error                 // why Run stopped early: the context's error
 }
 
 type member struct {
@@ -196,7 +198,14 @@ func NewCluster(cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	cfg.Logger = w.Logger(cfg.Logger)
-	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand, check: electiontest.NewChecker(cfg.Nodes)}
+	obs := cfg.Observer
+	c.cfg.Observer = func(e election.Event) {
+		c.check.Observe(e)
+		if obs != nil {
+			obs(e)
+		}
+	}
 	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
 	c.voters = make([]election.ID, cfg.Nodes)
 	c.cut = make([][]bool, cfg.Nodes+1)
@@ -256,12 +265,16 @@ func (c *Cluster) Wheel() *Wheel { return c.w }
 
 // Err reports why the cluster's run is not to be trusted: a *PanicError
 // if a callback on its wheel panicked (the wheel recovered it, so the
-// run went on with a node or the network in a broken state), else the
+// run went on with a node or the network in a broken state), else a
+// *SafetyError if the nodes' events broke election safety, else the
 // context's error if Run stopped because Config.Context was cancelled,
 // else nil.
 func (c *Cluster) Err() error {
 	if err := c.w.Err(); err != nil {
 		return err
+	}
+	if err := c.check.Err(); err != nil {
+		return &SafetyError{Err: err}
 	}
 	return c.err
 }

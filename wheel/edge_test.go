@@ -1182,32 +1182,56 @@ func TestVirtualConcurrentUse(t *testing.T) {
 }
 
 // A callback that advances its own virtual wheel would wait forever for the
-// advance that runs it; it panics with a message instead. Another goroutine
-// advancing the wheel while a callback runs just waits its turn.
+// advance that runs it; it panics with ErrOverlappingAdvance instead, as
+// does an advance from another goroutine while one is under way, and an
+// advance from a callback that a synchronous Executor runs on another
+// goroutine (which the re-entry check, a search of the calling goroutine's
+// stack, used to miss: that advance hung).
 func TestVirtualReentrantAdvancePanics(t *testing.T) {
-	for name, advance := range map[string]func(v *wheel.Virtual){
+	advances := map[string]func(v *wheel.Virtual){
 		"AdvanceTo":     func(v *wheel.Virtual) { v.AdvanceTo(v.Now() + ms) },
 		"AdvanceBy":     func(v *wheel.Virtual) { v.AdvanceBy(ms) },
 		"AdvanceToNext": func(v *wheel.Virtual) { v.AdvanceToNext() },
 		"RunUntilIdle":  func(v *wheel.Virtual) { v.RunUntilIdle() },
-	} {
-		t.Run(name, func(t *testing.T) {
-			v := newVirtual(t, nil)
-			var got any
-			_, err := v.AfterFunc(ms, func() {
-				defer func() { got = recover() }()
-				advance(v)
-			})
-			require.NoError(t, err)
-			_, err = v.AfterFunc(5*ms, func() {})
-			require.NoError(t, err)
-			require.Equal(t, 1, v.AdvanceTo(2*ms))
-			require.NotNil(t, got, "no panic")
-			require.Contains(t, fmt.Sprint(got), "advanced its own virtual wheel")
-			require.Equal(t, 1, v.AdvanceTo(10*ms), "the wheel still works")
-		})
 	}
-	t.Run("other goroutine waits", func(t *testing.T) {
+	// offGoroutine is a synchronous Executor that runs each callback on a
+	// goroutine of its own and waits for it.
+	offGoroutine := func(task wheel.Task) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			task.Run()
+		}()
+		<-done
+	}
+	for name, advance := range advances {
+		for _, exec := range []struct {
+			name string
+			e    wheel.Executor
+		}{{"inline", nil}, {"executor on another goroutine", offGoroutine}} {
+			t.Run(name+"/"+exec.name, func(t *testing.T) {
+				cfg := wheel.DefaultConfig()
+				cfg.Executor = exec.e
+				cfg.Logger = hclog.NewNullLogger()
+				v, err := wheel.NewVirtual(cfg)
+				require.NoError(t, err)
+				defer v.Stop()
+				var got any
+				_, err = v.AfterFunc(ms, func() {
+					defer func() { got = recover() }()
+					advance(v)
+				})
+				require.NoError(t, err)
+				_, err = v.AfterFunc(5*ms, func() {})
+				require.NoError(t, err)
+				require.Equal(t, 1, v.AdvanceTo(2*ms))
+				require.NotNil(t, got, "no panic")
+				require.ErrorIs(t, got.(error), wheel.ErrOverlappingAdvance)
+				require.Equal(t, 1, v.AdvanceTo(10*ms), "the wheel still works")
+			})
+		}
+	}
+	t.Run("other goroutine is refused", func(t *testing.T) {
 		v := newVirtual(t, nil)
 		entered, release := make(chan struct{}), make(chan struct{})
 		_, err := v.AfterFunc(ms, func() { close(entered); <-release })
@@ -1217,10 +1241,9 @@ func TestVirtualReentrantAdvancePanics(t *testing.T) {
 		first := make(chan int)
 		go func() { first <- v.AdvanceTo(2 * ms) }()
 		<-entered
-		second := make(chan int)
-		go func() { second <- v.AdvanceTo(4 * ms) }()
+		require.PanicsWithError(t, wheel.ErrOverlappingAdvance.Error(), func() { v.AdvanceTo(4 * ms) })
 		close(release)
 		require.Equal(t, 1, <-first)
-		require.Equal(t, 1, <-second)
+		require.Equal(t, 1, v.AdvanceTo(4*ms), "advancing works again once the first returned")
 	})
 }

@@ -32,9 +32,13 @@ type reporter struct {
 	sink  msink.Sink
 	every time.Duration
 
-	mu   sync.Mutex // orders a report after the timer's creation
-	t    *time.Timer
-	last Stats
+	// mu guards the fields below: a report runs under it, and Stop
+	// (stopMetrics) stops the runtime timer under it, so that no report
+	// re-arms the timer after Stop.
+	mu      sync.Mutex
+	t       *time.Timer
+	stopped bool
+	last    Stats
 }
 
 // startMetrics starts reporting for a real-time wheel whose configuration
@@ -54,17 +58,31 @@ func (w *Wheel) startMetrics(cfg Config) {
 	r.mu.Lock()
 	r.t = time.AfterFunc(r.every, r.tick)
 	r.mu.Unlock()
+	w.reporter = r
+}
+
+// stopMetrics stops the wheel's reporting, at once: the runtime timer,
+// which holds the reporter and so the wheel, is stopped, so that a
+// stopped wheel is garbage as soon as its users drop it, not when the
+// timer next fires. Called by Stop.
+func (w *Wheel) stopMetrics() {
+	r := w.reporter
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.stopped = true
+	r.t.Stop()
+	r.mu.Unlock()
 }
 
 // tick reports once and re-arms, until the wheel is stopped.
 func (r *reporter) tick() {
-	select {
-	case <-r.w.Done():
-		return
-	default:
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopped {
+		return
+	}
 	r.report()
 	r.t.Reset(r.every)
 }

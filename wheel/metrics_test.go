@@ -1,9 +1,11 @@
 package wheel_test
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
@@ -85,4 +87,38 @@ func TestSharedWheelGoleakName(t *testing.T) {
 	require.NoError(t, err)
 	<-fired
 	goleak.VerifyNone(t, goleak.IgnoreAnyFunction("github.com/raftick/raftick/wheel.(*Wheel).drive"))
+}
+
+// stoppedWheel makes a real-time wheel that reports metrics every hour,
+// runs a timer on it if started, stops it and returns a weak pointer to
+// it (made in a function of its own, so that no variable of the caller
+// keeps the wheel).
+func stoppedWheel(t *testing.T, started bool) weak.Pointer[wheel.Wheel] {
+	cfg := wheel.DefaultConfig()
+	cfg.Metrics = metrics.NewInmemSink(time.Hour, time.Hour)
+	cfg.MetricsInterval = time.Hour
+	w, err := wheel.New(cfg)
+	require.NoError(t, err)
+	if started {
+		fired := make(chan struct{})
+		_, err := w.AfterFunc(0, func() { close(fired) })
+		require.NoError(t, err)
+		<-fired
+	}
+	w.Stop()
+	<-w.Done()
+	return weak.Make(w)
+}
+
+// TestStoppedWheelIsGarbage: a stopped wheel is collectable right after
+// Stop. Its metrics timer used to hold it until the timer next fired (a
+// second later by default; 10,000 wheels created and stopped held
+// hundreds of MiB meanwhile).
+func TestStoppedWheelIsGarbage(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		p := stoppedWheel(t, started)
+		runtime.GC()
+		runtime.GC()
+		require.Nil(t, p.Value(), "started %v: the stopped wheel is still reachable", started)
+	}
 }

@@ -1,9 +1,8 @@
 package wheel
 
 import (
-	"bytes"
-	"runtime"
-	"sync"
+	"errors"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,17 +15,24 @@ import (
 // the same advance.
 //
 // Embedding *Wheel, a Virtual is used like any wheel: pass v.Wheel to code
-// that schedules timers, and drive time with the methods below. Calls that
-// advance time are serialized; the timers may be used from any goroutine.
+// that schedules timers, and drive time with the methods below. The timers
+// may be used from any goroutine; time is advanced by one goroutine at a
+// time.
 //
-// A callback must not advance its own wheel (AdvanceTo, AdvanceBy,
-// AdvanceToNext, RunUntilIdle): the advance that runs it is still under
-// way. That is a programming error and panics with a message saying so. A
+// Advances must not overlap: AdvanceTo, AdvanceBy, AdvanceToNext or
+// RunUntilIdle called while another advance of the same wheel is under
+// way panics with a message saying so, whichever goroutine calls it. That
+// covers a callback advancing its own wheel, directly or through an
+// Executor that runs it on another goroutine while the advance waits for
+// it, which would otherwise wait forever for the advance that runs it. A
 // callback may schedule, reset and stop timers, and read Now and
-// NextDeadline.
+// NextDeadline; to act later, it schedules a timer.
 type Virtual struct {
 	*Wheel
-	advMu sync.Mutex // serializes advancing
+	// advancing is set for the duration of an advance (AdvanceTo, which
+	// the other advances call) and cleared when it returns or unwinds:
+	// an advance that finds it set refuses to start.
+	advancing atomic.Bool
 }
 
 // NewVirtual returns a wheel on virtual time, with its clock at 0.
@@ -42,15 +48,13 @@ func NewVirtual(cfg Config) (*Virtual, error) {
 // and returns how many fired. A t before Now() does not move the clock back;
 // it fires only timers due at Now(). The clock stops at the latest
 // representable deadline (math.MaxInt64-1 ns). On a stopped wheel it does
-// nothing. Called from a callback of this wheel, it panics.
+// nothing. Called while another advance of v is under way (from one of
+// v's callbacks, or from another goroutine), it panics.
 func (v *Virtual) AdvanceTo(t time.Duration) int {
-	if !v.advMu.TryLock() {
-		if reentrant() {
-			panic("wheel: a callback advanced its own virtual wheel (AdvanceTo, AdvanceBy, AdvanceToNext or RunUntilIdle from inside a timer callback); schedule a timer instead")
-		}
-		v.advMu.Lock()
+	if !v.advancing.CompareAndSwap(false, true) {
+		panic(ErrOverlappingAdvance)
 	}
-	defer v.advMu.Unlock()
+	defer v.advancing.Store(false)
 	w := v.Wheel
 	target := min(max(int64(t), w.vnow.Load()), maxWhen)
 	n := 0
@@ -118,20 +122,6 @@ func (v *Virtual) RunUntilIdle() int {
 	}
 }
 
-// advanceFrame is how AdvanceTo appears in a stack trace.
-var advanceFrame = []byte("wheel.(*Virtual).AdvanceTo(")
-
-// reentrant reports whether the calling goroutine is already inside
-// AdvanceTo, that is, whether a callback is advancing its own wheel. It is
-// called only when the advance lock is taken, so its cost (a stack trace)
-// is paid only by contended or erroneous calls.
-func reentrant() bool {
-	buf := make([]byte, 64<<10)
-	for {
-		n := runtime.Stack(buf, false)
-		if n < len(buf) || len(buf) >= 16<<20 {
-			return bytes.Count(buf[:n], advanceFrame) >= 2
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-}
+// ErrOverlappingAdvance is what an advance of a virtual wheel panics with
+// when another advance of the wheel is under way (see Virtual).
+var ErrOverlappingAdvance = errors.New("wheel: a virtual wheel was advanced (AdvanceTo, AdvanceBy, AdvanceToNext or RunUntilIdle) while another advance of it was under way, from one of its timer callbacks or from another goroutine; advances must not overlap (a callback schedules a timer instead)")

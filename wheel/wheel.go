@@ -216,6 +216,10 @@ type Wheel struct {
 	// fire a tick late anyway, and waking every millisecond at a 10ms
 	// tick made five times the wake-ups the slots need. Immutable.
 	epochSpan int64
+
+	// reporter reports the wheel's metrics (metrics.go); nil if it does
+	// not. Set by the constructor; Stop stops it.
+	reporter *reporter
 }
 
 // firing is one due timer: on a virtual wheel claimed and about to run, in
@@ -418,6 +422,7 @@ func (w *Wheel) Stop() []*Timer {
 	w.mu.Unlock()
 
 	w.dropped.Add(int64(len(out)))
+	w.stopMetrics()
 	if started {
 		close(w.stopCh)
 		w.kick()

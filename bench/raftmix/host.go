@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
-
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -25,9 +24,19 @@ import (
 // group awake); the other groups hibernate (after ten heartbeat
 // intervals without a touch). The election timings are the
 // workload's unless Config.HostElectionTimeout and HostHeartbeat say
-// otherwise: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
-// timer is the leader's CheckQuorum timer inside election.Node, so
-// step-down fires and their lateness are not observed (n/a).
+// otherwise: timeout [150ms, 300ms), heartbeats every 50ms.
+//
+// The columns the timer implementations fill are the host's: heartbeats
+// are the heartbeats the leaders sent their followers (coalesced or not),
+// due once per heartbeat interval per follower of an active group (a host
+// ticks every nine tenths of the interval, so a host that keeps up
+// reaches a pace of about 1.11); step-down fires are the leaders'
+// CheckQuorum checks on all hosts (counted through a metrics sink: election
+// samples raftick.leader.lastContact at every check), due once per
+// ElectionTimeout/2 per active group; lateness is that of probe timers,
+// one per Config.SampleEvery groups, each a repeated.Timer firing every
+// ElectionTimeout/2 on the hosts' wheel, as the leaders' step-down timers
+// do (a sink shared by a host's groups cannot tell whose check it sees).
 const ImplHost = "raftick-host"
 
 // hostReplicas is the number of replicas per group when there are enough
@@ -109,6 +118,7 @@ type hostNet struct {
 	hosts  []*multiraft.Host // by node ID - 1
 	queues []*inbox
 	wg     sync.WaitGroup
+	hbs    atomic.Int64 // heartbeats sent to followers, coalesced or not
 }
 
 type inbox struct {
@@ -119,6 +129,15 @@ type inbox struct {
 }
 
 func (n *hostNet) send(b multiraft.Batch) {
+	hbs := len(b.Heartbeats)
+	for i := range b.Msgs {
+		if b.Msgs[i].Msg.Type == election.MsgHeartbeat {
+			hbs++
+		}
+	}
+	if hbs > 0 {
+		n.hbs.Add(int64(hbs))
+	}
 	q := n.queues[b.To-1]
 	q.mu.Lock()
 	if q.closed {
@@ -190,6 +209,7 @@ func runHost(cfg Config) (Result, error) {
 	}()
 	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
+	ph := newPhases(cfg)
 	observe := func(_ multiraft.GroupID, e election.Event) {
 		if !measuring.Load() {
 			return
@@ -197,20 +217,23 @@ func runHost(cfg Config) (Result, error) {
 		switch {
 		case e.Type == election.EventElectionStart:
 			elections.Add(1)
+			ph.election()
 			if e.Reason == election.ReasonTimeout {
 				timeouts.Add(1)
 			}
 		case e.Type == election.EventStepDown && strings.HasPrefix(e.Reason, election.ReasonCheckQuorum):
 			stepDowns.Add(1)
+			ph.stepDown()
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
+	var checks atomic.Int64 // the leaders' CheckQuorum checks
 	for i := range nodes {
 		hc := multiraft.DefaultConfig()
 		hc.ID = election.ID(i + 1)
 		hc.Election.ElectionTimeout = et
 		hc.Election.HeartbeatInterval = hb
-		hc.Election.Metrics = &metrics.BlackholeSink{}
+		hc.Election.Metrics = &checkSink{onCheck: func() { checks.Add(1) }}
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
 		// window (half a heartbeat period), which the default (one
@@ -293,9 +316,10 @@ func runHost(cfg Config) (Result, error) {
 	}()
 
 	type snap struct {
-		st    multiraft.Stats
-		ws    wheel.Stats
-		touch int64
+		st          multiraft.Stats
+		ws          wheel.Stats
+		touch       int64
+		checks, hbs int64
 	}
 	take := func() snap {
 		var s snap
@@ -318,9 +342,19 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Groups += hs.Groups
 		}
 		s.ws, s.touch = w.Stats(), touches.Load()
+		s.checks, s.hbs = checks.Load(), net.hbs.Load()
 		return s
 	}
+	sd := et / 2 // the leaders' step-down interval (election's default)
+	probes, err := startProbes(cfg, w, sd)
+	if err != nil {
+		close(stop)
+		<-done
+		return Result{}, err
+	}
+	defer probes.stop()
 	time.Sleep(cfg.Warmup)
+	probes.r.measuring.Store(true)
 	measuring.Store(true)
 	var maxStall atomic.Int64
 	probeDone := make(chan struct{})
@@ -336,10 +370,24 @@ func runHost(cfg Config) (Result, error) {
 	}()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
-	time.Sleep(cfg.Duration)
+	var phases *PhaseResult
+	if cfg.BurnCores > 0 {
+		pr, err := ph.window(cfg)
+		if err != nil {
+			measuring.Store(false)
+			<-probeDone
+			close(stop)
+			<-done
+			return Result{}, err
+		}
+		phases = &pr
+	} else {
+		time.Sleep(cfg.Duration)
+	}
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
+	probes.r.measuring.Store(false)
 	<-probeDone
 	close(stop)
 	<-done
@@ -380,17 +428,67 @@ func runHost(cfg Config) (Result, error) {
 		Impl:              ImplHost,
 		Groups:            groups,
 		Seconds:           secs,
+		Heartbeats:        s1.hbs - s0.hbs,
+		HeartbeatPace:     float64(s1.hbs-s0.hbs) / (secs * float64(nActive*(replicas-1)) / hb.Seconds()),
+		StepDownFires:     s1.checks - s0.checks,
+		StepDownDue:       int64(math.Round(secs * float64(nActive) / sd.Seconds())),
 		SpuriousElections: elections.Load(),
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
 		TickMs:            float64(w.Tick()) / 1e6,
 		Host:              hr,
+		Phases:            phases,
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs
 	} else {
 		res.Cores = math.NaN()
 	}
+	if nActive == 0 {
+		res.HeartbeatPace = 0
+	}
+	res.StepDownDelivered = float64(res.StepDownFires) / float64(max(res.StepDownDue, 1))
+	res.StepDownRate = res.StepDownDelivered
+	probes.r.lateness(&res)
 	events := int64(hr.Delivered) + hr.TimersFired + hr.Touches
 	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
 	return res, nil
+}
+
+// probes are ImplHost's lateness probes: one repeated.Timer per
+// Config.SampleEvery groups on the hosts' wheel, each firing every
+// step-down interval, sampled as the timer implementations' step-down
+// timers are.
+type probes struct {
+	r      *run
+	timers []repeated.Timer
+}
+
+// startProbes starts the probes of a run of cfg on w, spread over one
+// period.
+func startProbes(cfg Config, w *wheel.Wheel, period time.Duration) (*probes, error) {
+	n := (cfg.Groups + cfg.SampleEvery - 1) / cfg.SampleEvery
+	p := &probes{
+		r:      &run{cfg: cfg, period: period, latePeriod: period, groups: make([]group, n), base: time.Now()},
+		timers: make([]repeated.Timer, n),
+	}
+	for i := range p.r.groups {
+		g := &p.r.groups[i]
+		g.sample = &sampler{late: make([]int64, 0, int(cfg.Duration/period)+16)}
+		if err := p.timers[i].Init(w, "probe", period, func() { p.r.stepDownNow(g) }, repeated.WithJitter(repeated.None())); err != nil {
+			p.stop()
+			return nil, fmt.Errorf("raftmix: probe %d: %w", i, err)
+		}
+	}
+	p.r.startAll(p)
+	return p, nil
+}
+
+func (p *probes) start(i int)    { p.timers[i].Start() }
+func (p *probes) heartbeat(int)  {}
+func (p *probes) wakeups() int64 { return -1 }
+
+func (p *probes) stop() {
+	for i := range p.timers {
+		p.timers[i].Destroy()
+	}
 }

@@ -318,6 +318,29 @@ func (a *app) runExperiments(ctx context.Context, what string, exps []experiment
 	return rs, false, nil
 }
 
+// reportChecked says, for --check, how many of the trials of rs had their
+// servers' events checked for election safety (every trial on simulated
+// servers; a violation would have failed the run). The race model of
+// splitvote has no servers.
+func (a *app) reportChecked(o *opts, rs []experiment.Result) {
+	if !o.check {
+		return
+	}
+	checked, race := 0, 0
+	for _, r := range rs {
+		if r.Model == "race" {
+			race += r.Trials
+		} else {
+			checked += r.Trials
+		}
+	}
+	fmt.Fprintf(a.stderr, "raftsim: --check: election safety held in all %d trials checked", checked)
+	if race > 0 {
+		fmt.Fprintf(a.stderr, " (%d trials of the race model have no servers to check)", race)
+	}
+	fmt.Fprintln(a.stderr)
+}
+
 // flagParseError rewrites pflag's error for a value that does not parse
 // (which quotes strconv's) as "--flag VALUE: must be ...".
 func flagParseError(err error) error {

@@ -107,6 +107,9 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return configError(err, setupFlags, "model")
 	}
 	if !bootstrap && o.engine == "hashicorp" {
+		if o.check {
+			return flagError("check", "needs simulated servers: the hashicorp engine's real nodes report no events to check")
+		}
 		return a.runHashicorp(cmd.Context(), o, s)
 	}
 	e, err := o.engineExperiment(cmd, s, bootstrap)
@@ -121,6 +124,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	if err != nil {
 		return err
 	}
+	a.reportChecked(o, rs)
 	if !o.json && !o.csv {
 		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, o.seed)
 	}

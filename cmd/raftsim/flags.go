@@ -34,6 +34,7 @@ type opts struct {
 	plot        string
 	trace       bool
 	traceTrial  int
+	check       bool
 	v           variantOpts // variants.go
 	command     string      // the subcommand, for the output records
 }
@@ -75,6 +76,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	}
 	f.BoolVar(&o.trace, "trace", false, "print the event log of one trial (see --trace-trial) instead of running the experiment")
 	f.IntVar(&o.traceTrial, "trace-trial", 0, "trial index traced by --trace")
+	f.BoolVar(&o.check, "check", false, "report how many trials the election safety checker passed (it checks every event of every simulated server; a violation fails the run, exit status 1)")
 }
 
 // checkRun validates the run and output flags.

@@ -128,8 +128,8 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 		}
 		return errInterrupted
 	}
-	if r.Safety > 0 {
-		return fmt.Errorf("multiraft: safety violated: %d terms with two leaders (seed %d)", r.Safety, c.Seed)
+	if r.Safety != nil {
+		return fmt.Errorf("multiraft: election safety violated (seed %d): %w", c.Seed, r.Safety)
 	}
 	if o.json {
 		return multiraftRecord(r, c, false).WriteJSON(a.stdout)

@@ -83,6 +83,7 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 	if err != nil {
 		return err
 	}
+	a.reportChecked(o, rs)
 	var panels [2]plot.Panel
 	for i, r := range rows {
 		panels[r.Row.Panel].Title = paperPanelShort[r.Row.Panel]

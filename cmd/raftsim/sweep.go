@@ -106,6 +106,7 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if err != nil {
 		return err
 	}
+	a.reportChecked(&o.opts, rs)
 	for i := range rs {
 		rs[i].Label = labels[i]
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/cfgerr"
-	"github.com/raftick/raftick/internal/trial"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/trial"
 )
 
 // Setup describes a simulated cluster for the failover, bootstrap and
