@@ -6,6 +6,8 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,4 +118,31 @@ func exampleBodies(t *testing.T, path string) []exampleBody {
 		out = append(out, exampleBody{fd.Name.Name, b.String()})
 	}
 	return out
+}
+
+// TestDocLinksResolve checks that every relative link of the README, the
+// changelog, docs/ and sim/README.md names a file that exists.
+func TestDocLinksResolve(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+			}
+		}
+	}
 }

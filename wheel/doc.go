@@ -107,6 +107,5 @@
 //
 // How the wheel keeps these promises cheaply at a million timers (levels
 // and slots, the lock-free Reset's coarse clock, the driver's batches and
-// lanes) is described in docs/wheel.md of the repository; each field's
-// locking rule is written where the field is declared.
+// lanes) is described in docs/wheel.md of the repository.
 package wheel
