@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -30,17 +29,19 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// interrupted runs raftsim with args in-process behind the signal
-// watcher main uses, and sends it an interrupt once the run has work to
-// show (its first trial finished): no clock decides when.
+// interrupted runs raftsim with args in-process as main does and sends
+// the process a real SIGINT once the run has work to show (its first
+// trial finished): no clock decides when.
 func interrupted(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	sigs := make(chan os.Signal, 1)
+	self, err := os.FindProcess(os.Getpid())
+	require.NoError(t, err)
 	var out, errb lockedBuffer
-	ctx, stop := watchInterrupts(context.Background(), sigs, &errb, func(int) { t.Error("raftsim quit as if interrupted twice") })
-	defer stop()
-	a := &app{stdout: &out, stderr: &errb, args: args, started: func() { sigs <- os.Interrupt }}
-	code = a.exit(a.execute(ctx))
+	code = runMain(args, &out, &errb, func() {
+		if err := self.Signal(os.Interrupt); err != nil {
+			t.Errorf("cannot interrupt: %v", err)
+		}
+	})
 	return code, out.String(), errb.String()
 }
 
