@@ -49,6 +49,7 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addColumnsHelp(cmd)
 	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
 	addEtcdFlags(cmd, o)
 	addCrashFlags(cmd, o)
@@ -72,6 +73,7 @@ on real etcd raft nodes (see failover).`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addColumnsHelp(cmd)
 	addEtcdFlags(cmd, o)
 	addUntilFlag(cmd, o, "majority")
 	return cmd

@@ -72,3 +72,18 @@ func addModelHelp(cmd *cobra.Command) {
 		_ = cmd.MarkFlagFilename("plot", "pdf", "svg", "png")
 	}
 }
+
+// columnsHelp explains the columns of the experiment tables.
+const columnsHelp = `
+Table columns: trials (with "(N cut)": N trials reached --max-time and
+count there; statistics they touch show as >=), min to max (statistics of
+the measured time; p99.9 is the 99.9th percentile), split (the fraction of
+election terms that ended without a leader), terms (the mean number of
+terms from the crash to the winning term), msgs (the mean number of
+messages until the end of the measurement). --json and --csv give the same
+as fields (split_vote_rate, mean_terms, messages_per_election, p50_ms...):
+see "raftsim help records".`
+
+// addColumnsHelp appends the table columns to the help of a command that
+// prints experiment tables.
+func addColumnsHelp(cmd *cobra.Command) { cmd.Long += "\n" + columnsHelp }

@@ -44,6 +44,7 @@ cluster; see sim/README.md for how it was chosen.`,
 	mt := cmd.Flags().Lookup("max-time")
 	_ = mt.Value.Set(PaperMaxTime.String())
 	mt.DefValue = mt.Value.String()
+	addColumnsHelp(cmd)
 	return cmd
 }
 

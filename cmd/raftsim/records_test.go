@@ -184,3 +184,19 @@ func TestRecordsHelpIsInDocs(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, strings.TrimRight(b.String(), "\n"))
 }
+
+// TestHelpDefinesColumns: the help of every command that prints an
+// experiment table defines its columns and points to the record schema.
+func TestHelpDefinesColumns(t *testing.T) {
+	for _, cmd := range []string{"paper", "failover", "bootstrap", "sweep"} {
+		code, out, _ := raftsim(t, cmd, "--help")
+		require.Equal(t, 0, code)
+		for _, want := range []string{"split (the fraction", "terms (the mean", "msgs (the mean", `"raftsim help records"`} {
+			require.Contains(t, out, want, "%s --help", cmd)
+		}
+	}
+	code, out, _ := raftsim(t, "--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "p50_ms", "the help names the statistics as the records do")
+	require.Contains(t, out, "exits with\nstatus 130")
+}

@@ -36,6 +36,7 @@ Values are separated by commas, or by semicolons when they contain commas
 	}
 	addModelFlags(cmd, &o.opts, true)
 	addRunFlags(cmd, &o.opts, 1000, true)
+	addColumnsHelp(cmd)
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
 	addEtcdFlags(cmd, &o.opts)
