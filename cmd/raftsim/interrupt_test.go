@@ -50,6 +50,8 @@ func interrupted(t *testing.T, args ...string) (code int, stdout, stderr string)
 var interruptRuns = [][]string{
 	{"paper", "--trials", "1000000"},
 	{"failover", "--trials", "100000000"},
+	{"failover", "--engine", "hashicorp", "--nodes", "3", "--trials", "1000000"},
+	{"failover", "--engine", "etcd", "--trials", "100000000"},
 	{"bootstrap", "--trials", "100000000"},
 	{"splitvote", "--trials", "100000000"},
 	{"sweep", "--over", "nodes=3,5", "--trials", "100000000"},
@@ -64,7 +66,7 @@ var interruptRuns = [][]string{
 func TestInterruptEverySubcommand(t *testing.T) {
 	verdicts := []string{"recommended:", "runner-up:", "no candidate is feasible", "The paper's figures beside", "shape (as in the paper)", "<- best"}
 	for _, args := range interruptRuns {
-		t.Run(args[0], func(t *testing.T) {
+		t.Run(strings.Join(args[:3], " "), func(t *testing.T) {
 			code, out, errOut := interrupted(t, args...)
 			require.Equal(t, 130, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 			require.Contains(t, errOut, "raftsim: interrupt: stopping the trials")
