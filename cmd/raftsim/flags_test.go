@@ -25,7 +25,7 @@ func TestFlagsKeepTheirWord(t *testing.T) {
 		{[]string{"partition", "--model", "plain,nope"}, `--model: unknown model "nope"`},
 		{[]string{"partition", "--shape", "chain,all"}, "--shape: all names every shape"},
 		{[]string{"failover", "--plot", filepath.Join(file, "x.png")}, `--plot: "` + file + `" is not a directory`},
-		{[]string{"failover", "--plot", filepath.Join(file, "sub", "x.png")}, "--plot: cannot use directory"},
+		{[]string{"failover", "--plot", filepath.Join(file, "sub", "x.png")}, `--plot: "` + file + `" is not a directory`},
 		{[]string{"failover", "--plot", filepath.Join(t.TempDir(), "missing", "x.png")}, "--plot: directory \""},
 	} {
 		code, out, errOut := raftsim(t, tc.args...)

@@ -68,15 +68,17 @@ func checkPlotPath(cmd *cobra.Command, path string) error {
 		return flagError("plot", "%q is a directory", path)
 	}
 	dir := filepath.Dir(path)
+	if file := fileOnPath(dir); file != "" {
+		return flagError("plot", "%q is not a directory", file)
+	}
 	fi, err := os.Stat(dir)
 	switch {
-	case err == nil && !fi.IsDir():
-		return flagError("plot", "%q is not a directory", dir)
 	case errors.Is(err, fs.ErrNotExist):
 		return flagError("plot", "directory %q does not exist", dir)
 	case err != nil:
-		// Also a path through a file: /etc/passwd/sub/x.png.
 		return flagError("plot", "cannot use directory %q: %v", dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return flagError("plot", "%q is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".raftsim-plot-*")
 	if err != nil {
@@ -86,6 +88,28 @@ func checkPlotPath(cmd *cobra.Command, path string) error {
 	f.Close()
 	os.Remove(name)
 	return nil
+}
+
+// fileOnPath returns the first element of dir, from the root down, that
+// exists and is not a directory (/etc/passwd of /etc/passwd/sub), or "".
+func fileOnPath(dir string) string {
+	var up []string
+	for d := dir; ; d = filepath.Dir(d) {
+		up = append(up, d)
+		if next := filepath.Dir(d); next == d {
+			break
+		}
+	}
+	for i := len(up) - 1; i >= 0; i-- {
+		fi, err := os.Stat(up[i])
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return up[i]
+		}
+	}
+	return ""
 }
 
 // writePlot writes the --plot file, if asked for, and says on stderr
