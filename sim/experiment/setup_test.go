@@ -41,7 +41,7 @@ func TestSetupValidate(t *testing.T) {
 	}
 }
 
-// TestSetupValidateLatencyLimit (issue 10, defect 7): a latency, disk or
+// TestSetupValidateLatencyLimit: a latency, disk or
 // timer-noise model slower than the trial's time limit is refused.
 func TestSetupValidateLatencyLimit(t *testing.T) {
 	for _, tc := range []struct {
