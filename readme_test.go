@@ -223,3 +223,26 @@ func hasGoCode(t *testing.T, dir string) bool {
 	}
 	return false
 }
+
+// TestDocsCiteNoIssueNumbers: the README and docs/ are for readers who
+// cannot look up the project's issue tracker; how a number came about
+// belongs in the commit message that changed it.
+func TestDocsCiteNoIssueNumbers(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := regexp.MustCompile(`(?i)\bissue #?\d+|#\d{2,}\b`)
+	for _, f := range append(files, docs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := issue.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q", f, i+1, m)
+			}
+		}
+	}
+}
