@@ -51,7 +51,7 @@ var envelope = []fieldSpec{
 	{"seed", "integer", always, "the --seed; the same seed and flags give the same records"},
 	{"trials", "integer", always, "trials that finished (partition: windows; multiraft: runs, 0 or 1)"},
 	{"trials_requested", "integer", always, "trials asked for: equal to trials unless interrupted"},
-	{"params", "object", always, "every model parameter, one member each, durations in ms (CSV: one params.NAME column each)"},
+	{"params", "object", always, "every model parameter, one member each, durations in ms (CSV: one params.NAME column each); heartbeat_ms is the interval used, 0 only where none is fixed: a tune verdict's base setup (each candidate uses half its minimum) and the hashicorp engine (hashicorp/raft sets its own)"},
 }
 
 // stats are the statistics of measured times, in ms.

@@ -42,6 +42,12 @@ func TestRecordsFollowTheSchema(t *testing.T) {
 			for _, r := range recs {
 				require.Equal(t, false, r["interrupted"])
 				require.Equal(t, r["trials"], r["trials_requested"], "a run not interrupted finishes what it was asked")
+				// The heartbeat in params is the one used, not a 0 that
+				// means "derived", where one interval is fixed.
+				hb, ok := r["params"].(map[string]any)["heartbeat_ms"].(json.Number)
+				if ok && r["record"] != "tune-verdict" && r["engine"] != "hashicorp" {
+					require.NotEqual(t, json.Number("0"), hb, "%s record: params.heartbeat_ms", r["record"])
+				}
 			}
 			if args[0] == "multiraft" || slices.Contains(args, "--cdf") {
 				return // no --csv
