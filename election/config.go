@@ -174,15 +174,16 @@ type Config struct {
 	LeaderStickiness bool
 	// Stickiness decides for how long a node stays loyal to a leader it
 	// knows, refusing pre-votes (with PreVote) and votes (with
-	// LeaderStickiness). StickyByContact (the zero value): while it heard
-	// from the leader within ElectionTimeout (the thesis, etcd, SOFAJRaft).
-	// StickyUntilTimeout: as long as it knows the leader, however long ago
-	// the last contact was, except to the leader itself campaigning; it
-	// forgets the leader only when its own election timer fires and
-	// finds the leader silent, or when it campaigns or moves to a higher
-	// term (hashicorp/raft). After a leader crash, a candidate then wins
-	// only once a quorum of survivors have each timed out on their own
-	// timers.
+	// CheckQuorum or LeaderStickiness). StickyByContact (the zero value):
+	// while it heard from the leader within ElectionTimeout (the thesis,
+	// etcd, SOFAJRaft). StickyUntilTimeout: as long as it knows the
+	// leader, however long ago the last contact was, except to the leader
+	// itself campaigning; it forgets the leader only when its own election
+	// timer fires and finds the leader silent, or when it campaigns or
+	// moves to a higher term (hashicorp/raft). After a leader crash, a
+	// candidate then wins only once a quorum of survivors have each timed
+	// out on their own timers. Either way a node stays loyal for
+	// ElectionTimeout after it heard a leader (see Node.QuorumContact).
 	Stickiness StickinessMode
 
 	// Priority is this node's election priority; >= 0, 0 disables priority
