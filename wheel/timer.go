@@ -456,64 +456,6 @@ func (t *Timer) Deadline() (time.Duration, bool) {
 // Wheel returns the wheel t is bound to, or nil before Init.
 func (t *Timer) Wheel() *Wheel { return t.w }
 
-// entry is a ready-heap element: a timer due before the cursor tick, with
-// the deadline and sequence it had when pushed. An entry is stale (skipped)
-// when the timer has moved since.
-type entry struct {
-	t    *Timer
-	when int64 // the timer's deadline when pushed
-	key  int64 // when it may fire: when, plus its epoch's slack on real time
-	seq  uint64
-}
-
-func (a entry) less(b entry) bool {
-	return a.key < b.key || (a.key == b.key && a.seq < b.seq)
-}
-
-// readyHeap is a binary min-heap of entries ordered by (when, seq).
-type readyHeap []entry
-
-func (h *readyHeap) push(e entry) {
-	s := append(*h, e)
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-	*h = s
-}
-
-func (h *readyHeap) pop() entry {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s[n] = entry{}
-	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && s[r].less(s[l]) {
-			m = r
-		}
-		if !s[m].less(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
 // The first 32 bytes of a Timer hold what the driver's re-bucketing visit
 // touches (see Timer), and Timer.slot has room for every level.
 var (
