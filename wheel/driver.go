@@ -239,7 +239,7 @@ func (w *Wheel) collect(now int64) {
 		if top, ok := w.cleanTop(); ok && top.key <= now {
 			// A deadline from the coarse clock is due only once its
 			// epoch's length has passed too.
-			if look := w.look(top.when, now); look > top.key {
+			if look := w.fireableAt(top.when, now); look > top.key {
 				w.ready.pop()
 				top.key = look
 				w.ready.push(top)

@@ -65,16 +65,16 @@ func (w *Wheel) tickStart(tk int64) int64 {
 }
 
 // place links a pending timer where its current deadline belongs, or drops
-// it if it is no longer pending (see aim). mu held.
+// it if it is no longer pending (see locate). mu held.
 func (w *Wheel) place(t *Timer) {
-	lvl, tk, when, key := w.aim(t)
-	w.put(t, lvl, tk, when, key)
+	lvl, tk, when, key := w.locate(t)
+	w.putLocated(t, lvl, tk, when, key)
 }
 
-// put puts t, not in a slot, where aim found it belongs. mu held.
-func (w *Wheel) put(t *Timer, lvl int, tk, when, key int64) {
+// putLocated links t, not in a slot, where locate found it belongs. mu held.
+func (w *Wheel) putLocated(t *Timer, lvl int, tk, when, key int64) {
 	switch {
-	case lvl == aimIdle:
+	case lvl == locatedIdle:
 		t.loc = locNone
 	case lvl < 0:
 		t.loc = locReady
@@ -84,24 +84,24 @@ func (w *Wheel) put(t *Timer, lvl int, tk, when, key int64) {
 	}
 }
 
-// aimIdle is aim's level for a timer that is no longer pending.
-const aimIdle = -2
+// locatedIdle is locate's level for a timer that is no longer pending.
+const locatedIdle = -2
 
-// aim finds where t's current deadline when belongs, publishes it in
-// t.slotStart, and returns it: level aimIdle if t is no longer pending,
+// locate finds where t's current deadline when belongs, publishes it in
+// t.slotStart, and returns it: level locatedIdle if t is no longer pending,
 // -1 for the ready heap (key is then when), else the level and tick of
 // its slot and the key link takes. The deadline is re-read after
 // publishing the slot's start, so that a concurrent lock-free Reset either
 // sees the new start or is seen here (see Timer.TryReset). mu held.
-func (w *Wheel) aim(t *Timer) (lvl int, tk, when, key int64) {
+func (w *Wheel) locate(t *Timer) (lvl int, tk, when, key int64) {
 	for {
 		due := t.due.Load()
 		if due <= 0 {
 			t.slotStart.Store(-1)
-			return aimIdle, 0, 0, 0
+			return locatedIdle, 0, 0, 0
 		}
 		when = due - 1
-		lvl, tk = w.target(t, when)
+		lvl, tk = w.slotFor(t, when)
 		if lvl < 0 {
 			t.slotStart.Store(-1)
 			if t.due.Load() != due {
@@ -122,10 +122,10 @@ func (w *Wheel) aim(t *Timer) (lvl int, tk, when, key int64) {
 	}
 }
 
-// target returns where place puts a timer with deadline when: the level
+// slotFor returns where place puts a timer with deadline when: the level
 // and the tick whose slot it goes to, or level -1 for the ready heap (due
 // before the cursor). mu held.
-func (w *Wheel) target(t *Timer, when int64) (lvl int, tk int64) {
+func (w *Wheel) slotFor(t *Timer, when int64) (lvl int, tk int64) {
 	tk = when / w.tick
 	if tk < w.cur {
 		return -1, tk
@@ -163,7 +163,7 @@ func (w *Wheel) prefetchPlace(t *Timer) {
 	if due <= 0 {
 		return
 	}
-	lvl, tk := w.target(t, due-1)
+	lvl, tk := w.slotFor(t, due-1)
 	if lvl < 0 {
 		return
 	}

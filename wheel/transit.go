@@ -101,7 +101,7 @@ func (w *Wheel) walkTransit(p *transitPass) (done bool) {
 			}
 			wait := false
 			if when := due - 1; due > 0 && when < p.end {
-				if look := w.look(when, p.now); look > p.now {
+				if look := w.fireableAt(when, p.now); look > p.now {
 					if when > p.now && w.trWait == p.start && !w.closed.Load() {
 						// The slot is not due whole, and here begin its
 						// timers that are not due yet (timers are
@@ -172,8 +172,8 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 }
 
 // spliceChunk fixes the entries es of chunk c, a full chunk of the slot
-// in transit, and disposes of c. Each timer is aimed where its deadline
-// now belongs (aim publishes it as place does). The earliest level-0 slot
+// in transit, and disposes of c. Each timer is located where its deadline
+// now belongs (locate publishes it as place does). The earliest level-0 slot
 // one of them goes to is the target (if none goes to level 0, the slot of
 // the first that goes higher): the timers that go there, or on level 0 at
 // most joinWindow ticks later, stay where they are in c, and are only
@@ -200,11 +200,11 @@ func (w *Wheel) endChunk(p *transitPass, c *chunk) {
 // took 7-10 % off the process's CPU (bench/scalemix, two builds run at
 // once); the timers moved ahead of their own slot are looked at a little
 // early, which added about 2 % visits.
-// A timer moved ahead keeps the later slot start aim published: a
+// A timer moved ahead keeps the later slot start locate published: a
 // lock-free Reset needs a deadline at or after that start, which is
 // stricter than needed, never looser.
 func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
-	// Where each timer goes (aim publishes it), and the target: the
+	// Where each timer goes (locate publishes it), and the target: the
 	// earliest level-0 slot any of them goes to, or if none goes to level
 	// 0, the slot of the first that goes higher.
 	var to [chunkLen]struct {
@@ -227,7 +227,7 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 			continue
 		}
 		a := &to[e.i]
-		a.lvl, a.tk, a.when, a.key = w.aim(t)
+		a.lvl, a.tk, a.when, a.key = w.locate(t)
 		switch {
 		case a.lvl == 0 && (tl != 0 || a.tk < tk0):
 			tl, tk0 = 0, a.tk
@@ -271,7 +271,7 @@ func (w *Wheel) spliceChunk(c *chunk, es []transitEntry, now int64) {
 		}
 		c.t[e.i] = nil
 		t.ch = nil
-		w.put(t, a.lvl, a.tk, a.when, a.key)
+		w.putLocated(t, a.lvl, a.tk, a.when, a.key)
 	}
 	if matched*2 < chunkLen {
 		for i, t := range &c.t {
@@ -462,6 +462,6 @@ func (w *Wheel) waitInSlot(t *Timer, tk, now int64) {
 	// after now: at the slot's last nanosecond that is the slot's end, when
 	// the slot is due whole (a look at now would find t not fireable again
 	// and take the slot again at once, until the clock moved on).
-	key := max(start, min(w.look(due-1, now), start+w.tick-1), now+1)
+	key := max(start, min(w.fireableAt(due-1, now), start+w.tick-1), now+1)
 	w.link(t, 0, tk, key)
 }

@@ -76,8 +76,12 @@ type Wheel struct {
 
 	vnow atomic.Int64 // virtual clock, ns
 
-	// mu guards everything below it up to the counters, and every Timer's
-	// next, prev, loc, lvl and idx fields.
+	// mu guards the fields from cur to slotNext (closed is an atomic copy
+	// of stopped, for the lock-free paths), and the placement of every
+	// Timer bound to the wheel: its ch, slot, pos and loc fields (see
+	// Timer). Lock order: a repeated.Timer's lock, then mu, then napMu;
+	// Init takes the lock of the wheel it rebinds from. Callbacks run
+	// without mu; the driver releases it around every batch of them.
 	mu      sync.Mutex
 	cur     int64 // cursor tick: timers due before it are in ready
 	levels  []level
@@ -116,11 +120,11 @@ type Wheel struct {
 	// looked, or when the driver last found the rest not due (batchSlot).
 	slotNext []int64
 
-	// Counters: those that Reset and Stop write (and pending, which only
-	// a wheel with MaxPending counts), then, on cache lines of their own,
-	// those the driver writes as it fires, so that a fire and a Reset on
-	// another core do not pass a line back and forth (FireThroughput:
-	// 2-4 % more fires a second).
+	// Counters, atomic, written by any goroutine: those that Reset and
+	// Stop write (and pending, which only a wheel with MaxPending counts),
+	// then, on cache lines of their own, those the driver writes as it
+	// fires, so that a fire and a Reset on another core do not pass a
+	// line back and forth.
 	pending, scheduled, cancelled, rejected    atomic.Int64
 	_                                          [64]byte
 	fired, dropped, panics, lateFires, wakeups atomic.Int64
