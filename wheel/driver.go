@@ -43,6 +43,9 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
+		if invariants {
+			w.checkLocked()
+		}
 		now := w.republish()
 		if n, stopped := w.runDue(now); n > 0 {
 			lastBatch = n

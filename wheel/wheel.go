@@ -321,6 +321,9 @@ func (w *Wheel) Stop() []*Timer {
 		w.mu.Unlock()
 		return nil
 	}
+	if invariants {
+		w.checkLocked()
+	}
 	w.stopped = true
 	w.closed.Store(true)
 	type left struct {
@@ -409,6 +412,9 @@ func (w *Wheel) Done() <-chan struct{} { return w.doneCh }
 func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if invariants {
+		defer w.checkLocked()
+	}
 	if w.stopped {
 		w.rejected.Add(1)
 		return false, ErrStopped
