@@ -3,8 +3,10 @@ package election
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -50,9 +52,24 @@ type Config struct {
 	// heartbeats every peer at once and then arms every peer's timer.
 	// Without jitter it only costs timers.
 	HeartbeatPerPeer bool
+	// ExternalHeartbeat makes the caller drive the leader's heartbeats: the
+	// node arms no heartbeat timer, and its owner calls
+	// Node.BroadcastHeartbeat at least every HeartbeatInterval while the
+	// node leads (Node.Leading tells which nodes do). A host of many groups
+	// (package multiraft) heartbeats all its leaders from one tick this
+	// way instead of keeping a timer per leader that its tick always
+	// outruns. On winning, the leader still heartbeats every peer at once.
+	// HeartbeatInterval keeps its meaning: CheckQuorum waits that long for
+	// an unanswered heartbeat before it counts a peer as silent, so a
+	// caller that heartbeats less often makes its leaders step down.
+	// HeartbeatJitter is not used. It cannot be combined with
+	// HeartbeatPerPeer.
+	ExternalHeartbeat bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
-	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
+	// the candidate starts its next round: with PreVote a pre-vote (as
+	// etcd's candidate does), otherwise a new term. >= 0; 0 means
+	// ElectionTimeout.
 	VoteTimeout time.Duration
 	// VoteJitter randomizes the vote timeout; nil means ElectionJitter.
 	// Its State.Consecutive is the number of candidate rounds the node
@@ -60,9 +77,9 @@ type Config struct {
 	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
 	// StepDownWhenVoteTimedOut makes a candidate whose round timed out step
-	// down to follower and (with PreVote) run a pre-vote before the next
-	// term, as SOFAJRaft's stepDownWhenVoteTimedout. Without PreVote it only
-	// adds the step-down event.
+	// down to follower before its next round (a pre-vote with PreVote, a
+	// new term without), as SOFAJRaft's stepDownWhenVoteTimedout: it adds
+	// the step-down event and the follower's fresh election timeout.
 	StepDownWhenVoteTimedOut bool
 	// WaitForVoteTimeout makes a candidate ignore vote rejections: it
 	// stays a candidate until it wins, hears from a leader or of a higher
@@ -91,6 +108,17 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// Lagging, if set, reports whether the node's host runs behind its
+	// own timers, so that the silence a timer measures may be the host's
+	// backlog rather than the peers' (package multiraft sets it while its
+	// periodic checks run late). While it returns true, a follower's or
+	// pre-candidate's election timer and a candidate's vote timer that
+	// come due start nothing and run on with a fresh timeout, and a
+	// leader's CheckQuorum check does not step down. Safety does not
+	// depend on it: the lease (QuorumContact) still counts only answers
+	// within it. nil means never. It is called with the node's lock held
+	// and must not call the node.
+	Lagging func() bool
 	// Host, if set, lets a simulator model a server whose handlers and
 	// timers share one lock held through disk writes (see HostLock); nil
 	// for a real program.
@@ -132,10 +160,17 @@ type Config struct {
 	// did not answer, not for heartbeats it was late to send (a stalled
 	// process or timer goroutine). The lease (QuorumContact) counts only
 	// answers within it.
+	//
+	// As etcd's CheckQuorum does, it also makes a node keep the promise
+	// the lease relies on: for ElectionTimeout after it hears a leader (or
+	// starts in a term above 0) it ignores vote requests other than
+	// leadership transfers, without adopting their term, and does not
+	// campaign in a new term itself (see Node.QuorumContact).
 	CheckQuorum bool
 	// LeaderStickiness makes a node ignore vote requests (other than
 	// leadership transfers), without adopting their term, while it is
-	// leader or a leader is alive in the sense of Stickiness.
+	// leader or a leader is alive in the sense of Stickiness. It keeps the
+	// lease's promise as CheckQuorum does.
 	LeaderStickiness bool
 	// Stickiness decides for how long a node stays loyal to a leader it
 	// knows, refusing pre-votes (with PreVote) and votes (with
@@ -197,7 +232,11 @@ type Config struct {
 	// system's entropy, different for every node and run; set it for
 	// reproducible runs.
 	Rand *rand.Rand
-	// Logger receives the node's logs; nil means hclog.NewNullLogger().
+	// Logger receives the node's logs. nil means a logger writing to
+	// standard error at level Warn (hclog's format, as hashicorp/raft
+	// logs), so that what goes wrong (a failing disk, a lost quorum, an
+	// impossible message) is never silent; pass hclog.NewNullLogger() to
+	// silence a node on purpose, or a logger of your own.
 	Logger hclog.Logger
 	// Observer, if set, receives every Event, synchronously, on the
 	// goroutine that caused it, without the node's lock held. It may call
@@ -217,6 +256,13 @@ type Config struct {
 	// does. Set it to *metrics.BlackholeSink to turn metrics off: the node
 	// then computes nothing for them (simulations of many clusters).
 	Metrics metrics.MetricSink
+	// MetricsLabels are added to every metric of the node, after the
+	// label node (the node's ID, always present): a multi-raft host or
+	// the user labels a group's nodes with the group, for example. Each
+	// label adds series: with many groups in a process prefer few labels
+	// of few values (a group label per group makes a series per group and
+	// name). Names must be non-empty, distinct and not "node".
+	MetricsLabels []metrics.Label
 }
 
 // DefaultConfig returns a Config with ElectionTimeout 1s randomized to
@@ -304,6 +350,9 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatInterval >= c.ElectionTimeout {
 		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must be less than ElectionTimeout (%v)", c.ElectionTimeout)
 	}
+	if c.ExternalHeartbeat && c.HeartbeatPerPeer {
+		return c, fieldErr("ExternalHeartbeat", c.ExternalHeartbeat, "cannot be combined with HeartbeatPerPeer: the caller heartbeats every peer at once")
+	}
 	if c.VoteTimeout < 0 {
 		return c, fieldErr("VoteTimeout", c.VoteTimeout, "must not be negative")
 	}
@@ -384,10 +433,38 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatJitter == nil {
 		c.HeartbeatJitter = repeated.None()
 	}
+	names := map[string]bool{"node": true}
+	for i, l := range c.MetricsLabels {
+		switch {
+		case l.Name == "":
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "has an empty name")
+		case names[l.Name]:
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "repeats the label %q (node is the node's ID)", l.Name)
+		}
+		names[l.Name] = true
+	}
+	c.MetricsLabels = slices.Clone(c.MetricsLabels)
 	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
+		c.Logger = defaultLogger()
 	}
 	return c, nil
+}
+
+// refusesVotesInLease reports whether a node refuses vote requests (other
+// than transfers) while it is loyal to a leader: with LeaderStickiness,
+// and with CheckQuorum, as etcd's checkQuorum does (raft.Step's inLease
+// check), since the leader lease (Node.QuorumContact) that CheckQuorum
+// maintains is sound only if voters keep this promise.
+func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
+
+// logOutput is where the default Logger writes; a variable so that a
+// test can read it.
+var logOutput io.Writer = os.Stderr
+
+// defaultLogger returns the Logger of a Config that sets none: warnings
+// and errors to logOutput.
+func defaultLogger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: hclog.Warn, Output: logOutput})
 }
 
 // lease returns the leader lease.

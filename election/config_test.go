@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -15,6 +16,7 @@ import (
 
 func validConfig() election.Config {
 	c := election.DefaultConfig()
+	c.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	c.ID, c.Voters = 1, []election.ID{1, 2, 3}
 	return c
 }
@@ -56,6 +58,7 @@ func TestConfigValidate(t *testing.T) {
 			c.Priority, c.Priorities = 5, map[election.ID]int{1: 6}
 		}, "must equal Priority"},
 		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "PriorityDecayGap"},
+		{"external heartbeat per peer", func(c *election.Config) { c.ExternalHeartbeat, c.HeartbeatPerPeer = true, true }, "ExternalHeartbeat"},
 		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Detection"},
 		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Stickiness StickinessMode(7)"},
 	}
@@ -120,6 +123,24 @@ func TestNewNodeNilArguments(t *testing.T) {
 		"transport": func() error { _, err := election.NewNode(validConfig(), v.Wheel, nil, st, lv); return err },
 		"storage":   func() error { _, err := election.NewNode(validConfig(), v.Wheel, tr, nil, lv); return err },
 		"log view":  func() error { _, err := election.NewNode(validConfig(), v.Wheel, tr, st, nil); return err },
+		// Issue 32, defect 6: typed nils used to be accepted, and Start or
+		// Campaign then panicked.
+		"transport (election.TransportFunc)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, election.TransportFunc(nil), st, lv)
+			return err
+		},
+		"storage (*election.MemoryStorage)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, (*election.MemoryStorage)(nil), lv)
+			return err
+		},
+		"storage (*election.FileStorage)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, (*election.FileStorage)(nil), lv)
+			return err
+		},
+		"log view (*election_test.mutableLog)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, st, (*mutableLog)(nil))
+			return err
+		},
 	} {
 		err := f()
 		require.ErrorIs(t, err, election.ErrNilArgument, name)

@@ -1,6 +1,9 @@
 package election
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // TimerDeadlines returns the pending deadlines of the node's election and
 // vote timers (ok false: not pending), for tests of the timer semantics.
@@ -18,4 +21,29 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	old := syncDir
 	syncDir = f
 	return func() { syncDir = old }
+}
+
+// HeartbeatTimers returns how many heartbeat timers the node has.
+func (n *Node) HeartbeatTimers() int {
+	k := len(n.peerHeartbeatT)
+	if n.heartbeatT != nil {
+		k++
+	}
+	return k
+}
+
+// HeartbeatReArm reports whether a heartbeat would re-arm the election
+// timer by Reset (true) rather than Restart now.
+func (n *Node) HeartbeatReArm() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.detection == ResetOnHeartbeat && n.fastReset && n.electionOn && n.electionFresh
+}
+
+// SetLogOutput makes the default Logger of nodes created later write to
+// w and returns the function that restores standard error.
+func SetLogOutput(w io.Writer) (restore func()) {
+	old := logOutput
+	logOutput = w
+	return func() { logOutput = old }
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
@@ -39,6 +40,7 @@ func newDormantCluster(t *testing.T) *dormantCluster {
 
 func (c *dormantCluster) node(t *testing.T, id election.ID) *election.Node {
 	cfg := election.DefaultConfig()
+	cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	cfg.ID, cfg.Voters = id, []election.ID{1, 2, 3}
 	cfg.ElectionTimeout = 150 * time.Millisecond
 	cfg.Rand = c.rng
@@ -82,7 +84,14 @@ func TestHibernateResume(t *testing.T) {
 	for id, n := range c.nodes {
 		d, err := n.Hibernate()
 		require.NoError(t, err)
-		require.Equal(t, election.Dormant{Term: term, Leader: l}, d)
+		require.Equal(t, term, d.Term)
+		require.Equal(t, l, d.Leader)
+		if id == l {
+			require.Zero(t, d.Contact, "a leader has no contact to keep")
+		} else {
+			require.Equal(t, n.Status().LastContact, d.Contact, "a follower keeps its last contact")
+			require.NotZero(t, d.Contact)
+		}
 		dormant[id] = d
 		_, err = n.Hibernate()
 		require.ErrorIs(t, err, election.ErrStopped)
@@ -103,7 +112,7 @@ func TestHibernateResume(t *testing.T) {
 		if id != l {
 			require.NoError(t, c.node(t, id).Resume(dormant[id]))
 			require.Equal(t, election.Status{ID: id, Role: election.Follower, Term: term, Vote: c.nodes[id].Status().Vote,
-				Leader: l, LastContact: c.v.Now(), HasContact: true, Started: true}, c.nodes[id].Status())
+				Leader: l, LastContact: dormant[id].Contact, HasContact: true, Started: true}, c.nodes[id].Status())
 		}
 	}
 	c.v.AdvanceBy(5 * time.Millisecond)
@@ -203,4 +212,59 @@ func TestLeadingMirrorsRole(t *testing.T) {
 	c.nodes[nl].Stop()
 	require.False(t, c.nodes[nl].Leading(), "stopped")
 	agree("stopped")
+}
+
+// TestResumeKeepsContact checks that a follower resumed from a Dormant
+// with Contact counts its loyalty from that contact, not from the resume:
+// with LeaderStickiness it refuses a higher term's vote until an election
+// timeout after the contact, then grants it.
+func TestResumeKeepsContact(t *testing.T) {
+	const et = 150 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		ago     time.Duration // Contact before the resume; -1: no Contact
+		refused time.Duration // how long after the resume votes are refused
+	}{
+		{"recent", 100 * time.Millisecond, 50 * time.Millisecond},
+		{"old", 200 * time.Millisecond, 0},
+		{"unknown", -1, et},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := wheel.NewVirtual(wheel.DefaultConfig())
+			require.NoError(t, err)
+			t.Cleanup(func() { v.Stop() })
+			v.AdvanceBy(time.Second)
+			st := election.NewMemoryStorage()
+			require.NoError(t, st.Save(election.HardState{Term: 1, Vote: 2}))
+			cfg := election.DefaultConfig()
+			cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
+			cfg.ID, cfg.Voters = 1, []election.ID{1, 2, 3}
+			cfg.ElectionTimeout = et
+			cfg.PreVote, cfg.LeaderStickiness = false, true
+			cfg.Rand = rand.New(rand.NewPCG(1, 2))
+			cfg.Metrics = &metrics.BlackholeSink{}
+			var answers []election.Message
+			n, err := election.NewNode(cfg, v.Wheel, election.TransportFunc(func(m election.Message) { answers = append(answers, m) }),
+				st, election.StaticLog{})
+			require.NoError(t, err)
+			d := election.Dormant{Term: 1, Leader: 2}
+			if tc.ago >= 0 {
+				d.Contact = v.Now() - tc.ago
+			}
+			require.NoError(t, n.Resume(d))
+			vote := func() bool {
+				answers = nil
+				n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 2})
+				require.Len(t, answers, 1)
+				return answers[0].Granted
+			}
+			if tc.refused > 0 {
+				require.False(t, vote(), "refused within the loyalty")
+				v.AdvanceBy(tc.refused - time.Millisecond)
+				require.False(t, vote(), "refused just before the loyalty ends")
+				v.AdvanceBy(2 * time.Millisecond)
+			}
+			require.True(t, vote(), "granted once the loyalty ended")
+		})
+	}
 }

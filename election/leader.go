@@ -8,7 +8,9 @@ import (
 // BroadcastHeartbeat makes a leader send a heartbeat to every voter now
 // and re-arms its heartbeat timer, so the next one follows a full
 // HeartbeatInterval later (the simulator's "synchronized heartbeat" before
-// it kills a leader). It returns ErrNotStarted, ErrStopped or ErrNotLeader.
+// it kills a leader). With Config.ExternalHeartbeat it is how the leader
+// heartbeats at all: the caller must call it at least every
+// HeartbeatInterval. It returns ErrNotStarted, ErrStopped or ErrNotLeader.
 func (n *Node) BroadcastHeartbeat() error {
 	if err := n.lockUsable(); err != nil {
 		return err
@@ -52,6 +54,7 @@ func (n *Node) becomeLeader() {
 	n.voteT.Stop()
 	n.stopElectionTimer()
 	n.lastContact, n.hasContact = now, true
+	n.transferring = false
 	n.resetAcks()
 	for i := range n.acks {
 		// Grace period for CheckQuorum: the first check needs answers

@@ -44,7 +44,12 @@ func (n *Node) start(d *Dormant) error {
 	n.lastReset = n.w.Now()
 	resumed := d != nil && n.resume(*d) // arms its own timers
 	if !resumed {
-		n.electionT.Start()
+		if n.term > 0 && n.cfg.refusesVotesInLease() && len(n.peers) > 0 {
+			// It may have answered a leader's heartbeat just before it
+			// stopped: keep that promise as if it had just heard it.
+			n.promise(n.w.Now(), None)
+		}
+		n.startElectionTimer()
 	}
 	if n.snapshotT != nil {
 		n.snapshotT.Start()
@@ -78,7 +83,7 @@ func (n *Node) halt() {
 	n.outbox, n.events = nil, nil
 	n.noteStop()
 	n.mu.Unlock()
-	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
+	for _, t := range [...]*repeated.Timer{&n.electionT, &n.voteT, &n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {
 			t.Destroy()
 		}
@@ -103,7 +108,9 @@ func (n *Node) Status() Status {
 func (n *Node) Stats() Stats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.stats
+	st := n.stats
+	st.Received, st.Sent = n.received, n.sent
+	return st
 }
 
 func (n *Node) usable() error {

@@ -360,3 +360,88 @@ func TestKeepTimerOnStepDownInsideElectionTrigger(t *testing.T) {
 		n.Stop()
 	}
 }
+
+// TestExternalHeartbeat: with ExternalHeartbeat a leader heartbeats on
+// winning and then only when its owner calls BroadcastHeartbeat; it arms
+// no heartbeat timer. CheckQuorum still waits a HeartbeatInterval for an
+// unanswered heartbeat.
+func TestExternalHeartbeat(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) { c.ExternalHeartbeat, c.CheckQuorum = true, true }).start(t)
+	p.elect(t)
+	won := p.v.Now()
+	heartbeats := func() (to []election.ID) {
+		for _, m := range p.take() {
+			if m.Type == election.MsgHeartbeat {
+				to = append(to, m.To)
+			}
+		}
+		return to
+	}
+	require.Equal(t, []election.ID{2, 3}, heartbeats(), "a heartbeat to every peer on winning")
+	answer := func() {
+		for _, peer := range []election.ID{2, 3} {
+			p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: peer, To: 1, Term: 1, Granted: true, Sent: p.v.Now()})
+		}
+	}
+	answer()
+	p.v.AdvanceTo(won + 3*hb)
+	require.Empty(t, heartbeats(), "no heartbeat timer")
+	require.Zero(t, p.n.HeartbeatTimers(), "no heartbeat timer exists")
+
+	// The owner drives the heartbeats; the leader keeps its quorum.
+	for i := 4; i <= 40; i++ {
+		p.v.AdvanceTo(won + time.Duration(i)*hb)
+		require.NoError(t, p.n.BroadcastHeartbeat())
+		require.Equal(t, []election.ID{2, 3}, heartbeats(), "round %d", i)
+		answer()
+	}
+	require.Equal(t, election.Leader, p.n.Status().Role)
+	require.True(t, p.n.QuorumContact())
+
+	// Heartbeats unanswered: CheckQuorum deposes the leader.
+	require.NoError(t, p.n.BroadcastHeartbeat())
+	p.v.AdvanceBy(2 * et)
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.ErrorIs(t, p.n.BroadcastHeartbeat(), election.ErrNotLeader)
+}
+
+// TestHeartbeatReArmByReset: a heartbeat re-arms the election timer by
+// its lock-free Reset only where that means the same as Restart: a
+// running timer that did not fire since it was last (re)started, and an
+// ElectionJitter whose draws ignore repeated.State, not wrapped by
+// KeepTimerOnStepDown, a HostLock or a ticker.
+func TestHeartbeatReArmByReset(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *election.Config)
+		want bool
+	}{
+		{"proportional", nil, true},
+		{"uniform extra", func(c *election.Config) { c.ElectionJitter = repeated.UniformExtra(et) }, true},
+		{"none", func(c *election.Config) { c.ElectionJitter = repeated.None() }, true},
+		{"backoff", func(c *election.Config) { c.ElectionJitter = repeated.Backoff(3, 8*et) }, false},
+		{"first only", func(c *election.Config) { c.ElectionJitter = repeated.FirstOnly() }, false},
+		{"keep timer", func(c *election.Config) { c.KeepTimerOnStepDown = true }, false},
+		{"ticker", func(c *election.Config) { c.Tick = et / 10 }, false},
+		{"check last contact", func(c *election.Config) { c.Detection = election.CheckLastContact }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProbe(t, tc.edit).start(t)
+			p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+			require.Equal(t, tc.want, p.n.HeartbeatReArm())
+		})
+	}
+
+	// A trigger that did not restart the timer (a priority skip) makes
+	// the next heartbeat restart it.
+	p := newProbe(t, func(c *election.Config) {
+		c.Priority, c.Priorities = 1, map[election.ID]int{1: 1, 2: 5}
+	}).start(t)
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+	require.True(t, p.n.HeartbeatReArm())
+	require.NotZero(t, p.v.AdvanceToNext()) // fires, skipped: priority below target
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.False(t, p.n.HeartbeatReArm(), "a trigger ran since the last restart")
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+	require.True(t, p.n.HeartbeatReArm(), "the heartbeat restarted it")
+}

@@ -14,15 +14,13 @@ import (
 )
 
 // ErrInvalidConfig is wrapped by every error that Config.Validate,
-// ClusterConfig.Validate, Setup.Validate, NewNode, NewCluster, Node.Start
-// (for a config etcd raft refuses) and the mapping helpers (Ticks,
-// FromTimeouts, FromRange) report about their input. An error about one
-// field is a *FieldError.
+// Config.ValidateTiming, NewNode, Node.Start (for a config etcd raft
+// refuses) and the mapping helpers (Ticks, FromTimeouts, FromRange)
+// report about their input. An error about one field is a *FieldError.
 var ErrInvalidConfig = errors.New("etcdadapter: invalid config")
 
 // A FieldError reports one invalid field of a configuration: its name
-// (e.g. "ElectionTick", or "Node.ElectionTick" for the node template of a
-// ClusterConfig or Setup), the value it had and why it is refused. It is
+// (e.g. "ElectionTick"), the value it had and why it is refused. It is
 // the type every raftick package reports configuration errors with (see
 // election.FieldError, sim.FieldError); this package's wrap
 // ErrInvalidConfig, and a refusal by etcd raft's own validation carries
@@ -51,9 +49,6 @@ var (
 	ErrUnsupportedRaft = errors.New("etcdadapter: go.etcd.io/raft/v3 layout not supported for deterministic timeouts")
 	// ErrBadMessage is returned by Node.Step for a nil message.
 	ErrBadMessage = errors.New("etcdadapter: bad message")
-	// ErrNoNode is returned by Cluster.Start and Cluster.Restart for an ID
-	// outside 1..Nodes.
-	ErrNoNode = errors.New("etcdadapter: no such node")
 )
 
 // errWrongTo is the reason of an EventIgnored for a message addressed to
@@ -63,13 +58,12 @@ var errWrongTo = errors.New("wrong recipient")
 // Config configures one Node: the election settings of go.etcd.io/raft/v3
 // and how the adapter drives them. Start from DefaultConfig.
 type Config struct {
-	// ID is the node's raft ID; not 0. (A Cluster sets it per node.)
+	// ID is the node's raft ID; not 0.
 	ID uint64
 	// Peers lists the IDs of every voter of the group, this node included,
 	// without duplicates or 0. It bootstraps a fresh node's storage (the
 	// ConfState of an initial snapshot at index 1, term 1, as etcd's own
 	// interaction tests do); a node restarted from its storage ignores it.
-	// (A Cluster sets it.)
 	Peers []uint64
 
 	// ElectionTick is raft.Config.ElectionTick: a follower that hears
@@ -216,7 +210,7 @@ func FromTimeouts(electionTimeout, heartbeat, tick time.Duration) (Config, error
 		return Config{}, err
 	}
 	c.ElectionTick, c.HeartbeatTick = et, hb
-	if err := c.validateTiming(); err != nil {
+	if err := c.ValidateTiming(); err != nil {
 		return Config{}, err
 	}
 	return c, nil
@@ -234,8 +228,11 @@ func FromRange(lo, hi, heartbeat, tick time.Duration) (Config, error) {
 	return FromTimeouts(lo, heartbeat, tick)
 }
 
-// validateTiming checks the fields that describe timing.
-func (c Config) validateTiming() error {
+// ValidateTiming reports the first invalid timing field of c
+// (TickInterval, ElectionTick, HeartbeatTick), or nil: the checks of
+// Validate that do not depend on the node's identity or etcd's own
+// validation, for a configuration that is a template of many nodes.
+func (c Config) ValidateTiming() error {
 	switch {
 	case c.TickInterval <= 0:
 		return fieldErr("TickInterval", c.TickInterval, "must be positive")
@@ -251,7 +248,7 @@ func (c Config) validateTiming() error {
 
 // validateNode checks everything but etcd's own validation.
 func (c Config) validateNode() error {
-	if err := c.validateTiming(); err != nil {
+	if err := c.ValidateTiming(); err != nil {
 		return err
 	}
 	if c.ID == 0 {
@@ -276,22 +273,6 @@ func (c Config) validateNode() error {
 		seen[p] = true
 	}
 	return nil
-}
-
-// nodeField returns err with the field of a *FieldError about the node
-// template put under field ("Node.ElectionTick"); other errors unchanged.
-func nodeField(field string, err error) error {
-	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Err != ErrInvalidConfig {
-		return err
-	}
-	c := *fe
-	if c.Field == "" {
-		c.Field = field
-	} else {
-		c.Field = field + "." + c.Field
-	}
-	return &c
 }
 
 // Validate reports the first invalid field of c, or nil. After this

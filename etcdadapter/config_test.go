@@ -157,7 +157,7 @@ func TestFromRange(t *testing.T) {
 }
 
 func TestErrorsAreDistinct(t *testing.T) {
-	all := []error{ErrInvalidConfig, ErrNotRunning, ErrRunning, ErrClosed, ErrUnsupportedRaft, ErrBadMessage, ErrNoNode}
+	all := []error{ErrInvalidConfig, ErrNotRunning, ErrRunning, ErrClosed, ErrUnsupportedRaft, ErrBadMessage}
 	for i, a := range all {
 		require.True(t, strings.HasPrefix(a.Error(), "etcdadapter: "), a.Error())
 		for j, b := range all {

@@ -25,14 +25,9 @@
 // append or heartbeat of a new leader), StepDown and Ignored, so code built
 // on election's events (the simulator's trackers, metrics) works unchanged.
 //
-// A Cluster puts N nodes on one wheel.Virtual with a pluggable network
-// (latency function, loss, a drop rule) and disk, and Setup runs the
-// simulator's experiments on it, measured the same way package sim
-// measures its own engine:
-//
-//	s := etcdadapter.DefaultSetup() // 5 nodes, etcd's defaults, 2 short logs
-//	o, err := s.Failover(rng, nil)  // crash the leader; until every survivor accepted the new one
-//	o, err = s.Bootstrap(rng, nil)  // cold start; until a majority knows the first leader
+// The simulator's etcd engine (package sim/engines/etcd) puts N nodes on
+// one virtual wheel with its network and disk models and runs the
+// simulator's experiments on them.
 //
 // # etcd's election timing
 //
@@ -165,7 +160,5 @@
 // serialized; work that arrives while the node is busy (from another
 // goroutine, or re-entrantly from its own Transport or observer) is queued
 // and done by the goroutine already working, before it returns. The
-// Transport and observer are called without the node's lock. A Cluster is
-// driven by one goroutine and is not safe for concurrent use; separate
-// Clusters (trials) may run in parallel.
+// Transport and observer are called without the node's lock.
 package etcdadapter

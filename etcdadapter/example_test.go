@@ -27,7 +27,7 @@ func ExampleNode() {
 	observe := func(e election.Event) {
 		switch e.Type {
 		case election.EventElectionStart, election.EventLeaderElected, election.EventLeaderKnown:
-			fmt.Printf("%v n%d %s\n", e.At, e.Node, etcdadapter.EventText(e))
+			fmt.Printf("%v n%d %s\n", e.At, e.Node, e.Text())
 		}
 	}
 	for id := uint64(1); id <= 3; id++ {
@@ -58,25 +58,4 @@ func ExampleNode() {
 	// n1: Follower in term 1, leader n2
 	// n2: Leader in term 1, leader n2
 	// n3: Follower in term 1, leader n2
-}
-
-// The failover experiment of the Raft paper's Figure 16 on five etcd
-// nodes with etcd's defaults: each trial is a function of its seed.
-func ExampleSetup_Failover() {
-	s := etcdadapter.DefaultSetup()
-	s.Latency = func(_, _ uint64, rng *rand.Rand) time.Duration {
-		return time.Duration(rng.Int64N(int64(2 * time.Millisecond)))
-	}
-	for i := range 3 {
-		o, err := s.Failover(rand.New(rand.NewPCG(42, uint64(i))), nil)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		fmt.Printf("trial %d: %v, %d term(s), %d messages, ok=%v\n", i, o.Time.Round(time.Millisecond), o.Terms, o.Messages, o.OK)
-	}
-	// Output:
-	// trial 0: 1.141s, 1 term(s), 23 messages, ok=true
-	// trial 1: 1.379s, 1 term(s), 30 messages, ok=true
-	// trial 2: 1.145s, 1 term(s), 23 messages, ok=true
 }

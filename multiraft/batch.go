@@ -97,8 +97,10 @@ func (b Batch) Len() int {
 
 // Transport carries a host's batches to its peer hosts. Send must not
 // block for long and must not deliver to any Host synchronously (queue the
-// batch; a Host may call Send while holding its lock). It may drop,
-// delay, duplicate and reorder batches, as Raft tolerates.
+// batch; a Host may call Send while holding its lock): a synchronous
+// delivery that comes back to a Host whose lock its goroutine holds makes
+// Host.Step panic with ErrReentrant. It may drop, delay, duplicate and
+// reorder batches, as Raft tolerates.
 type Transport interface {
 	Send(b Batch)
 }

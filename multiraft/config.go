@@ -84,10 +84,19 @@ type Config struct {
 	// operating system; set it for reproducible runs on a virtual wheel.
 	Rand *rand.Rand
 
+	// GroupLabels labels every metric of a group's node with the group's
+	// ID (group=<ID>), besides the host's (host=<ID>), which every metric
+	// of the host and its nodes carries. Off by default: it makes one
+	// series per group per metric (see the package's metrics).
+	GroupLabels bool
+
 	// Observer, if set, receives every event of every group's node with
 	// the group's ID, synchronously and without the node's lock, on the
 	// goroutine that caused it (a wheel callback or a Host method). It
-	// must not block and must not call the Host.
+	// must not block and must not call the Host: an event raised inside
+	// a Host method arrives while the host's lock is held, and a call of
+	// the Host then returns ErrReentrant (Step, Stop and Stats panic
+	// with it) instead of waiting forever for the lock.
 	Observer func(GroupID, election.Event)
 }
 
@@ -162,4 +171,31 @@ func (c Config) normalized() (Config, election.Config, error) {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must be at least the leader lease (%v) plus the coalescing window", lease)
 	}
 	return c, eff, nil
+}
+
+// fitTick checks c's periods (with defaults applied; eff its effective
+// election template, set the CoalesceWindow the user set or 0) against
+// tick, the wheel's: a host timer of a period below the tick would come
+// due again as soon as it fired, and at nanosecond periods a wheel does
+// nothing else. A defaulted CoalesceWindow is raised to the tick.
+func (c *Config) fitTick(eff election.Config, set, tick time.Duration) error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"Election.ElectionTimeout", eff.ElectionTimeout},
+		{"Election.HeartbeatInterval", eff.HeartbeatInterval},
+		{"LivenessInterval", c.LivenessInterval},
+	} {
+		if f.d < tick {
+			return fieldErr(f.name, f.d, "must be at least the wheel's tick (%v)", tick)
+		}
+	}
+	if c.Coalesce && c.CoalesceWindow < tick {
+		if set != 0 {
+			return fieldErr("CoalesceWindow", set, "must be at least the wheel's tick (%v)", tick)
+		}
+		c.CoalesceWindow = tick
+	}
+	return nil
 }

@@ -85,3 +85,42 @@ func TestStepIgnoresStrangers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), st.Status.Term)
 }
+
+// TestNewHostTickFloor checks that NewHost refuses periods below the
+// wheel's tick, with the field named: nanosecond timings were accepted
+// and kept a virtual wheel firing millions of times per millisecond.
+func TestNewHostTickFloor(t *testing.T) {
+	v := newTestWheel(t)
+	tr := multiraft.TransportFunc(func(multiraft.Batch) {})
+	base := multiraft.DefaultConfig()
+	base.ID = 1
+	for _, tc := range []struct {
+		field string
+		edit  func(*multiraft.Config)
+	}{
+		{"Election.ElectionTimeout", func(c *multiraft.Config) {
+			c.Election.ElectionTimeout, c.Election.HeartbeatInterval, c.CoalesceWindow = 20, 2, 1
+		}},
+		{"Election.HeartbeatInterval", func(c *multiraft.Config) { c.Election.HeartbeatInterval = 500 * time.Microsecond }},
+		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = 10 * time.Microsecond }},
+		{"CoalesceWindow", func(c *multiraft.Config) {
+			c.Election.HeartbeatInterval, c.CoalesceWindow = 1500*time.Microsecond, 700*time.Microsecond
+		}},
+	} {
+		c := base
+		tc.edit(&c)
+		_, err := multiraft.NewHost(c, v.Wheel, tr)
+		require.ErrorIs(t, err, multiraft.ErrInvalidConfig, tc.field)
+		var fe *multiraft.FieldError
+		require.True(t, errors.As(err, &fe), tc.field)
+		require.Equal(t, tc.field, fe.Field)
+		require.Contains(t, err.Error(), "tick", tc.field)
+	}
+	// A window left to its default (half of 1.5ms) is raised to the tick.
+	c := base
+	c.Election.HeartbeatInterval = 1500 * time.Microsecond
+	h, err := multiraft.NewHost(c, v.Wheel, tr)
+	require.NoError(t, err)
+	require.Equal(t, v.Tick(), h.Config().CoalesceWindow)
+	h.Stop()
+}

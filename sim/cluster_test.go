@@ -321,3 +321,47 @@ func TestRunForSaturates(t *testing.T) {
 	c.RunFor(math.MaxInt64, func() bool { n++; return n > 3 })
 	require.Greater(t, c.Now(), 10*ms, "the limit did not wrap into the past")
 }
+
+// TestClusterChecksSafety: a cluster checks every event of its nodes for
+// election safety, and Err reports a violation: here a heartbeat forged
+// in the name of a follower makes another follower follow it in the term
+// a third server won.
+func TestClusterChecksSafety(t *testing.T) {
+	c := testCluster(t, 3, Network{}, nil)
+	require.True(t, c.RunFor(time.Second, func() bool { l, _ := leaderOf(c); return l != election.None }))
+	require.NoError(t, c.Err())
+	l, term := leaderOf(c)
+	var others []election.ID
+	for _, id := range c.IDs() {
+		if id != l {
+			others = append(others, id)
+		}
+	}
+	c.Node(others[0]).Step(election.Message{Type: election.MsgHeartbeat, From: others[1], To: others[0], Term: term})
+	var se *SafetyError
+	require.ErrorAs(t, c.Err(), &se)
+	require.Contains(t, se.Error(), "safety violated")
+}
+
+// TestClusterChecksLeases: between instants, Run gives the checker every
+// running server's lease view, and with CheckQuorum a stable leader holds
+// its lease there (the lease check is not vacuous).
+func TestClusterChecksLeases(t *testing.T) {
+	ec := election.DefaultConfig()
+	ec.ElectionTimeout, ec.HeartbeatInterval = 150*ms, 50*ms
+	ec.PreVote, ec.CheckQuorum = true, true
+	c, err := NewCluster(Config{Nodes: 3, Election: ec, Network: Network{Latency: Fixed(ms)}, Rand: TrialRand(testseed.Seed(t), 0)})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Start())
+	leased := false
+	c.RunFor(2*time.Second, func() bool {
+		for _, v := range c.leases {
+			leased = leased || v.Lease
+		}
+		return false
+	})
+	require.True(t, leased, "no server ever held a lease")
+	require.Len(t, c.leases, 3)
+	require.NoError(t, c.Err())
+}

@@ -3,6 +3,7 @@ package peers_test
 import (
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -13,46 +14,44 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestAdapters checks every adapter against the real clock: a 1ms timer
-// fires exactly once, not before its deadline, and a 1s timer disarmed
-// right away never fires. Subtests run in parallel, so the whole test takes
-// about 1.2s of wall time. (go-zero may fire up to one 1ms tick early, so
-// its deadline check allows that tick.)
+// TestAdapters checks every adapter: a 1ms timer fires exactly once, not
+// before its deadline, and a 1s timer disarmed right away never fires. Each
+// runs in a synctest bubble, so time is the bubble's: the test waits for no
+// real clock and asserts nothing a loaded machine could break. (go-zero may
+// fire up to one 1ms tick early, so its deadline check allows that tick.)
 func TestAdapters(t *testing.T) {
 	for _, impl := range peers.Impls {
 		t.Run("impl="+impl.Name, func(t *testing.T) {
-			t.Parallel()
-			var counts [2]atomic.Int32
-			firedAt := make(chan time.Time, 4)
-			ts, err := impl.New(2, func(i int) {
-				counts[i].Add(1)
-				if i == 0 {
-					firedAt <- time.Now()
-				}
-			})
-			require.NoError(t, err)
-			defer ts.Close()
+			synctest.Test(t, func(t *testing.T) {
+				var counts [2]atomic.Int32
+				firedAt := make(chan time.Time, 4)
+				ts, err := impl.New(2, func(i int) {
+					counts[i].Add(1)
+					if i == 0 {
+						firedAt <- time.Now()
+					}
+				})
+				require.NoError(t, err)
+				defer ts.Close()
 
-			armed := time.Now()
-			ts.Arm(0, time.Millisecond)
-			ts.Arm(1, time.Second)
-			ts.Disarm(1)
-			ts.Sync()
+				armed := time.Now()
+				ts.Arm(0, time.Millisecond)
+				ts.Arm(1, time.Second)
+				ts.Disarm(1)
+				ts.Sync()
 
-			select {
-			case at := <-firedAt:
+				at := <-firedAt
 				slack := time.Duration(0)
 				if impl.Name == "gozero" {
 					slack = peers.GoZeroInterval
 				}
 				require.GreaterOrEqual(t, at.Sub(armed), time.Millisecond-slack, "fired early")
-			case <-time.After(time.Second):
-				t.Fatal("1ms timer did not fire within 1s")
-			}
-			// Wait past the disarmed timer's deadline (plus a tick or two).
-			time.Sleep(time.Second + 200*time.Millisecond)
-			require.Equal(t, int32(1), counts[0].Load(), "1ms timer fires exactly once")
-			require.Equal(t, int32(0), counts[1].Load(), "disarmed 1s timer never fires")
+				// Wait past the disarmed timer's deadline (plus a tick or two).
+				time.Sleep(time.Second + 200*time.Millisecond)
+				synctest.Wait()
+				require.Equal(t, int32(1), counts[0].Load(), "1ms timer fires exactly once")
+				require.Equal(t, int32(0), counts[1].Load(), "disarmed 1s timer never fires")
+			})
 		})
 	}
 }

@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-metrics"
-
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -25,9 +24,20 @@ import (
 // group awake); the other groups hibernate (after ten heartbeat
 // intervals without a touch). The election timings are the
 // workload's unless Config.HostElectionTimeout and HostHeartbeat say
-// otherwise: timeout [150ms, 300ms), heartbeats every 50ms; the step-down
-// timer is the leader's CheckQuorum timer inside election.Node, so
-// step-down fires and their lateness are not observed (n/a).
+// otherwise: timeout [150ms, 300ms), heartbeats every 50ms.
+//
+// The columns the timer implementations fill are the host's: heartbeats
+// are the heartbeats the leaders sent their followers (coalesced or not),
+// due once per heartbeat interval per follower of an active group (a host
+// ticks every nine tenths of the interval, so a host that keeps up
+// reaches a pace of about 1.11); step-down fires are the leaders'
+// CheckQuorum checks on all hosts (counted through a metrics sink: election
+// samples raftick.leader.lastContact at every check), due once per
+// ElectionTimeout/2 per active group; lateness is that of probe timers,
+// one per Config.SampleEvery active groups, each a repeated.Timer firing
+// every ElectionTimeout/2 on the hosts' wheel, as the awake leaders'
+// step-down timers do (a sink shared by a host's groups cannot tell whose
+// check it sees).
 const ImplHost = "raftick-host"
 
 // hostReplicas is the number of replicas per group when there are enough
@@ -101,6 +111,16 @@ type HostResult struct {
 	// host's heartbeat tick and every leader's step-down check).
 	LateFiresPerSec float64 `json:"late_fires_per_sec"`
 	MaxLatenessMs   float64 `json:"max_lateness_ms"`
+	// BehindSpells and LaggingSkips sum multiraft.Stats's over the hosts
+	// in the window: the times a host fell behind, and the election and
+	// vote timers and CheckQuorum checks that came due while it was and
+	// did nothing. BehindAtEnd counts the hosts behind at the window's
+	// end; MaxSweepLatenessMs is the latest any host's periodic check
+	// ran since the build (multiraft.Stats.MaxLateness).
+	BehindSpells       uint64  `json:"behind_spells"`
+	LaggingSkips       uint64  `json:"lagging_skips"`
+	BehindAtEnd        int     `json:"behind_at_end"`
+	MaxSweepLatenessMs float64 `json:"max_sweep_lateness_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -109,6 +129,7 @@ type hostNet struct {
 	hosts  []*multiraft.Host // by node ID - 1
 	queues []*inbox
 	wg     sync.WaitGroup
+	hbs    atomic.Int64 // heartbeats sent to followers, coalesced or not
 }
 
 type inbox struct {
@@ -119,6 +140,15 @@ type inbox struct {
 }
 
 func (n *hostNet) send(b multiraft.Batch) {
+	hbs := len(b.Heartbeats)
+	for i := range b.Msgs {
+		if b.Msgs[i].Msg.Type == election.MsgHeartbeat {
+			hbs++
+		}
+	}
+	if hbs > 0 {
+		n.hbs.Add(int64(hbs))
+	}
 	q := n.queues[b.To-1]
 	q.mu.Lock()
 	if q.closed {
@@ -190,6 +220,7 @@ func runHost(cfg Config) (Result, error) {
 	}()
 	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
+	ph := newPhases(cfg)
 	observe := func(_ multiraft.GroupID, e election.Event) {
 		if !measuring.Load() {
 			return
@@ -197,20 +228,23 @@ func runHost(cfg Config) (Result, error) {
 		switch {
 		case e.Type == election.EventElectionStart:
 			elections.Add(1)
+			ph.election()
 			if e.Reason == election.ReasonTimeout {
 				timeouts.Add(1)
 			}
 		case e.Type == election.EventStepDown && strings.HasPrefix(e.Reason, election.ReasonCheckQuorum):
 			stepDowns.Add(1)
+			ph.stepDown()
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
+	var checks atomic.Int64 // the leaders' CheckQuorum checks
 	for i := range nodes {
 		hc := multiraft.DefaultConfig()
 		hc.ID = election.ID(i + 1)
 		hc.Election.ElectionTimeout = et
 		hc.Election.HeartbeatInterval = hb
-		hc.Election.Metrics = &metrics.BlackholeSink{}
+		hc.Election.Metrics = &checkSink{onCheck: func() { checks.Add(1) }}
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
 		// window (half a heartbeat period), which the default (one
@@ -293,9 +327,11 @@ func runHost(cfg Config) (Result, error) {
 	}()
 
 	type snap struct {
-		st    multiraft.Stats
-		ws    wheel.Stats
-		touch int64
+		st          multiraft.Stats
+		ws          wheel.Stats
+		touch       int64
+		checks, hbs int64
+		behind      int // hosts behind
 	}
 	take := func() snap {
 		var s snap
@@ -316,11 +352,27 @@ func runHost(cfg Config) (Result, error) {
 			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
 			s.st.Groups += hs.Groups
+			s.st.BehindSpells += hs.BehindSpells
+			s.st.LaggingSkips += hs.LaggingSkips
+			s.st.MaxLateness = max(s.st.MaxLateness, hs.MaxLateness)
+			if hs.Behind {
+				s.behind++
+			}
 		}
 		s.ws, s.touch = w.Stats(), touches.Load()
+		s.checks, s.hbs = checks.Load(), net.hbs.Load()
 		return s
 	}
+	sd := et / 2 // the leaders' step-down interval (election's default)
+	probes, err := startProbes(cfg, w, sd, nActive)
+	if err != nil {
+		close(stop)
+		<-done
+		return Result{}, err
+	}
+	defer probes.stop()
 	time.Sleep(cfg.Warmup)
+	probes.r.measuring.Store(true)
 	measuring.Store(true)
 	var maxStall atomic.Int64
 	probeDone := make(chan struct{})
@@ -334,12 +386,37 @@ func runHost(cfg Config) (Result, error) {
 			}
 		}
 	}()
+	ph.counts = func() phaseCounts {
+		c := phaseCounts{hbs: net.hbs.Load(), checks: checks.Load()}
+		for _, h := range net.hosts {
+			st := h.Stats()
+			c.spells += st.BehindSpells
+			c.skips += st.LaggingSkips
+		}
+		return c
+	}
+	ph.hbDue = float64(nActive*(replicas-1)) / hb.Seconds()
+	ph.checkDue = float64(nActive) / sd.Seconds()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
-	time.Sleep(cfg.Duration)
+	var phases *PhaseResult
+	if cfg.BurnCores > 0 {
+		pr, err := ph.window(cfg)
+		if err != nil {
+			measuring.Store(false)
+			<-probeDone
+			close(stop)
+			<-done
+			return Result{}, err
+		}
+		phases = &pr
+	} else {
+		time.Sleep(cfg.Duration)
+	}
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
+	probes.r.measuring.Store(false)
 	<-probeDone
 	close(stop)
 	<-done
@@ -371,6 +448,10 @@ func runHost(cfg Config) (Result, error) {
 		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
 		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
 		CheckQuorumStepDowns:  stepDowns.Load(),
+		BehindSpells:          s1.st.BehindSpells - s0.st.BehindSpells,
+		LaggingSkips:          s1.st.LaggingSkips - s0.st.LaggingSkips,
+		BehindAtEnd:           s1.behind,
+		MaxSweepLatenessMs:    float64(s1.st.MaxLateness) / 1e6,
 		TimeoutElections:      timeouts.Load(),
 	}
 	if hr.BatchesPerSec > 0 {
@@ -380,17 +461,68 @@ func runHost(cfg Config) (Result, error) {
 		Impl:              ImplHost,
 		Groups:            groups,
 		Seconds:           secs,
+		Heartbeats:        s1.hbs - s0.hbs,
+		HeartbeatPace:     float64(s1.hbs-s0.hbs) / (secs * float64(nActive*(replicas-1)) / hb.Seconds()),
+		StepDownFires:     s1.checks - s0.checks,
+		StepDownDue:       int64(math.Round(secs * float64(nActive) / sd.Seconds())),
 		SpuriousElections: elections.Load(),
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
 		TickMs:            float64(w.Tick()) / 1e6,
 		Host:              hr,
+		Phases:            phases,
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs
 	} else {
 		res.Cores = math.NaN()
 	}
+	if nActive == 0 {
+		res.HeartbeatPace = 0
+	}
+	res.StepDownDelivered = float64(res.StepDownFires) / float64(max(res.StepDownDue, 1))
+	res.StepDownRate = res.StepDownDelivered
+	probes.r.lateness(&res)
 	events := int64(hr.Delivered) + hr.TimersFired + hr.Touches
 	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
 	return res, nil
+}
+
+// probes are ImplHost's lateness probes: one repeated.Timer per
+// Config.SampleEvery groups on the hosts' wheel, each firing every
+// step-down interval, sampled as the timer implementations' step-down
+// timers are.
+type probes struct {
+	r      *run
+	timers []repeated.Timer
+}
+
+// startProbes starts the probes of a run of cfg with active groups on w,
+// one per cfg.SampleEvery active groups (as many awake leaders have
+// step-down timers), spread over one period.
+func startProbes(cfg Config, w *wheel.Wheel, period time.Duration, active int) (*probes, error) {
+	n := (active + cfg.SampleEvery - 1) / cfg.SampleEvery
+	p := &probes{
+		r:      &run{cfg: cfg, period: period, latePeriod: period, groups: make([]group, n), base: time.Now()},
+		timers: make([]repeated.Timer, n),
+	}
+	for i := range p.r.groups {
+		g := &p.r.groups[i]
+		g.sample = &sampler{late: make([]int64, 0, int(cfg.Duration/period)+16)}
+		if err := p.timers[i].Init(w, "probe", period, func() { p.r.stepDownNow(g) }, repeated.WithJitter(repeated.None())); err != nil {
+			p.stop()
+			return nil, fmt.Errorf("raftmix: probe %d: %w", i, err)
+		}
+	}
+	p.r.startAll(p)
+	return p, nil
+}
+
+func (p *probes) start(i int)    { p.timers[i].Start() }
+func (p *probes) heartbeat(int)  {}
+func (p *probes) wakeups() int64 { return -1 }
+
+func (p *probes) stop() {
+	for i := range p.timers {
+		p.timers[i].Destroy()
+	}
 }

@@ -18,8 +18,16 @@
 //     do: election timeout randomized in [ET, 2ET) ticks, step-down every
 //     ceil(75ms/tick) ticks.
 //   - none: heartbeats only, no timers: the floor.
-//   - raftick-host (ImplHost, not in Impls): the groups as replicas on
-//     multiraft.Hosts, a fraction of them active, the rest hibernating.
+//
+// And, not in Impls, three that run Raft's election itself (ProductImpls),
+// the leaders sending the heartbeats:
+//
+//   - raftick-node (ImplNode): three election.Nodes per group on one
+//     real-time wheel, messages stepped in process.
+//   - etcd-tick (ImplEtcd): three etcd raft RawNodes per group ticked by
+//     one loop every 10ms, messages coalesced per pair of nodes per tick.
+//   - raftick-host (ImplHost): the groups as replicas on multiraft.Hosts,
+//     a fraction of them active, the rest hibernating.
 package raftmix
 
 import (
@@ -57,6 +65,10 @@ const (
 
 // Impls lists the implementations in the order scalemix runs them.
 var Impls = []string{ImplRaftick, ImplRaftickKeep, ImplTick10, ImplTick100, ImplStd, ImplNone}
+
+// ProductImpls lists the implementations that run Raft's election itself
+// (not in Impls, so not run by default).
+var ProductImpls = []string{ImplNode, ImplEtcd, ImplHost}
 
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("raftmix: invalid config")
@@ -96,7 +108,18 @@ type Config struct {
 	// period of the touches; 0 means the workload's (ElectionTimeout,
 	// HeartbeatPeriod). The heartbeat must be below the timeout.
 	HostElectionTimeout, HostHeartbeat time.Duration
+
+	// BurnCores, if positive, burns that many cores from BurnAt after the
+	// measured window's start for BurnFor, each with a process of its
+	// own (see Burn), and the Result reports elections by phase (before,
+	// during and after the burn; Result.Phases). ImplHost only; the burn
+	// must end within the window. At most 64.
+	BurnCores       int
+	BurnAt, BurnFor time.Duration
 }
+
+// maxBurnCores bounds Config.BurnCores.
+const maxBurnCores = 64
 
 // DefaultConfig is 1000 groups of raftick for 10s after a 1s warm-up,
 // lateness sampled on every 64th group; for ImplHost 3 nodes, all groups
@@ -109,8 +132,8 @@ func DefaultConfig() Config {
 // Validate reports the first invalid field, wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
 	switch {
-	case !slices.Contains(Impls, c.Impl) && c.Impl != ImplHost:
-		return fmt.Errorf("%w: unknown implementation %q (want one of %v)", ErrInvalidConfig, c.Impl, Impls)
+	case !slices.Contains(Impls, c.Impl) && !slices.Contains(ProductImpls, c.Impl):
+		return fmt.Errorf("%w: unknown implementation %q (want one of %v or %v)", ErrInvalidConfig, c.Impl, Impls, ProductImpls)
 	case c.Groups < 1:
 		return fmt.Errorf("%w: groups must be at least 1, got %d", ErrInvalidConfig, c.Groups)
 	case c.Warmup < 0:
@@ -129,6 +152,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: host election timeout and heartbeat must be >= 0, got %v and %v", ErrInvalidConfig, c.HostElectionTimeout, c.HostHeartbeat)
 	case c.hostHeartbeat() >= c.hostElectionTimeout() || c.hostHeartbeat() < time.Millisecond:
 		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
+	case c.BurnCores < 0 || c.BurnCores > maxBurnCores:
+		return fmt.Errorf("%w: burn cores must be in [0, %d], got %d", ErrInvalidConfig, maxBurnCores, c.BurnCores)
+	case c.BurnCores > 0 && c.Impl != ImplHost:
+		return fmt.Errorf("%w: a burn needs implementation %s, got %q", ErrInvalidConfig, ImplHost, c.Impl)
+	case c.BurnAt < 0 || c.BurnFor < 0:
+		return fmt.Errorf("%w: burn start and length must be >= 0, got %v and %v", ErrInvalidConfig, c.BurnAt, c.BurnFor)
+	case c.BurnCores > 0 && (c.BurnFor == 0 || c.BurnAt+c.BurnFor > c.Duration):
+		return fmt.Errorf("%w: a burn from %v for %v must last and end within the %v window", ErrInvalidConfig, c.BurnAt, c.BurnFor, c.Duration)
 	}
 	return nil
 }
@@ -195,12 +226,15 @@ type Result struct {
 	// TickMs is the tick of the wheel the run's timers were on, in
 	// milliseconds (the raftick implementations; 0 for the others).
 	TickMs float64 `json:"tick_ms,omitempty"`
-	// Host holds what only ImplHost measures; nil for the others. An
-	// ImplHost run leaves Heartbeats, HeartbeatPace, the step-down fields
-	// and the lateness fields zero: its heartbeats and step-down timers
-	// live inside election.Node (see Host.Delivered). CPUNsPerEvent
-	// counts messages delivered, timers fired and touches as events.
+	// Host holds what only ImplHost measures; nil for the others. ImplHost
+	// fills the common fields as its documentation says (heartbeats and
+	// step-down checks of the leaders, lateness of probe timers), and its
+	// CPUNsPerEvent counts messages delivered, timers fired and touches as
+	// events.
 	Host *HostResult `json:"host,omitempty"`
+	// Phases holds the elections by phase of a run with a burn
+	// (Config.BurnCores); nil for the others.
+	Phases *PhaseResult `json:"phases,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.
@@ -227,24 +261,45 @@ type run struct {
 	coarse    atomic.Int64 // ns since base, published by the heartbeat goroutine
 	measuring atomic.Bool
 	period    time.Duration // the implementation's step-down period
-	groups    []group
+	// latePeriod is the period a step-down's lateness is measured
+	// against: StepDown, or the implementation's own check period
+	// (ImplEtcd's CheckQuorum every election timeout).
+	latePeriod time.Duration
+	groups     []group
 }
 
 func (r *run) since() int64 { return int64(time.Since(r.base)) }
 
-// stepDown is every implementation's step-down trigger.
+// stepDown is the step-down trigger of the timer and tick loop
+// implementations.
 func (r *run) stepDown(g *group) {
 	g.fires.Add(1)
 	g.lastFire.Store(r.coarse.Load())
 	if s := g.sample; s != nil {
-		now := r.since()
-		s.mu.Lock()
-		if r.measuring.Load() {
-			s.late = append(s.late, now-s.prev-int64(StepDown))
-		}
-		s.prev = now
-		s.mu.Unlock()
+		r.sampleFire(s, r.since())
 	}
+}
+
+// stepDownNow is stepDown for the implementations that observe a
+// step-down check inside election code, where the coarse time may be
+// older than the check's last arming: it reads the clock.
+func (r *run) stepDownNow(g *group) {
+	now := r.since()
+	g.fires.Add(1)
+	g.lastFire.Store(now)
+	if s := g.sample; s != nil {
+		r.sampleFire(s, now)
+	}
+}
+
+// sampleFire records a step-down fire of a sampled group at now.
+func (r *run) sampleFire(s *sampler, now int64) {
+	s.mu.Lock()
+	if r.measuring.Load() {
+		s.late = append(s.late, now-s.prev-int64(r.latePeriod))
+	}
+	s.prev = now
+	s.mu.Unlock()
 }
 
 // startAll starts the groups' timers spread evenly over one step-down
@@ -270,6 +325,14 @@ func (r *run) startAll(im impl) {
 			im.start(j)
 		}
 	}
+}
+
+// product is an implementation whose groups run Raft's election
+// (ImplNode, ImplEtcd): its leaders send the heartbeats, so no heartbeat
+// goroutine runs, and it records step-downs with stepDownNow.
+type product interface {
+	impl
+	followerHeartbeats() int64 // heartbeats stepped into followers so far
 }
 
 // impl is one implementation of the workload.
@@ -322,7 +385,7 @@ func Run(cfg Config) (Result, error) {
 	if cfg.Impl == ImplHost {
 		return runHost(cfg)
 	}
-	r := &run{cfg: cfg, period: StepDown, groups: make([]group, cfg.Groups)}
+	r := &run{cfg: cfg, period: StepDown, latePeriod: StepDown, groups: make([]group, cfg.Groups)}
 	for i := 0; i < cfg.Groups; i += cfg.SampleEvery {
 		r.groups[i].sample = &sampler{late: make([]int64, 0, int(cfg.Duration/StepDown)+16)}
 	}
@@ -339,6 +402,10 @@ func Run(cfg Config) (Result, error) {
 		im = newTicker(r, 100*time.Millisecond)
 	case ImplNone:
 		im = none{r}
+	case ImplNode:
+		im, err = newNodes(r)
+	case ImplEtcd:
+		im, err = newEtcd(r)
 	}
 	if err != nil {
 		return Result{}, err
@@ -347,13 +414,19 @@ func Run(cfg Config) (Result, error) {
 	r.base = time.Now()
 	r.startAll(im)
 
-	// The heartbeat goroutine.
+	// The heartbeat goroutine; a product's leaders heartbeat themselves,
+	// and it reads the clock at every step-down, so it has none.
 	n := cfg.Groups
+	_, isProduct := im.(product)
 	var delivered atomic.Int64
 	stopHB := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
+		if isProduct {
+			<-stopHB
+			return
+		}
 		paced(n, HeartbeatPeriod, stopHB, func(first, batch int) {
 			r.coarse.Store(r.since())
 			for i := range batch {
@@ -371,15 +444,24 @@ func Run(cfg Config) (Result, error) {
 		}
 		return fires, elections
 	}
+	// Heartbeats are the goroutine's, due once per group and period, or
+	// a product's leaders' to each follower.
+	heartbeats, hbDue := delivered.Load, n
+	if p, ok := im.(product); ok {
+		heartbeats, hbDue = p.followerHeartbeats, n*(nodeReplicas-1)
+	}
 	r.measuring.Store(true)
 	fires0, elections0 := sum()
-	hb0, wake0 := delivered.Load(), im.wakeups()
+	hb0, wake0 := heartbeats(), im.wakeups()
 	cpu0, wall0 := processCPU(), time.Now()
 	time.Sleep(cfg.Duration)
 	cpu1, wall1 := processCPU(), time.Now()
-	hb1, wake1 := delivered.Load(), im.wakeups()
+	hb1, wake1 := heartbeats(), im.wakeups()
 	fires1, elections1 := sum()
 	end := r.coarse.Load()
+	if isProduct {
+		end = r.since()
+	}
 	r.measuring.Store(false)
 	close(stopHB)
 	<-hbDone
@@ -396,8 +478,11 @@ func Run(cfg Config) (Result, error) {
 		SpuriousElections: elections1 - elections0,
 		WakeupsPerSec:     -1,
 	}
-	if rt, ok := im.(*raftick); ok {
-		res.TickMs = float64(rt.w.Tick()) / 1e6
+	switch im := im.(type) {
+	case *raftick:
+		res.TickMs = float64(im.w.Tick()) / 1e6
+	case *nodes:
+		res.TickMs = float64(im.w.Tick()) / 1e6
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs
@@ -406,7 +491,7 @@ func Run(cfg Config) (Result, error) {
 	}
 	events := res.Heartbeats + res.StepDownFires + res.SpuriousElections
 	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
-	res.HeartbeatPace = float64(res.Heartbeats) / (secs * float64(n) / HeartbeatPeriod.Seconds())
+	res.HeartbeatPace = float64(res.Heartbeats) / (secs * float64(hbDue) / HeartbeatPeriod.Seconds())
 	if cfg.Impl != ImplNone {
 		owed := int64(0)
 		for i := range r.groups {
@@ -421,6 +506,12 @@ func Run(cfg Config) (Result, error) {
 	if wake0 >= 0 {
 		res.WakeupsPerSec = float64(wake1-wake0) / secs
 	}
+	r.lateness(&res)
+	return res, nil
+}
+
+// lateness sets res's lateness fields from r's sampled groups.
+func (r *run) lateness(res *Result) {
 	var late []int64
 	for i := range r.groups {
 		if s := r.groups[i].sample; s != nil {
@@ -443,5 +534,4 @@ func Run(cfg Config) (Result, error) {
 			}
 		}
 	}
-	return res, nil
 }

@@ -29,6 +29,15 @@
 //
 //	go run ./bench/scalemix -groups 50000,100000 -impl none,tick10,raftick -seconds 5 -rounds 5
 //
+// -impl raftick-node and -impl etcd-tick (not run by default) run Raft's
+// election itself, three replicas per group in one process: raftick-node
+// as election.Nodes on one wheel, etcd-tick as go.etcd.io/raft/v3 RawNodes
+// ticked every 10ms by one loop, messages coalesced per pair of nodes per
+// tick as CockroachDB does (see package raftmix). Their heartbeats are the
+// leaders' own and their step-down fires the leaders' CheckQuorum checks:
+//
+//	go run ./bench/scalemix -groups 20000 -impl none,raftick-node,etcd-tick,raftick-host -seconds 10
+//
 // -impl raftick-host (not run by default) runs the groups as replicas on
 // multiraft.Hosts, one per simulated node (-nodes), with the -active
 // fraction of the groups touched every heartbeat period and the rest
@@ -37,6 +46,15 @@
 // count. -active takes one fraction, or one per -groups entry:
 //
 //	go run ./bench/scalemix -impl raftick-host -groups 10000,1000000 -active 1,0.01
+//
+// -burn-cores N (raftick-host only) burns N cores, one process each (this
+// executable again), from -burn-at after the window's start for -burn-for,
+// and prints under the row the elections and CheckQuorum step-downs
+// before, during and after the burn, how long after it the last election
+// started, and the elections in each second of the window: whether the
+// hosts recover when an overload ends.
+//
+//	go run ./bench/scalemix -impl raftick-host -groups 20000 -seconds 60 -warmup 5 -burn-cores 1 -burn-at 20s -burn-for 20s
 package main
 
 import (
@@ -58,6 +76,7 @@ import (
 )
 
 func main() {
+	raftmix.Burn() // a burner process of -burn-cores spins here
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -80,7 +99,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	def := raftmix.DefaultConfig()
 	groups := fs.String("groups", "1000", "comma-separated numbers of Raft groups")
-	impls := fs.String("impl", strings.Join(raftmix.Impls, ","), "comma-separated implementations: "+strings.Join(raftmix.Impls, ", "))
+	impls := fs.String("impl", strings.Join(raftmix.Impls, ","), "comma-separated implementations: "+strings.Join(raftmix.Impls, ", ")+"; not run by default: "+strings.Join(raftmix.ProductImpls, ", "))
 	seconds := fs.Float64("seconds", def.Duration.Seconds(), "measured seconds per run")
 	warmup := fs.Float64("warmup", def.Warmup.Seconds(), "warm-up seconds before each measurement")
 	sample := fs.Int("sample", def.SampleEvery, "sample the step-down lateness of every n-th group")
@@ -94,6 +113,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
 	hostET := fs.Duration("election-timeout", raftmix.ElectionTimeout, "raftick-host: election timeout (randomized to [ET, 2ET))")
 	hostHB := fs.Duration("heartbeat", raftmix.HeartbeatPeriod, "raftick-host: heartbeat interval, also the period of the touches")
+	burnCores := fs.Int("burn-cores", 0, "raftick-host: burn this many cores (a process each) during the window, and count elections before, during and after")
+	burnAt := fs.Duration("burn-at", 0, "raftick-host: start the burn this long after the window starts")
+	burnFor := fs.Duration("burn-for", 0, "raftick-host: burn this long; the burn must end within -seconds")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -151,6 +173,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.cfg.SampleEvery, o.cfg.Seed, o.cfg.Tick = *sample, *seed, *tick
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
 	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
+	o.cfg.BurnCores, o.cfg.BurnAt, o.cfg.BurnFor = *burnCores, *burnAt, *burnFor
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
 		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
@@ -250,11 +273,19 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 			continue
 		}
 		fmt.Fprintln(pr.stdout, formatRow(row(res, results)))
+		if slices.Contains(raftmix.ProductImpls, impl) {
+			fmt.Fprintf(pr.stdout, "  %d groups: %s: %s\n", n, impl, keepsUp(res))
+		}
 		if res.Host != nil {
 			if pr.firstHost == nil {
 				pr.firstHost = &res
 			}
 			for _, line := range hostLines(res, *pr.firstHost) {
+				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
+			}
+		}
+		if res.Phases != nil {
+			for _, line := range phaseLines(*res.Phases) {
 				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
 			}
 		}
@@ -322,13 +353,7 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 			}
 		}
 	}
-	if r.Host != nil { // no heartbeat or step-down of its own to observe
-		fired, rate, late = "n/a", "n/a", [4]string{"n/a", "n/a", "n/a", "n/a"}
-	}
 	pace := fmt.Sprintf("%.4f", r.HeartbeatPace)
-	if r.Host != nil {
-		pace = "n/a"
-	}
 	wake := "-"
 	if r.WakeupsPerSec >= 0 {
 		wake = fmt.Sprintf("%.0f", r.WakeupsPerSec)
@@ -339,10 +364,15 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 }
 
 // ratios compares the CPU above the floor, and per event, of raftick and
-// raftick-keep with the other implementations of the same group count.
+// raftick-keep with the other timer implementations of the same group
+// count, and the cores of raftick-node and raftick-host with etcd-tick's.
 func ratios(results map[string]raftmix.Result) []string {
 	var out []string
 	for _, r := range compare(results) {
+		if r.product {
+			out = append(out, fmt.Sprintf("%s: cores %.2fx (%.3f vs %.3f)", r.label(), r.cores, r.implCores, r.otherCores))
+			continue
+		}
 		line := fmt.Sprintf("%s: cpu per event %.2fx", r.label(), r.perEvent)
 		switch {
 		case !r.floor:
@@ -356,15 +386,26 @@ func ratios(results map[string]raftmix.Result) []string {
 	return out
 }
 
-// raftickImpls are the implementations compare measures against the
-// others, in the order of their ratio lines.
-var raftickImpls = []string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}
+// comparisons are the pairs compare measures, in the order of their
+// ratio lines: each of impls against each of others. Product pairs run
+// Raft's election (their CPU per event counts different events, so only
+// their cores compare).
+var comparisons = []struct {
+	impls, others []string
+	product       bool
+}{
+	{[]string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}, []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd}, false},
+	{[]string{raftmix.ImplNode, raftmix.ImplHost}, []string{raftmix.ImplEtcd}, true},
+}
 
 // ratio is a raftick implementation's CPU against another implementation's
 // in one round.
 type ratio struct {
-	impl                     string // one of raftickImpls; "raftick" below
+	impl                     string // a raftick implementation; "raftick" below
 	other                    string
+	product                  bool    // a product pair: only the cores fields are set
+	cores                    float64 // raftick's cores over other's
+	implCores, otherCores    float64
 	perEvent                 float64 // raftick's CPU per event over other's
 	floor                    bool    // the floor ran: the fields below are set
 	raftickAbove, otherAbove float64 // cores above the floor
@@ -374,19 +415,33 @@ type ratio struct {
 // label names the pair, as in "raftick/tick10".
 func (r ratio) label() string { return r.impl + "/" + r.other }
 
-// compare returns the ratios of raftick and raftick-keep, those of them
-// that ran, against tick10, tick100 and std, those of them that ran.
+// compare returns the ratios of the pairs of comparisons that ran.
 func compare(results map[string]raftmix.Result) []ratio {
 	var out []ratio
-	for _, impl := range raftickImpls {
+	for _, c := range comparisons {
+		out = append(out, comparePairs(results, c.impls, c.others, c.product)...)
+	}
+	return out
+}
+
+// comparePairs returns the ratios of each of impls against each of others,
+// those of them that ran.
+func comparePairs(results map[string]raftmix.Result, impls, others []string, product bool) []ratio {
+	var out []ratio
+	for _, impl := range impls {
 		rt, ok := results[impl]
 		if !ok {
 			continue
 		}
 		a, ok1 := aboveFloor(rt, results)
-		for _, other := range []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd} {
+		for _, other := range others {
 			o, ok := results[other]
 			if !ok {
+				continue
+			}
+			if product {
+				out = append(out, ratio{impl: impl, other: other, product: true,
+					cores: rt.Cores / o.Cores, implCores: rt.Cores, otherCores: o.Cores})
 				continue
 			}
 			r := ratio{impl: impl, other: other, perEvent: rt.CPUNsPerEvent / o.CPUNsPerEvent}
@@ -438,6 +493,14 @@ func medians(impls []string, rounds []map[string]raftmix.Result) []string {
 		}
 	}
 	for _, pair := range pairs {
+		if byPair[pair][0].product {
+			var cores []float64
+			for _, r := range byPair[pair] {
+				cores = append(cores, r.cores)
+			}
+			lines = append(lines, fmt.Sprintf("%s: median cores %s", pair, spread(cores)))
+			continue
+		}
 		var perEvent, above []float64
 		for _, r := range byPair[pair] {
 			perEvent = append(perEvent, r.perEvent)
@@ -492,6 +555,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
 			h.CheckQuorumStepDowns, h.TimeoutElections),
+		fmt.Sprintf("raftick-host: %d spells behind, %d timers held while behind; %d of %d hosts behind at the end; latest sweep %.1f ms late (since the build)",
+			h.BehindSpells, h.LaggingSkips, h.BehindAtEnd, h.Nodes, h.MaxSweepLatenessMs),
 		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
 			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
@@ -503,4 +568,73 @@ func hostLines(r, first raftmix.Result) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// phaseLines describes a run with a burn: elections, CheckQuorum
+// step-downs and cores in each phase, and how long after the burn the
+// last election started.
+func phaseLines(p raftmix.PhaseResult) []string {
+	var lines []string
+	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
+	for k, name := range raftmix.PhaseNames {
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k]))
+	}
+	last := "no election after the burn"
+	if p.Elections[2] > 0 {
+		last = fmt.Sprintf("last election %.2fs after the burn ended", p.LastElectionAfterBurnSec)
+	}
+	lines = append(lines, "burn: "+last)
+	per := make([]string, len(p.ElectionsPerSec))
+	for i, c := range p.ElectionsPerSec {
+		per[i] = strconv.FormatInt(c, 10)
+	}
+	lines = append(lines, "burn: elections per second: "+strings.Join(per, " "))
+	return lines
+}
+
+// The bounds of keepsUp: issue 33's for raftick-host at 20k groups.
+const (
+	keepUpPace     = 0.99 // heartbeats delivered over due, at least
+	keepUpFired    = 0.99 // step-down fires over due, at least
+	keepUpLateP99  = 2.0  // ms, at most
+	keepUpSpurious = 0    // at most
+)
+
+// keepsUp says whether a run that runs Raft's election kept up with its
+// groups: no spurious election, heartbeats at pace, the step-down checks
+// due delivered (for raftick-host, whose due is one per period, the
+// fires of checks keepUpLateP99 late), their lateness p99 within
+// keepUpLateP99 and none early
+// (etcd-tick's ticks may come early after a late one, as any tick loop's:
+// not counted against it). Otherwise it lists what fell short.
+func keepsUp(r raftmix.Result) string {
+	var short []string
+	if r.SpuriousElections > keepUpSpurious {
+		short = append(short, fmt.Sprintf("%d spurious elections", r.SpuriousElections))
+	}
+	if r.HeartbeatPace < keepUpPace {
+		short = append(short, fmt.Sprintf("heartbeat pace %.4f < %v", r.HeartbeatPace, keepUpPace))
+	}
+	fired := keepUpFired
+	if r.Impl == raftmix.ImplHost {
+		// Its due is one check per period, not fires plus the overdue:
+		// a fixed-delay check keepUpLateP99 late reaches 75/77 of it.
+		fired = math.Floor(1000*raftmix.StepDown.Seconds()/(raftmix.StepDown.Seconds()+keepUpLateP99/1e3)) / 1000
+	}
+	if r.StepDownDelivered < fired {
+		short = append(short, fmt.Sprintf("step-downs fired/due %.4f < %v", r.StepDownDelivered, fired))
+	}
+	if r.LatenessSamples == 0 {
+		short = append(short, "no lateness sampled")
+	} else if r.LatenessP99Ms > keepUpLateP99 {
+		short = append(short, fmt.Sprintf("lateness p99 %.2f ms > %v ms", r.LatenessP99Ms, keepUpLateP99))
+	}
+	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
+		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
+	}
+	if len(short) == 0 {
+		return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
+	}
+	return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
 }

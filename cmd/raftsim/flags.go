@@ -34,6 +34,7 @@ type opts struct {
 	plot        string
 	trace       bool
 	traceTrial  int
+	check       bool
 	v           variantOpts // variants.go
 	command     string      // the subcommand, for the output records
 }
@@ -67,7 +68,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment; see raftsim --help) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per table row; see raftsim help records) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {
@@ -75,6 +76,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	}
 	f.BoolVar(&o.trace, "trace", false, "print the event log of one trial (see --trace-trial) instead of running the experiment")
 	f.IntVar(&o.traceTrial, "trace-trial", 0, "trial index traced by --trace")
+	f.BoolVar(&o.check, "check", false, "report how many trials the election safety checker passed (it checks every event of every simulated server; a violation fails the run, exit status 1)")
 }
 
 // checkRun validates the run and output flags.

@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
 )
 
@@ -66,6 +68,7 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 		{[]string{"failover", "--trace-trial", "3"}, "--trace-trial"},
 		{[]string{"failover", "--max-time", "0s"}, "--max-time"},
 		{[]string{"failover", "--workers", "-1"}, "--workers"},
+		{[]string{"failover", "--engine", "hashicorp", "--check"}, "--check"},
 		{[]string{"failover", "--bogus"}, "--bogus"},
 		{[]string{"bootstrap", "--seed", "-1"}, "--seed"},
 		{[]string{"paper", "--trials", "-5"}, "--trials"},
@@ -200,7 +203,7 @@ func TestFailoverOutputs(t *testing.T) {
 
 	code, out, _ = raftsim(t, "failover", "--trials", "30", "--csv", "--model", "plain", "--latency", "normal:5ms,2ms", "--disk", "none")
 	require.Equal(t, 0, code)
-	require.True(t, strings.HasPrefix(out, "record,tool,version,command,experiment,label,nodes"), out)
+	require.True(t, strings.HasPrefix(out, "record,schema,tool,version,command,model,interrupted,experiment,label,nodes"), out)
 	require.Contains(t, out, "normal:5ms,2ms")
 
 	code, out, _ = raftsim(t, "failover", "--trials", "30", "--model", "hashicorp", "--timeout", "100ms", "--prevote")
@@ -349,4 +352,62 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 	require.NoError(t, root.ExecuteContext(context.Background()))
 	require.Contains(t, errb.String(), "trials in")
 	require.Contains(t, errb.String(), "failover", "the bar shows its description: %q", errb.String())
+}
+
+// TestCheck: --check says how many trials the safety checker passed
+// (it checks every trial; the flag only reports), and the output is the
+// same with and without it.
+func TestCheck(t *testing.T) {
+	for _, args := range [][]string{
+		{"failover", "--trials", "50", "--json"},
+		{"bootstrap", "--engine", "etcd", "--trials", "30", "--json"},
+		{"sweep", "--over", "prevote=false,true", "--trials", "20", "--json"},
+	} {
+		code, plain, _ := raftsim(t, args...)
+		require.Equal(t, 0, code)
+		code, out, errOut := raftsim(t, append(args, "--check")...)
+		require.Equal(t, 0, code, errOut)
+		require.Equal(t, plain, out, "%v", args)
+		require.Contains(t, errOut, "election safety held in all")
+	}
+	_, _, errOut := raftsim(t, "failover", "--trials", "50", "--check")
+	require.Contains(t, errOut, "raftsim: --check: election safety held in all 50 trials checked")
+	_, _, errOut = raftsim(t, "splitvote", "--trials", "100", "--l", "0.1,0.2", "--check")
+	require.Contains(t, errOut, "held in all 0 trials checked (200 trials of the race model have no servers to check)")
+}
+
+// forged is a failover whose trials forge a heartbeat in the name of a
+// follower once the cluster has a leader: a safety violation.
+type forged struct{ experiment.Failover }
+
+func (f forged) Trial(ctx context.Context, _ int, rng *rand.Rand, _ func(string)) (sim.Outcome, error) {
+	c, err := sim.NewCluster(f.Config(rng))
+	if err != nil {
+		return sim.Outcome{}, err
+	}
+	defer c.Close()
+	if err := c.Start(); err != nil {
+		return sim.Outcome{}, err
+	}
+	c.RunFor(time.Minute, func() bool {
+		return c.Node(1).Status().Role == election.Leader || c.Node(2).Status().Role == election.Leader
+	})
+	// Server 3 forges a heartbeat to the one of 1 and 2 that follows.
+	follower := election.ID(2)
+	if c.Node(2).Status().Role == election.Leader {
+		follower = 1
+	}
+	c.Node(follower).Step(election.Message{Type: election.MsgHeartbeat, From: 3, To: follower, Term: c.Node(follower).Status().Term})
+	return sim.Outcome{}, c.Err()
+}
+
+// TestSafetyViolationExits1: a trial whose servers break election safety
+// fails the run with exit status 1, naming the violation.
+func TestSafetyViolationExits1(t *testing.T) {
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb, args: []string{"failover", "--check"}}
+	_, _, err := a.runExperiments(context.Background(), "failover", []experiment.Experiment{forged{experiment.Failover{Setup: experiment.PaperModel()}}}, []int{5}, 1, 1)
+	require.Error(t, err)
+	require.Equal(t, 1, a.exit(err))
+	require.Contains(t, errb.String(), "election safety violated")
 }

@@ -18,19 +18,26 @@ const maxListed = 20
 //   - a node's term never decreases;
 //   - a leader was elected with votes from a majority of the voters;
 //   - no term exceeds election.MaxTerm;
-//   - unless ForgedLeaders is set, a follower follows its term's leader.
+//   - unless ForgedLeaders is set, a follower follows its term's leader;
+//   - given the nodes' views with Leases, no node holds a leader lease in
+//     a term below that of another leader.
 //
-// Feed it every event with Observe (from one goroutine at a time) and ask
-// Err at the end or after each step.
+// Feed it every event with Observe (from one goroutine at a time), the
+// views of every node with Leases as often as the test can (after each
+// step), and ask Err at the end or after each step.
 type Checker struct {
 	// ForgedLeaders turns off the follower check, for tests that inject
 	// messages forged in the name of other nodes: an injected heartbeat
 	// can make a follower believe any voter leads.
 	ForgedLeaders bool
 
-	name       string // prefixes violations ("g3"); empty for one group
-	quorum     int    // 0: no majority check
-	leaders    map[uint64]election.ID
+	name    string // prefixes violations ("g3"); empty for one group
+	quorum  int    // 0: no majority check
+	leaders map[uint64]election.ID
+	// topTerm is the highest term with a known leader, topLeader its
+	// leader (Leases).
+	topTerm    uint64
+	topLeader  election.ID
 	voteOf     map[voteKey]election.ID
 	grants     map[uint64]map[election.ID]map[election.ID]bool // term -> candidate -> voters
 	term       map[election.ID]uint64
@@ -108,7 +115,7 @@ func (c *Checker) Observe(e election.Event) {
 		if l, ok := c.leaders[e.Term]; ok && l != e.Node {
 			c.fail(e, "two leaders in term %d: %d and %d", e.Term, l, e.Node)
 		}
-		c.leaders[e.Term] = e.Node
+		c.setLeader(e.Term, e.Node)
 		if got := len(c.grants[e.Term][e.Node]); got < c.quorum {
 			c.fail(e, "leader with %d votes, quorum is %d", got, c.quorum)
 		}
@@ -125,7 +132,14 @@ func (c *Checker) Observe(e election.Event) {
 
 // SetLeader records that id leads term without an election the events
 // show, as a group bootstrapped with a leader starts.
-func (c *Checker) SetLeader(term uint64, id election.ID) { c.leaders[term] = id }
+func (c *Checker) SetLeader(term uint64, id election.ID) { c.setLeader(term, id) }
+
+func (c *Checker) setLeader(term uint64, id election.ID) {
+	c.leaders[term] = id
+	if term >= c.topTerm {
+		c.topTerm, c.topLeader = term, id
+	}
+}
 
 // VoteOf returns the node node voted for in term, if it voted.
 func (c *Checker) VoteOf(node election.ID, term uint64) (election.ID, bool) {

@@ -86,3 +86,49 @@ func TestGroups(t *testing.T) {
 	g.Observe(7, election.Event{Type: election.EventLeaderKnown, Node: 3, Term: 1, Leader: 1})
 	require.ErrorContains(t, g.Err(), "g7 ")
 }
+
+// TestCheckerLeases: a lease in term t is a violation while another node
+// leads a later term, seen in the views or elected earlier.
+func TestCheckerLeases(t *testing.T) {
+	type lv = LeaseView
+	for _, tc := range []struct {
+		name    string
+		elected []election.Event // observed before the views
+		views   []LeaseView
+		want    string // "" for no violation
+	}{
+		{"lease alone", nil, []lv{{ID: 1, Term: 1, Leader: true, Lease: true}, {ID: 2, Term: 1}, {ID: 3, Term: 1}}, ""},
+		{"old leader without lease", nil, []lv{{ID: 1, Term: 1, Leader: true}, {ID: 2, Term: 2, Leader: true}}, ""},
+		{"lease and an older leader", nil, []lv{{ID: 1, Term: 1, Leader: true}, {ID: 2, Term: 2, Leader: true, Lease: true}}, ""},
+		{"newer leader in view", nil, []lv{{ID: 1, Term: 1, Leader: true, Lease: true}, {ID: 2, Term: 2, Leader: true}, {ID: 3, Term: 2}},
+			"lease: n1 (term 1) holds a lease while n2 leads term 2"},
+		{"newer leader elected", []election.Event{vote(2, 2, 3), vote(3, 2, 3), elected(2, 3)},
+			[]lv{{ID: 1, Term: 1, Leader: true, Lease: true}, {ID: 2, Term: 3}, {ID: 3, Term: 3}},
+			"lease: n1 (term 1) holds a lease while n2 was elected leader of term 3"},
+		{"lease of a follower", nil, []lv{{ID: 1, Term: 1, Lease: true}}, "lease: n1 (term 1) holds a lease but is not leader"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewChecker(3)
+			for _, e := range tc.elected {
+				c.Observe(e)
+			}
+			require.NoError(t, c.Err())
+			c.Leases(tc.views)
+			if tc.want == "" {
+				require.NoError(t, c.Err())
+			} else {
+				require.ErrorContains(t, c.Err(), tc.want)
+			}
+		})
+	}
+}
+
+// TestGroupsLeases: a group's lease violation names the group.
+func TestGroupsLeases(t *testing.T) {
+	g := NewGroups(func(string) int { return 3 })
+	g.Leases("a", []LeaseView{{ID: 1, Term: 1, Leader: true, Lease: true}, {ID: 2, Term: 1}})
+	g.Leases("b", []LeaseView{{ID: 1, Term: 4, Leader: true}})
+	require.NoError(t, g.Err())
+	g.Leases("b", []LeaseView{{ID: 1, Term: 4, Leader: true}, {ID: 3, Term: 3, Leader: true, Lease: true}})
+	require.ErrorContains(t, g.Err(), "gb lease: n3 (term 3) holds a lease while n1 leads term 4")
+}

@@ -52,3 +52,7 @@ func (g *Groups[K]) Err() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Leases checks the lease invariant of group k (see Checker.Leases) on
+// views of its nodes taken at one instant.
+func (g *Groups[K]) Leases(k K, views []LeaseView) { g.Group(k).Leases(views) }

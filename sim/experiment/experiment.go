@@ -147,6 +147,13 @@ func (t *tracker) accepted(c *sim.Cluster) (leader election.ID, term uint64, fol
 	if leader == election.None {
 		return
 	}
+	followers, others = t.acceptedBy(c, leader, term)
+	return
+}
+
+// acceptedBy returns the number of running servers other than leader
+// that accepted it in term, and the number of other running servers.
+func (t *tracker) acceptedBy(c *sim.Cluster, leader election.ID, term uint64) (followers, others int) {
 	for id := 1; id < len(t.known); id++ {
 		if election.ID(id) == leader || !c.Up(election.ID(id)) {
 			continue

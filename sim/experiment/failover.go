@@ -51,95 +51,130 @@ func (f Failover) Result(outs []sim.Outcome) Result {
 
 // Trial runs one failover.
 func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
-	s := f.Setup
-	tr := newTracker(s.Nodes)
-	var c *sim.Cluster
+	return RunFailover(ctx, Raftick{}, f.Setup, rng, trace)
+}
+
+// The phases of a failover trial.
+const (
+	electing     = iota // until every server follows the first leader
+	replicating         // until the short logs are short
+	waitingBeat         // until the leader's next heartbeat broadcast
+	crashPending        // until the crash timer fires
+	crashed             // until the stopping point
+	measured
+)
+
+// RunFailover runs one trial of Failover's procedure for s on engine e.
+// The trial is a function of s, e and rng's state; trace, if not nil,
+// receives its event log. It returns an error for a cluster e cannot
+// build or run, an interrupted run, and a *sim.SafetyError if the
+// servers broke election safety.
+func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	var (
-		phase     int // 0 setup, 1 waiting for the heartbeat, 2 crash scheduled, 3 crashed, 4 done
+		c         Cluster
+		phase     = electing
 		leader    election.ID
 		crashing  []election.ID
+		ready     func() bool
+		failed    error
 		crashAt   time.Duration
 		crashTerm uint64
 		sent0     int
 		endAt     time.Duration
 		winTerm   uint64
+		crashT    wheel.Timer
 	)
 	hb := s.heartbeat()
 	crash := max(s.Crash, 1)
 	until := s.Until.or(UntilAll)
-	var crashTimer *wheel.Timer
-	check := func(at time.Duration) {
+	note := func(at time.Duration, id election.ID, format string, args ...any) {
+		if trace != nil {
+			trace(sim.FormatEvent(at, id, fmt.Sprintf(format, args...)))
+		}
+	}
+	check := func() {
 		switch phase {
-		case 0:
-			l, term, fol, others := tr.accepted(c)
-			if l != election.None && fol == others && others == s.Nodes-1 {
-				leader = l
-				phase = 1
-				// Logs: the leader and the first survivors in a random order
-				// are one entry longer than the ShortLogs others.
-				for _, id := range c.IDs() {
-					c.Log(id).Set(10, 1)
-				}
-				var survivors []election.ID
-				for _, id := range c.IDs() {
-					if id != leader {
-						survivors = append(survivors, id)
-					}
-				}
-				perm := rng.Perm(len(survivors))
-				// The first Crash-1 of the permutation crash with the
-				// leader; the next ShortLogs get short logs.
-				crashing = []election.ID{leader}
-				for _, k := range perm[:crash-1] {
-					crashing = append(crashing, survivors[k])
-				}
-				for _, k := range perm[crash-1 : crash-1+s.ShortLogs] {
-					c.Log(survivors[k]).Set(9, 1)
-				}
-				if trace != nil {
-					trace(sim.FormatEvent(at, election.None, fmt.Sprintf("setup done: leader n%d t%d; short logs: %v", leader, term, shortList(c, survivors))))
-				}
-				if s.Settle > 0 {
-					// raftadapter's harness: no synchronized heartbeat.
-					phase = 2
-					wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
-					if trace != nil {
-						trace(sim.FormatEvent(at, leader, fmt.Sprintf("settling; crash in %v", wait)))
-					}
-					crashTimer.Reset(wait)
+		case electing:
+			l, term := c.Leader()
+			if l == election.None {
+				return
+			}
+			if fol, others := c.Accepted(l, term); fol != others || others != s.Nodes-1 {
+				return
+			}
+			leader = l
+			var survivors []election.ID
+			for _, id := range c.IDs() {
+				if id != leader {
+					survivors = append(survivors, id)
 				}
 			}
-		case 3:
-			l, term, fol, others := tr.accepted(c)
+			// The first Crash-1 of a random order of the survivors crash
+			// with the leader; the next ShortLogs get short logs.
+			perm := rng.Perm(len(survivors))
+			crashing = []election.ID{leader}
+			for _, k := range perm[:crash-1] {
+				crashing = append(crashing, survivors[k])
+			}
+			isShort := make([]bool, len(survivors))
+			for _, k := range perm[crash-1 : crash-1+s.ShortLogs] {
+				isShort[k] = true
+			}
+			var short []election.ID
+			for k, id := range survivors {
+				if isShort[k] {
+					short = append(short, id)
+				}
+			}
+			note(c.Now(), election.None, "setup done: leader n%d t%d; short logs: %v", leader, term, short)
+			phase = replicating
+			if ready, failed = c.ShortenLogs(leader, short); failed != nil {
+				phase = measured
+				return
+			}
+			fallthrough
+		case replicating:
+			if !ready() {
+				return
+			}
+			phase = waitingBeat
+			if s.Settle > 0 {
+				// raftadapter's harness: no synchronized heartbeat.
+				phase = crashPending
+				wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
+				note(c.Now(), leader, "settling; crash in %v", wait)
+				crashT.Reset(wait)
+			}
+		case crashed:
+			l, term := c.Leader()
+			var fol, others int
+			if l != election.None {
+				fol, others = c.Accepted(l, term)
+			}
 			if until.reached(l != election.None && term > crashTerm, fol, others, s.Nodes) {
-				phase, endAt, winTerm = 4, at, term
+				phase, endAt, winTerm = measured, c.Now(), term
 			}
 		}
 	}
-	cfg := s.clusterConfig(ctx, rng, trace, tr, func(e election.Event) { check(e.At) })
-	cfg.OnSend = func(m election.Message) {
-		if phase == 1 && m.From == leader && m.Type == election.MsgHeartbeat {
-			phase = 2
+	heartbeat := func(from election.ID) {
+		if phase == waitingBeat && from == leader {
+			phase = crashPending
 			u := time.Duration(rng.Int64N(int64(hb)))
 			if s.CrashAfterHeartbeat {
 				u = 1 // right after the broadcast has left
 			}
-			if trace != nil {
-				trace(sim.FormatEvent(c.Now(), leader, fmt.Sprintf("heartbeat broadcast; crash in %v", u)))
-			}
-			crashTimer.Reset(u)
+			note(c.Now(), leader, "heartbeat broadcast; crash in %v", u)
+			crashT.Reset(u)
 		}
 	}
-	var err error
-	c, err = sim.NewCluster(cfg)
+	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Heartbeat: heartbeat, Trace: trace})
 	if err != nil {
 		return sim.Outcome{}, err
 	}
 	defer c.Close()
-	crashTimer = new(wheel.Timer)
-	if err := crashTimer.Init(c.Wheel().Wheel, func() {
-		crashAt, crashTerm, sent0 = c.Now(), c.Node(leader).Status().Term, c.Stats().Sent
-		phase = 3
+	if err := crashT.Init(c.Wheel(), func() {
+		crashAt, crashTerm, sent0 = c.Now(), c.Term(leader), c.Sent()
+		phase = crashed
 		for _, id := range crashing {
 			c.Crash(id)
 		}
@@ -150,51 +185,52 @@ func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(s
 		return sim.Outcome{}, err
 	}
 	if s.Settle == 0 {
-		if err := c.Node(1).Campaign(); err != nil {
+		if err := c.Campaign(1); err != nil {
 			return sim.Outcome{}, err
 		}
 	}
-	if !c.Run(s.setupLimit(), func() bool { return phase >= 3 }) {
-		if err := c.Err(); err != nil {
-			return sim.Outcome{}, err
-		}
+	settled := c.Run(s.setupLimit(), func() bool { return phase >= crashed })
+	if err := trialErr(c, failed); err != nil {
+		return sim.Outcome{}, err
+	}
+	if !settled {
+		note(c.Now(), election.None, "setup did not finish")
 		return sim.Outcome{Time: s.maxTime(), NoLeader: true}, nil
 	}
-	if !c.RunFor(s.maxTime(), func() bool { return phase == 4 }) {
-		if err := c.Err(); err != nil {
-			return sim.Outcome{}, err
-		}
-		terms := int(tr.maxTerm - crashTerm)
-		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent - sent0}, nil
-	}
-	if err := c.Err(); err != nil {
+	finished := c.Run(addSat(crashAt, s.maxTime()), func() bool { return phase == measured })
+	if err := trialErr(c, nil); err != nil {
 		return sim.Outcome{}, err
+	}
+	if !finished {
+		terms := int(c.MaxTerm() - crashTerm)
+		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Sent() - sent0}, nil
 	}
 	terms := int(winTerm - crashTerm)
 	return sim.Outcome{
 		Time:     endAt - crashAt,
 		Terms:    terms,
 		Splits:   terms - 1,
-		Messages: c.Stats().Sent - sent0,
+		Messages: c.Sent() - sent0,
 		OK:       true,
 	}, nil
 }
 
-func shortList(c *sim.Cluster, ids []election.ID) []election.ID {
-	var out []election.ID
-	for _, id := range ids {
-		if i, _ := c.Log(id).Last(); i < 10 {
-			out = append(out, id)
-		}
+// trialErr returns why a trial's run cannot be trusted: the cluster's
+// error (a panic, broken election safety, an interruption), or failed.
+func trialErr(c Cluster, failed error) error {
+	if err := c.Err(); err != nil {
+		return err
 	}
-	return out
+	return failed
 }
 
 // Bootstrap is the cold-start experiment: every server starts fresh at the
 // same instant with an empty log; a trial measures the time until a leader
 // is known to a majority (the leader and enough followers that accepted
 // its first heartbeat), or MaxTime. Setup.Until stops the clock when the
-// leader is elected, or when every server accepted it, instead.
+// leader is elected, or when every server accepted it, instead. The
+// procedure is RunBootstrap's, the same on every Engine, with Failover's
+// safety check.
 type Bootstrap struct{ Setup }
 
 // Result summarizes cold starts.
@@ -204,21 +240,30 @@ func (b Bootstrap) Result(outs []sim.Outcome) Result {
 
 // Trial runs one cold start.
 func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
-	s := b.Setup
-	tr := newTracker(s.Nodes)
-	var c *sim.Cluster
+	return RunBootstrap(ctx, Raftick{}, b.Setup, rng, trace)
+}
+
+// RunBootstrap runs one trial of Bootstrap's procedure for s on engine e
+// (see RunFailover).
+func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	var c Cluster
 	var done bool
 	var endAt time.Duration
 	var winTerm uint64
 	until := s.Until.or(UntilMajority)
-	cfg := s.clusterConfig(ctx, rng, trace, tr, func(e election.Event) {
-		if !done {
-			if l, term, fol, others := tr.accepted(c); until.reached(l != election.None, fol, others, s.Nodes) {
-				done, endAt, winTerm = true, e.At, term
-			}
+	check := func() {
+		if done {
+			return
 		}
-	})
-	c, err := sim.NewCluster(cfg)
+		l, term := c.Leader()
+		if l == election.None {
+			return
+		}
+		if fol, others := c.Accepted(l, term); until.reached(true, fol, others, s.Nodes) {
+			done, endAt, winTerm = true, c.Now(), term
+		}
+	}
+	c, err := e.NewCluster(ctx, s, rng, Hooks{Changed: check, Trace: trace})
 	if err != nil {
 		return sim.Outcome{}, err
 	}
@@ -227,13 +272,13 @@ func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(
 		return sim.Outcome{}, err
 	}
 	finished := c.Run(s.maxTime(), func() bool { return done })
-	if err := c.Err(); err != nil {
+	if err := trialErr(c, nil); err != nil {
 		return sim.Outcome{}, err
 	}
 	if !finished {
-		terms := int(tr.maxTerm)
-		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Stats().Sent}, nil
+		terms := int(c.MaxTerm())
+		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Sent()}, nil
 	}
 	terms := int(winTerm)
-	return sim.Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Stats().Sent, OK: true}, nil
+	return sim.Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Sent(), OK: true}, nil
 }

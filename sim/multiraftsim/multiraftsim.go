@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/repeated"
@@ -107,10 +108,12 @@ type Result struct {
 	// Recovered counts the affected groups that elected a leader before
 	// the run ended; Recovery holds their times from the crash to their
 	// first new leader (p50, p99, max).
-	Recovered             int
-	P50, P99, Max         time.Duration
-	UnaffectedNewLeaders  int // elections in groups the crashed host did not lead
-	Safety                int // two leaders in one term of a group (must be 0)
+	Recovered            int
+	P50, P99, Max        time.Duration
+	UnaffectedNewLeaders int // elections in groups the crashed host did not lead
+	// Safety is nil, or the election safety violations that
+	// electiontest's checker found in the groups' events.
+	Safety                error
 	Before, After         Rates
 	AwakeBefore           int // awake replicas on the surviving hosts before the crash
 	LivenessWakes         uint64
@@ -143,8 +146,18 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	// Per group: the leader before the crash and the first election after.
 	firstNew := make([]time.Duration, c.Groups)
 	newLeaders := make([]int32, c.Groups)
-	termLeader := map[uint64]election.ID{} // (group<<20 | term) -> leader, after the crash
+	// Every group's events are checked for election safety; a group's
+	// checker starts on its first event, with the leader it was
+	// bootstrapped with in term 1.
+	check := electiontest.NewGroups(func(multiraft.GroupID) int { return c.Replicas })
+	leader := make([]election.ID, c.Groups)
+	checked := make([]bool, c.Groups)
 	observer := func(g multiraft.GroupID, e election.Event) {
+		if !checked[g] {
+			checked[g] = true
+			check.Group(g).SetLeader(1, leader[g])
+		}
+		check.Observe(g, e)
 		if e.Type != election.EventLeaderElected || !crashedYet {
 			return
 		}
@@ -152,11 +165,6 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			firstNew[g] = e.At - crashAt
 		}
 		newLeaders[g]++
-		k := uint64(g)<<20 | e.Term
-		if l, ok := termLeader[k]; ok && l != e.Node {
-			r.Safety++
-		}
-		termLeader[k] = e.Node
 	}
 
 	cfg := multiraft.DefaultConfig()
@@ -186,7 +194,6 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	// Group g lives on nodes g, g+1, ... (mod N) and is led by the first:
 	// every node leads Groups/N groups.
 	voters := make([][]election.ID, c.Groups)
-	leader := make([]election.ID, c.Groups)
 	for g := range c.Groups {
 		for i := range c.Replicas {
 			voters[g] = append(voters[g], election.ID((g+i)%c.Nodes+1))
@@ -292,6 +299,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	for id := 1; id <= c.Nodes; id++ {
 		r.LivenessWakes += hosts[id].Stats().LivenessWakes
 	}
+	r.Safety = check.Err()
 	r.VirtualTotal = v.Now()
 	r.Elapsed = time.Since(start)
 	return r, nil

@@ -1,15 +1,23 @@
 // Package etcd is the simulator's etcd engine: it runs the failover and
 // bootstrap experiments of an experiment.Setup on real go.etcd.io/raft/v3
-// nodes (etcdadapter's clusters, in virtual time) and returns the same
+// nodes (etcdadapter's Nodes, in virtual time) and returns the same
 // experiment.Result as the simulated engine, so predictions, such as those
 // of the raftick engine's etcd model (experiment.EtcdModel), can be
 // compared with a real implementation.
 //
-// Its one job is the mapping: the Setup onto etcd's settings (Config:
-// TickInterval, ElectionTick, HeartbeatTick, PreVote, CheckQuorum; the
-// latency, loss, duplication and disk models; short logs and the time
-// limit), and etcdadapter's outcomes onto sim.Outcomes. It sits above
-// sim/experiment and etcdadapter, which stay unaware of each other.
+// A Cluster puts N etcdadapter Nodes on one virtual wheel that carries
+// every node's ticker, every disk write and every message in flight, with
+// a pluggable network (latency function, loss, duplication, a drop rule)
+// and disk; it runs as "jump to the next deadline, fire it" on one
+// goroutine, reproducibly from its random source.
+//
+// The trials themselves are package experiment's (RunFailover,
+// RunBootstrap), written once for every engine; this package maps the
+// Setup onto etcd's settings (Config: TickInterval, ElectionTick,
+// HeartbeatTick, PreVote, CheckQuorum; the latency, loss, duplication and
+// disk models) and implements experiment.Cluster on a Cluster: a short
+// log is an entry the leader proposes and whose appends to the short
+// nodes are dropped.
 //
 // Failover and Bootstrap are experiment.Experiments, so their trials run
 // through sim's runner like the simulated engine's: in parallel, each a

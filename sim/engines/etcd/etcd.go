@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -14,10 +13,15 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-// ErrInvalidConfig is wrapped by Check's and Config.Validate's errors.
+// ErrInvalidConfig is wrapped by the errors of Check, Config.Validate,
+// ClusterConfig.Validate and NewCluster about their input.
 var ErrInvalidConfig = errors.New("etcd engine: invalid config")
 
-// MaxNodes is the largest cluster the engine runs (etcdadapter's limit).
+// ErrNoNode is returned by Cluster.Start and Cluster.Restart for an ID
+// outside 1..Nodes.
+var ErrNoNode = errors.New("etcd engine: no such node")
+
+// MaxNodes is the largest cluster the engine runs.
 const MaxNodes = 1000
 
 func fieldErr(field string, value any, format string, args ...any) error {
@@ -111,13 +115,12 @@ func NodeConfig(s experiment.Setup, c Config) (etcdadapter.Config, error) {
 }
 
 // Check reports whether s can run on etcd nodes under c: at most MaxNodes
-// servers (failover: at least 2), the timing NodeConfig accepts, an
-// etcdadapter.Setup that passes its own Validate (its fields mapped back
-// to s's and c's, so a tick count beyond etcdadapter's limit is refused
-// here rather than failing every trial), and none of the options of other
-// implementations that etcd does not have.
-// Errors are *sim.FieldError values naming the refused field of s (or
-// c), wrapping ErrInvalidConfig.
+// servers (failover: at least 2), the timing NodeConfig accepts (and
+// etcdadapter.Config.ValidateTiming, its fields mapped back to s's and
+// c's, so a tick count beyond etcdadapter's limit is refused here rather
+// than failing every trial), and none of the options of other
+// implementations that etcd does not have. Errors are *sim.FieldError
+// values naming the refused field of s (or c), wrapping ErrInvalidConfig.
 func Check(s experiment.Setup, c Config, failover bool) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -129,11 +132,11 @@ func Check(s experiment.Setup, c Config, failover bool) error {
 	if s.Nodes < lo || s.Nodes > MaxNodes {
 		return fieldErr("Nodes", s.Nodes, "must be in [%d, %d] on etcd nodes", lo, MaxNodes)
 	}
-	es, err := setup(s, c)
+	nc, err := NodeConfig(s, c)
 	if err != nil {
 		return err
 	}
-	if err := es.Validate(); err != nil {
+	if err := nc.ValidateTiming(); err != nil {
 		return adapterErr(err)
 	}
 	for _, o := range []struct {
@@ -162,16 +165,15 @@ func Check(s experiment.Setup, c Config, failover bool) error {
 	return nil
 }
 
-// adapterErr returns an etcdadapter.Setup validation error as this
+// adapterErr returns an etcdadapter.Config validation error as this
 // package's: the field of s or c that set the refused etcdadapter field
-// (the node template's TickInterval is Tick, its ElectionTick and
-// HeartbeatTick are c's; the Setup's own fields have s's names).
+// (TickInterval is Tick, ElectionTick and HeartbeatTick are c's).
 func adapterErr(err error) error {
 	var fe *etcdadapter.FieldError
 	if !errors.As(err, &fe) || !errors.Is(err, etcdadapter.ErrInvalidConfig) {
 		return err
 	}
-	field, reason := strings.TrimPrefix(fe.Field, "Node."), fe.Reason
+	field, reason := fe.Field, fe.Reason
 	switch field {
 	case "TickInterval":
 		field = "Tick"
@@ -181,46 +183,15 @@ func adapterErr(err error) error {
 	return &sim.FieldError{Field: field, Value: fe.Value, Reason: reason, Err: ErrInvalidConfig, Cause: err}
 }
 
-// setup returns the etcdadapter.Setup of s under c; s must pass Check.
-func setup(s experiment.Setup, c Config) (etcdadapter.Setup, error) {
-	nc, err := NodeConfig(s, c)
-	if err != nil {
-		return etcdadapter.Setup{}, err
-	}
-	es := etcdadapter.Setup{Nodes: s.Nodes, Node: nc, Loss: s.Loss, Duplicate: s.Duplicate, ShortLogs: s.ShortLogs, MaxTime: s.MaxTime}
-	if l := s.Latency; l != nil {
-		es.Latency = func(_, _ uint64, rng *rand.Rand) time.Duration { return l.Sample(rng) }
-	}
-	if d := s.Disk; d != nil {
-		es.Disk = func(_ etcdadapter.Write, rng *rand.Rand) time.Duration { return d.Sample(rng) }
-	}
-	return es, nil
-}
-
-// Outcome maps an etcdadapter outcome onto the simulator's.
-func Outcome(o etcdadapter.Outcome) sim.Outcome {
-	return sim.Outcome{Time: o.Time, Terms: o.Terms, Splits: o.Splits, Messages: o.Messages, OK: o.OK}
-}
-
-// tracer adapts a sim trace to etcdadapter's.
-func tracer(trace func(string)) func(time.Duration, uint64, string) {
-	if trace == nil {
-		return nil
-	}
-	return func(at time.Duration, node uint64, what string) {
-		trace(sim.FormatEvent(at, election.ID(node), what))
-	}
-}
-
-// Failover is the failover experiment (experiment.Failover's procedure,
-// etcdadapter.Setup.Failover) on etcd nodes.
+// Failover is the failover experiment (experiment.RunFailover) on etcd
+// nodes.
 type Failover struct {
 	experiment.Setup
 	Config Config
 }
 
-// Bootstrap is the cold-start experiment (experiment.Bootstrap's
-// procedure, etcdadapter.Setup.Bootstrap) on etcd nodes.
+// Bootstrap is the cold-start experiment (experiment.RunBootstrap) on
+// etcd nodes.
 type Bootstrap struct {
 	experiment.Setup
 	Config Config
@@ -233,30 +204,28 @@ func (f Failover) Check() error { return Check(f.Setup, f.Config, true) }
 func (b Bootstrap) Check() error { return Check(b.Setup, b.Config, false) }
 
 // Trial runs one failover on a fresh etcd cluster; it is a function of f,
-// and rng's state. ctx is not checked: a trial lasts milliseconds.
-func (f Failover) Trial(_ context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+// and rng's state.
+func (f Failover) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	if err := f.Check(); err != nil {
 		return sim.Outcome{}, err
 	}
-	es, err := setup(f.Setup, f.Config)
+	e, err := newEngine(f.Setup, f.Config)
 	if err != nil {
 		return sim.Outcome{}, err
 	}
-	o, err := es.Failover(rng, tracer(trace))
-	return Outcome(o), err
+	return experiment.RunFailover(ctx, e, effective(f.Setup, f.Config), rng, trace)
 }
 
 // Trial runs one cold start of a fresh etcd cluster.
-func (b Bootstrap) Trial(_ context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
 	if err := b.Check(); err != nil {
 		return sim.Outcome{}, err
 	}
-	es, err := setup(b.Setup, b.Config)
+	e, err := newEngine(b.Setup, b.Config)
 	if err != nil {
 		return sim.Outcome{}, err
 	}
-	o, err := es.Bootstrap(rng, tracer(trace))
-	return Outcome(o), err
+	return experiment.RunBootstrap(ctx, e, effective(b.Setup, b.Config), rng, trace)
 }
 
 // Result summarizes failovers on etcd nodes (Model "etcd-engine"),

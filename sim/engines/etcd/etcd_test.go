@@ -91,15 +91,11 @@ func TestCheck(t *testing.T) {
 	require.Error(t, Check(experiment.PaperModel(), Config{}, true))
 }
 
-// TestOutcome: etcdadapter's outcomes map field by field, and results
-// are described as the etcd engine's.
-func TestOutcome(t *testing.T) {
-	o := etcdadapter.Outcome{Time: 1200 * ms, Terms: 2, Splits: 1, Messages: 30, OK: true}
-	require.Equal(t, sim.Outcome{Time: 1200 * ms, Terms: 2, Splits: 1, Messages: 30, OK: true}, Outcome(o))
-	require.Equal(t, sim.Outcome{Time: time.Minute, Terms: 5, Splits: 5}, Outcome(etcdadapter.Outcome{Time: time.Minute, Terms: 5, Splits: 5}))
-
+// TestResult: results are described as the etcd engine's.
+func TestResult(t *testing.T) {
+	o := sim.Outcome{Time: 1200 * ms, Terms: 2, Splits: 1, Messages: 30, OK: true}
 	s := experiment.EtcdModel()
-	r := Failover{Setup: s}.Result([]sim.Outcome{Outcome(o)})
+	r := Failover{Setup: s}.Result([]sim.Outcome{o})
 	require.Equal(t, "failover", r.Experiment)
 	require.Equal(t, "etcd-engine", r.Model)
 	require.Equal(t, "1000-2000ms", r.Label)

@@ -1,6 +1,7 @@
-package etcdadapter
+package etcd
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"runtime"
@@ -8,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/raftick/raftick/sim/experiment"
 )
 
 var trialsFlag = flag.Int("trials", 0, "TestFailoverTrialsWallTime: run this many failover trials of 5 nodes (etcd's defaults) on GOMAXPROCS workers and log the wall time; 0 skips it")
@@ -15,11 +18,11 @@ var trialsFlag = flag.Int("trials", 0, "TestFailoverTrialsWallTime: run this man
 func BenchmarkFailover(b *testing.B) {
 	for _, nodes := range []int{3, 5} {
 		b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-			s := DefaultSetup()
+			s := experiment.EtcdModel()
 			s.Nodes, s.ShortLogs = nodes, min(2, nodes-2)
 			i := 0
 			for b.Loop() {
-				o, err := s.Failover(trialRand(1, i), nil)
+				o, err := Failover{Setup: s}.Trial(context.Background(), i, trialRand(1, i), nil)
 				if err != nil || !o.OK {
 					b.Fatalf("trial %d: %+v %v", i, o, err)
 				}
@@ -30,10 +33,10 @@ func BenchmarkFailover(b *testing.B) {
 }
 
 func BenchmarkBootstrap(b *testing.B) {
-	s := DefaultSetup()
+	s := experiment.EtcdModel()
 	i := 0
 	for b.Loop() {
-		o, err := s.Bootstrap(trialRand(1, i), nil)
+		o, err := Bootstrap{Setup: s}.Trial(context.Background(), i, trialRand(1, i), nil)
 		if err != nil || !o.OK {
 			b.Fatalf("trial %d: %+v %v", i, o, err)
 		}
@@ -41,16 +44,17 @@ func BenchmarkBootstrap(b *testing.B) {
 	}
 }
 
-// TestFailoverTrialsWallTime measures what issue 14 asks of
-// "raftsim failover --engine etcd --nodes 5 --trials 10000": run it with
+// TestFailoverTrialsWallTime logs the wall time of a run of failover
+// trials of the etcd model on GOMAXPROCS workers, as "raftsim failover
+// --engine etcd --trials N" runs them:
 //
-//	go test ./etcdadapter -run TestFailoverTrialsWallTime -trials=10000 -v
+//	go test ./sim/engines/etcd -run TestFailoverTrialsWallTime -trials=10000 -v
 func TestFailoverTrialsWallTime(t *testing.T) {
 	n := *trialsFlag
 	if n <= 0 {
 		t.Skip("set -trials to run")
 	}
-	s := DefaultSetup()
+	s := experiment.EtcdModel()
 	workers := runtime.GOMAXPROCS(0)
 	times := make([]time.Duration, n)
 	var next atomic.Int64
@@ -63,7 +67,7 @@ func TestFailoverTrialsWallTime(t *testing.T) {
 				if i >= n {
 					return
 				}
-				o, err := s.Failover(trialRand(1, i), nil)
+				o, err := Failover{Setup: s}.Trial(context.Background(), i, trialRand(1, i), nil)
 				if err != nil || !o.OK {
 					t.Errorf("trial %d: %+v %v", i, o, err)
 					return
@@ -78,6 +82,6 @@ func TestFailoverTrialsWallTime(t *testing.T) {
 	for _, d := range times {
 		sum += d
 	}
-	t.Logf("%d failover trials, 5 nodes, etcd defaults (tick %v, ElectionTick %d, HeartbeatTick %d, PreVote, CheckQuorum): %v wall on %d workers (%v per trial per worker); mean failover %v",
-		n, s.Node.TickInterval, s.Node.ElectionTick, s.Node.HeartbeatTick, wall.Round(time.Millisecond), workers, (wall * time.Duration(workers) / time.Duration(n)).Round(time.Microsecond), sum/time.Duration(n))
+	t.Logf("%d failover trials, 5 nodes, etcd defaults (tick %v, timeouts %v-%v, heartbeat %v, PreVote, CheckQuorum): %v wall on %d workers (%v per trial per worker); mean failover %v",
+		n, s.Tick, s.TimeoutMin, s.TimeoutMax, s.Heartbeat, wall.Round(time.Millisecond), workers, (wall * time.Duration(workers) / time.Duration(n)).Round(time.Microsecond), sum/time.Duration(n))
 }

@@ -1,7 +1,8 @@
-package etcdadapter
+package etcd
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,15 +10,9 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/sim"
 )
-
-// fastConfig is etcd's defaults at 10ms ticks: timeouts in [100, 200) ms,
-// heartbeats every 10ms.
-func fastConfig() Config {
-	c := DefaultConfig()
-	c.TickInterval = 10 * time.Millisecond
-	return c
-}
 
 func newTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
 	t.Helper()
@@ -43,54 +38,6 @@ func waitLeader(t *testing.T, c *Cluster, within time.Duration) uint64 {
 	})
 	require.True(t, ok, "no leader accepted by all within %v", within)
 	return leader
-}
-
-// invariants checks, from events, the safety properties of leader
-// election: at most one leader per term, at most one vote per node and
-// term, terms never decrease, and leaders are known only in their term.
-type invariants struct {
-	t       *testing.T
-	seed    uint64
-	leaders map[uint64]election.ID
-	votes   map[[2]uint64]election.ID
-	terms   map[election.ID]uint64
-	elected int
-}
-
-func newInvariants(t *testing.T, seed uint64) *invariants {
-	return &invariants{t: t, seed: seed, leaders: map[uint64]election.ID{}, votes: map[[2]uint64]election.ID{}, terms: map[election.ID]uint64{}}
-}
-
-func (v *invariants) observe(e election.Event) {
-	t := v.t
-	t.Helper()
-	if e.Type != election.EventVoteGranted && e.Type != election.EventVoteDenied {
-		// Vote events carry the request's term, which may be a pre-vote's
-		// future term; every other event carries the node's term.
-		require.GreaterOrEqual(t, e.Term, v.terms[e.Node], "seed %d: node %d's term went back: %v", v.seed, e.Node, e)
-		v.terms[e.Node] = e.Term
-	}
-	switch e.Type {
-	case election.EventLeaderElected:
-		v.elected++
-		if l, ok := v.leaders[e.Term]; ok && l != e.Node {
-			t.Fatalf("seed %d: two leaders in term %d: %d and %d", v.seed, e.Term, l, e.Node)
-		}
-		v.leaders[e.Term] = e.Node
-	case election.EventLeaderKnown:
-		if l, ok := v.leaders[e.Term]; !ok || l != e.Leader {
-			t.Fatalf("seed %d: node %d accepted %d as leader of term %d, whose leader is %d", v.seed, e.Node, e.Leader, e.Term, l)
-		}
-	case election.EventVoteGranted:
-		if e.PreVote {
-			return
-		}
-		k := [2]uint64{uint64(e.Node), e.Term}
-		if p, ok := v.votes[k]; ok && p != e.Peer {
-			t.Fatalf("seed %d: node %d voted for %d and %d in term %d", v.seed, e.Node, p, e.Peer, e.Term)
-		}
-		v.votes[k] = e.Peer
-	}
 }
 
 func TestClusterConfigValidate(t *testing.T) {
@@ -126,7 +73,7 @@ func TestClusterUnknownNode(t *testing.T) {
 	require.ErrorIs(t, c.Start(4), ErrNoNode)
 	require.ErrorIs(t, c.Restart(0), ErrNoNode)
 	require.NoError(t, c.Start(1))
-	require.ErrorIs(t, c.Start(1), ErrRunning)
+	require.ErrorIs(t, c.Start(1), etcdadapter.ErrRunning)
 }
 
 // Every combination of size and options elects exactly one leader per
@@ -139,22 +86,28 @@ func TestClusterElectsLeader(t *testing.T) {
 			for _, checkQuorum := range []bool{false, true} {
 				cfg := fastConfig()
 				cfg.PreVote, cfg.CheckQuorum = preVote, checkQuorum
-				inv := newInvariants(t, seed)
+				inv := checked(t, seed, nodes)
+				elected := map[uint64]election.ID{}
 				c := newTestCluster(t, ClusterConfig{
 					Nodes: nodes, Node: cfg, Rand: trialRand(seed, nodes), Loss: 0.01, Duplicate: 0.05,
 					Latency: func(_, _ uint64, r *rand.Rand) time.Duration {
 						return time.Duration(r.Int64N(int64(3 * time.Millisecond)))
 					},
-					Disk:     func(Write, *rand.Rand) time.Duration { return time.Millisecond },
-					Observer: inv.observe,
+					Disk: func(etcdadapter.Write, *rand.Rand) time.Duration { return time.Millisecond },
+					Observer: func(e election.Event) {
+						inv.Observe(e)
+						if e.Type == election.EventLeaderElected {
+							elected[e.Term] = e.Node
+						}
+					},
 				})
 				require.NoError(t, c.Start())
 				leader := waitLeader(t, c, 30*time.Second)
 				_, term := c.Leader()
-				require.Equal(t, inv.leaders[term], election.ID(leader))
+				require.Equal(t, elected[term], election.ID(leader))
 				// Keep running: a stable cluster with a live leader.
 				c.Run(c.Now()+5*time.Second, func() bool { return false })
-				require.NotZero(t, inv.elected)
+				require.NotZero(t, inv.Elected())
 				if nodes > 1 {
 					st := c.Stats()
 					require.Positive(t, st.Duplicated)
@@ -232,8 +185,8 @@ func TestPreVoteKeepsIsolatedTermStable(t *testing.T) {
 // resumes from them as a follower and accepts the current leader.
 func TestCrashRestartKeepsHardState(t *testing.T) {
 	seed := testSeed(t)
-	inv := newInvariants(t, seed)
-	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 2), Observer: inv.observe})
+	inv := checked(t, seed, 3)
+	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 2), Observer: inv.Observe})
 	require.NoError(t, c.Start())
 	leader := waitLeader(t, c, 10*time.Second)
 	require.NoError(t, c.Node(leader).Propose([]byte("x")))
@@ -252,13 +205,13 @@ func TestCrashRestartKeepsHardState(t *testing.T) {
 	c.Crash(follower)
 	require.False(t, n.Status().Running)
 	require.False(t, n.Accepted(leader, term))
-	require.ErrorIs(t, n.Step(&pb.Message{To: new(follower), From: new(leader), Type: pb.MsgHeartbeat.Enum(), Term: new(term)}), ErrNotRunning)
-	require.ErrorIs(t, n.Campaign(), ErrNotRunning)
+	require.ErrorIs(t, n.Step(&pb.Message{To: new(follower), From: new(leader), Type: pb.MsgHeartbeat.Enum(), Term: new(term)}), etcdadapter.ErrNotRunning)
+	require.ErrorIs(t, n.Campaign(), etcdadapter.ErrNotRunning)
 	drawsAtCrash := n.Stats().TimeoutDraws
 	require.Positive(t, drawsAtCrash)
 	t2, v2, c2 := n.HardState()
 	require.Equal(t, [3]uint64{term, vote, commit}, [3]uint64{t2, v2, c2})
-	require.ErrorIs(t, c.Restart(leader), ErrRunning)
+	require.ErrorIs(t, c.Restart(leader), etcdadapter.ErrRunning)
 
 	c.Run(c.Now()+50*time.Millisecond, func() bool { return false })
 	require.NoError(t, c.Restart(follower))
@@ -273,4 +226,28 @@ func TestCrashRestartKeepsHardState(t *testing.T) {
 	require.Equal(t, drawsAtCrash+1, n.Stats().TimeoutDraws, "counters survive the crash; the restart drew once")
 	ok := c.Run(c.Now()+time.Second, func() bool { return n.Accepted(leader, term) })
 	require.True(t, ok, "seed %d: restarted node did not accept the leader", seed)
+}
+
+// sortedOthers returns ids without skip, in order.
+func sortedOthers(ids []uint64, skip uint64) []uint64 {
+	out := slices.DeleteFunc(slices.Clone(ids), func(id uint64) bool { return id == skip })
+	slices.Sort(out)
+	return out
+}
+
+// TestClusterChecksSafety: a cluster checks every event of its nodes for
+// election safety, and Err reports a violation: here a heartbeat forged
+// in the name of a follower makes another follower follow it in the term
+// a third node leads.
+func TestClusterChecksSafety(t *testing.T) {
+	seed := testSeed(t)
+	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 0)})
+	require.NoError(t, c.Start())
+	leader := waitLeader(t, c, 10*time.Second)
+	require.NoError(t, c.Err())
+	_, term := c.Leader()
+	others := sortedOthers(c.IDs(), leader)
+	require.NoError(t, c.Node(others[0]).Step(&pb.Message{Type: pb.MsgHeartbeat.Enum(), From: new(others[1]), To: new(others[0]), Term: new(term)}))
+	var se *sim.SafetyError
+	require.ErrorAs(t, c.Err(), &se, "seed %d", seed)
 }

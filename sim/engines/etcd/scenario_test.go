@@ -1,4 +1,4 @@
-package etcdadapter
+package etcd
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/raftick/raftick/etcdadapter"
 )
 
 // TestScenarios runs the stories in testdata/*.txt: each command drives a
@@ -59,10 +61,10 @@ func (s *scenario) trace(at time.Duration, node uint64, what string) {
 			return
 		}
 	}
-	fmt.Fprintf(&s.out, "%10.3fms n%d %s\n", ms(at), node, what)
+	fmt.Fprintf(&s.out, "%10.3fms n%d %s\n", millis(at), node, what)
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func millis(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func isFaultLine(what string) bool { return what == "crash" || what == "restart" }
 
@@ -90,7 +92,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		var n int
 		seed := uint64(1)
 		tick := "10ms"
-		cfg := DefaultConfig()
+		cfg := etcdadapter.DefaultConfig()
 		d.ScanArgs(t, "n", &n)
 		d.MaybeScanArgs(t, "seed", &seed)
 		d.MaybeScanArgs(t, "tick", &tick)
@@ -147,7 +149,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			if !ok {
 				return s.flush() + "no leader within a minute\n"
 			}
-			return s.flush() + fmt.Sprintf("leader n%d t%d accepted by all after %.3fms\n", leader, term, ms(s.c.Now()-from))
+			return s.flush() + fmt.Sprintf("leader n%d t%d accepted by all after %.3fms\n", leader, term, millis(s.c.Now()-from))
 		case d.MaybeScanArgs(t, "for", &dur):
 			dd, err := time.ParseDuration(dur)
 			if err != nil {
@@ -169,10 +171,10 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	case "isolate":
 		id := s.id(t, d)
 		s.isolated[id] = true
-		fmt.Fprintf(&s.out, "%10.3fms n%d isolated\n", ms(s.c.Now()), id)
+		fmt.Fprintf(&s.out, "%10.3fms n%d isolated\n", millis(s.c.Now()), id)
 	case "heal":
 		clear(s.isolated)
-		fmt.Fprintf(&s.out, "%10.3fms    healed\n", ms(s.c.Now()))
+		fmt.Fprintf(&s.out, "%10.3fms    healed\n", millis(s.c.Now()))
 	case "status":
 		for _, id := range s.c.IDs() {
 			st := s.c.Node(id).Status()

@@ -1,18 +1,20 @@
-package etcdadapter
+package etcd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/vnet"
-	"github.com/raftick/raftick/wheel"
+	"github.com/raftick/raftick/election/electiontest"
+	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/sim"
+	"github.com/raftick/raftick/sim/internal/vnet"
 )
 
 // LatencyFunc returns the one-way delay of a message from one node to
@@ -24,7 +26,7 @@ type LatencyFunc func(from, to uint64, rng *rand.Rand) time.Duration
 
 // DiskFunc returns how long a node's storage write takes (see
 // Config.Disk), drawn from rng.
-type DiskFunc func(w Write, rng *rand.Rand) time.Duration
+type DiskFunc func(w etcdadapter.Write, rng *rand.Rand) time.Duration
 
 // ClusterConfig configures a Cluster.
 type ClusterConfig struct {
@@ -34,7 +36,7 @@ type ClusterConfig struct {
 	// options. NewCluster sets ID, Peers (every node), Rand (the
 	// cluster's), Disk (from Disk below) and Observer (from Observer
 	// below) per node; what the template has in those fields is ignored.
-	Node Config
+	Node etcdadapter.Config
 	// Rand drives everything random in the cluster: message latencies and
 	// loss, disk times, tick phases and every node's randomized election
 	// timeout. Required. The cluster is deterministic for a given Rand
@@ -68,31 +70,31 @@ type ClusterConfig struct {
 	Trace func(at time.Duration, node uint64, what string)
 }
 
-// Validate reports the first invalid field of c, or nil: a *FieldError
-// wrapping ErrInvalidConfig, whose Field is a field of ClusterConfig
-// ("Nodes") or of its node template ("Node.ElectionTick").
+// Validate reports the first invalid field of c, or nil: a
+// *sim.FieldError wrapping ErrInvalidConfig, whose Field is a field of
+// ClusterConfig ("Nodes") or of its node template ("Node.ElectionTick").
 func (c ClusterConfig) Validate() error {
-	if c.Nodes >= 1 && c.Nodes <= 1000 && c.Rand == nil {
+	switch {
+	case c.Nodes < 1 || c.Nodes > MaxNodes:
+		return fieldErr("Nodes", c.Nodes, "must be in [1, %d]", MaxNodes)
+	case c.Rand == nil:
 		return fieldErr("Rand", "nil", "is required (seed it for reproducible runs)")
+	case math.IsNaN(c.Loss) || c.Loss < 0 || c.Loss >= 1:
+		return fieldErr("Loss", c.Loss, "must be in [0, 1)")
+	case math.IsNaN(c.Duplicate) || c.Duplicate < 0 || c.Duplicate > 1:
+		return fieldErr("Duplicate", c.Duplicate, "must be in [0, 1]")
 	}
-	if err := validateNet(c.Nodes, c.Loss, c.Duplicate); err != nil {
-		return err
-	}
-	return nodeField("Node", c.Node.validateTiming())
+	return nodeField(c.Node.ValidateTiming())
 }
 
-// validateNet checks the fields that ClusterConfig and Setup share: the
-// node count and the loss and duplication probabilities.
-func validateNet(nodes int, loss, dup float64) error {
-	switch {
-	case nodes < 1 || nodes > 1000:
-		return fieldErr("Nodes", nodes, "must be in [1, 1000]")
-	case math.IsNaN(loss) || loss < 0 || loss >= 1:
-		return fieldErr("Loss", loss, "must be in [0, 1)")
-	case math.IsNaN(dup) || dup < 0 || dup > 1:
-		return fieldErr("Duplicate", dup, "must be in [0, 1]")
+// nodeField returns an etcdadapter error about the node template as this
+// package's, its field under "Node." ("Node.ElectionTick").
+func nodeField(err error) error {
+	var fe *etcdadapter.FieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	return nil
+	return &sim.FieldError{Field: "Node." + fe.Field, Value: fe.Value, Reason: fe.Reason, Err: ErrInvalidConfig, Cause: err}
 }
 
 // NetStats counts the cluster network's messages.
@@ -112,12 +114,13 @@ type NetStats struct {
 // concurrent use.
 type Cluster struct {
 	cfg   ClusterConfig
-	w     *wheel.Virtual
+	w     *sim.Wheel
 	rng   *rand.Rand
 	ids   []uint64
-	nodes []*Node
+	nodes []*etcdadapter.Node
 	stats NetStats
 	mail  *vnet.Courier[*pb.Message]
+	check *electiontest.Checker // fed every event of every node
 }
 
 // NewCluster builds a cluster of cfg.Nodes nodes, none started.
@@ -125,34 +128,34 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w, err := wheel.NewVirtual(wheel.DefaultConfig())
+	w, err := sim.NewWheel()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand}
+	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand, check: electiontest.NewChecker(cfg.Nodes)}
 	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
 	for i := range cfg.Nodes {
 		c.ids = append(c.ids, uint64(i+1))
 	}
-	obs := cfg.Observer
-	if cfg.Trace != nil {
-		obs = func(e election.Event) {
-			cfg.Trace(e.At, uint64(e.Node), EventText(e))
-			if cfg.Observer != nil {
-				cfg.Observer(e)
-			}
+	obs := func(e election.Event) {
+		c.check.Observe(e)
+		if cfg.Trace != nil {
+			cfg.Trace(e.At, uint64(e.Node), e.Text())
+		}
+		if cfg.Observer != nil {
+			cfg.Observer(e)
 		}
 	}
 	for _, id := range c.ids {
 		nc := cfg.Node
 		nc.ID, nc.Peers, nc.Rand, nc.Disk, nc.Observer = id, c.ids, c.rng, nil, obs
 		if cfg.Disk != nil {
-			nc.Disk = func(wr Write) time.Duration { return cfg.Disk(wr, c.rng) }
+			nc.Disk = func(wr etcdadapter.Write) time.Duration { return cfg.Disk(wr, c.rng) }
 		}
-		n, err := NewNode(nc, w.Wheel, TransportFunc(c.send))
+		n, err := etcdadapter.NewNode(nc, w.Wheel, etcdadapter.TransportFunc(c.send))
 		if err != nil {
 			w.Stop()
-			return nil, nodeField("Node", err)
+			return nil, nodeField(err)
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -160,7 +163,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 }
 
 // Wheel returns the cluster's virtual wheel.
-func (c *Cluster) Wheel() *wheel.Virtual { return c.w }
+func (c *Cluster) Wheel() *sim.Wheel { return c.w }
 
 // Now returns the cluster's virtual time.
 func (c *Cluster) Now() time.Duration { return c.w.Now() }
@@ -173,11 +176,25 @@ func (c *Cluster) Rand() *rand.Rand { return c.rng }
 func (c *Cluster) IDs() []uint64 { return c.ids }
 
 // Node returns node id, or nil for an unknown id.
-func (c *Cluster) Node(id uint64) *Node {
+func (c *Cluster) Node(id uint64) *etcdadapter.Node {
 	if id < 1 || id > uint64(len(c.nodes)) {
 		return nil
 	}
 	return c.nodes[id-1]
+}
+
+// Err reports why the cluster's run is not to be trusted: a
+// *sim.PanicError if a callback on its wheel panicked, else a
+// *sim.SafetyError if the nodes' events broke election safety
+// (electiontest.Checker), else nil.
+func (c *Cluster) Err() error {
+	if err := c.w.Err(); err != nil {
+		return err
+	}
+	if err := c.check.Err(); err != nil {
+		return &sim.SafetyError{Err: err}
+	}
+	return nil
 }
 
 // Stats returns the network counters.
@@ -221,7 +238,7 @@ func (c *Cluster) Start(ids ...uint64) error {
 // a node that is down does nothing.
 func (c *Cluster) Crash(id uint64) {
 	if n := c.Node(id); n != nil {
-		if _, up := n.state(); !up {
+		if !n.Status().Running {
 			return
 		}
 		c.trace(id, "crash")
@@ -239,7 +256,7 @@ func (c *Cluster) Restart(id uint64) error {
 		return fmt.Errorf("%w: %d", ErrNoNode, id)
 	}
 	if n.Status().Running {
-		return fmt.Errorf("%w: node %d (crash it before a restart)", ErrRunning, id)
+		return fmt.Errorf("%w: node %d (crash it before a restart)", etcdadapter.ErrRunning, id)
 	}
 	c.trace(id, "restart")
 	return n.Start(c.firstTick())
@@ -249,8 +266,8 @@ func (c *Cluster) Restart(id uint64) error {
 // or 0, 0 if no running node leads.
 func (c *Cluster) Leader() (id, term uint64) {
 	for _, n := range c.nodes {
-		if v, up := n.state(); up && v.role == election.Leader && v.term >= term {
-			id, term = n.ID(), v.term
+		if st := n.Status(); st.Running && st.Role == election.Leader && st.Term >= term {
+			id, term = n.ID(), st.Term
 		}
 	}
 	return id, term
@@ -263,9 +280,9 @@ func (c *Cluster) Accepted(leader, term uint64) (followers, others int) {
 		if n.ID() == leader {
 			continue
 		}
-		if v, up := n.state(); up {
+		if st := n.Status(); st.Running {
 			others++
-			if v.term == term && v.leader == leader {
+			if st.Term == term && st.Leader == leader {
 				followers++
 			}
 		}
@@ -277,8 +294,8 @@ func (c *Cluster) Accepted(leader, term uint64) (followers, others int) {
 func (c *Cluster) MaxTerm() uint64 {
 	var t uint64
 	for _, n := range c.nodes {
-		if v, up := n.state(); up {
-			t = max(t, v.term)
+		if st := n.Status(); st.Running {
+			t = max(t, st.Term)
 		}
 	}
 	return t
@@ -289,7 +306,7 @@ func (c *Cluster) MaxTerm() uint64 {
 // processed, so Now() is then the instant of the last change) or the next
 // deadline lies beyond limit. It returns done().
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
-	return vnet.Run(c.w, limit, done, nil, 0)
+	return vnet.Run(c.w.Virtual, limit, done, nil, 0)
 }
 
 // Close closes every node and stops the wheel; the cluster must not be
@@ -341,15 +358,4 @@ func (c *Cluster) deliver(m *pb.Message) {
 		return
 	}
 	c.stats.Delivered++
-}
-
-// EventText formats an event without its time and node, e.g.
-// "ElectionStart t3 Candidate (election timeout)"; it is e.Text().
-func EventText(e election.Event) string { return e.Text() }
-
-// sortedOthers returns ids without skip, in order.
-func sortedOthers(ids []uint64, skip uint64) []uint64 {
-	out := slices.DeleteFunc(slices.Clone(ids), func(id uint64) bool { return id == skip })
-	slices.Sort(out)
-	return out
 }

@@ -1,0 +1,248 @@
+package raftick_test
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmeMaxLines is the README's budget: what it is, how to start, the
+// packages and one performance table; the rest lives in docs/.
+const readmeMaxLines = 300
+
+// TestREADMEBlocksAreExamples checks that the Go blocks of README.md are,
+// in order, the bodies of the Example functions of example_test.go, so
+// that the README's code compiles and its output is what go test saw.
+func TestREADMEBlocksAreExamples(t *testing.T) {
+	blocks, lines := readmeGoBlocks(t, "README.md")
+	if lines > readmeMaxLines {
+		t.Errorf("README.md has %d lines, more than %d: move detail to docs/", lines, readmeMaxLines)
+	}
+	bodies := exampleBodies(t, "example_test.go")
+	if len(blocks) != len(bodies) {
+		t.Fatalf("README.md has %d Go blocks, example_test.go %d examples; keep them one to one, in order", len(blocks), len(bodies))
+	}
+	for i, b := range blocks {
+		if b != bodies[i].text {
+			t.Errorf("README.md's Go block %d is not the body of %s:\n--- README.md\n%s--- %s\n%s",
+				i+1, bodies[i].name, b, bodies[i].name, bodies[i].text)
+		}
+	}
+}
+
+// TestREADMEFreshMachineCommands checks that the two commands a new user
+// runs first are in the README as written.
+func TestREADMEFreshMachineCommands(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"go run ./cmd/raftsim paper", "go test ./...", "go get github.com/raftick/raftick"} {
+		if !strings.Contains(string(b), "    "+cmd+"\n") {
+			t.Errorf("README.md lacks the command %q on a line of its own", cmd)
+		}
+	}
+}
+
+// readmeGoBlocks returns the contents of the ```go blocks of the Markdown
+// file at path and its number of lines.
+func readmeGoBlocks(t *testing.T, path string) (blocks []string, lines int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cur *strings.Builder
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = new(strings.Builder)
+		case cur != nil && strings.TrimSpace(line) == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cur != nil {
+		t.Fatalf("%s: a ```go block is not closed", path)
+	}
+	return blocks, lines
+}
+
+type exampleBody struct {
+	name, text string
+}
+
+// exampleBodies returns the bodies of the Example functions of the Go file
+// at path, in file order, each without its braces and one level of
+// indentation.
+func exampleBodies(t *testing.T, path string) []exampleBody {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []exampleBody
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || !strings.HasPrefix(fd.Name.Name, "Example") || fd.Body == nil {
+			continue
+		}
+		lbrace := fset.Position(fd.Body.Lbrace).Offset
+		rbrace := fset.Position(fd.Body.Rbrace).Offset
+		inner := strings.TrimPrefix(string(src[lbrace+1:rbrace]), "\n")
+		var b strings.Builder
+		for line := range strings.Lines(inner) {
+			b.WriteString(strings.TrimPrefix(line, "\t"))
+		}
+		out = append(out, exampleBody{fd.Name.Name, b.String()})
+	}
+	return out
+}
+
+// TestDocLinksResolve checks that every relative link of the README, the
+// changelog, docs/ and sim/README.md names a file that exists.
+func TestDocLinksResolve(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+			}
+		}
+	}
+}
+
+// TestDesignListsEveryPackage checks that the package list of
+// docs/design.md names every package of the module: by its path, or by
+// its name in the entry of its parent folder (internal/ lists its leaves).
+func TestDesignListsEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## The packages\n\n```\n")
+	if start < 0 {
+		t.Fatal(`docs/design.md has no "## The packages" list`)
+	}
+	block := doc[start:]
+	block = block[:strings.Index(block[len("## The packages\n\n```\n"):], "```")+len("## The packages\n\n```\n")]
+	// entries maps a listed folder ("sim/engines/") to its text,
+	// continuation lines included.
+	entries := map[string]string{}
+	last := ""
+	for line := range strings.Lines(block) {
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(line, " ") && strings.HasSuffix(f[0], "/") {
+			last = f[0]
+		}
+		if last != "" {
+			entries[last] += line
+		}
+	}
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "docs") {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+			return filepath.SkipDir // another module (bench/peers)
+		}
+		if path == "." || !hasGoCode(t, path) {
+			return nil
+		}
+		p := filepath.ToSlash(path)
+		if _, ok := entries[p+"/"]; ok {
+			return nil
+		}
+		for dir := p; strings.Contains(dir, "/"); {
+			dir = dir[:strings.LastIndex(dir, "/")]
+			if text, ok := entries[dir+"/"]; ok && strings.Contains(text, name) {
+				return nil
+			}
+		}
+		t.Errorf("docs/design.md does not list the package %s", p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hasGoCode reports whether the folder holds a non-test Go file.
+func hasGoCode(t *testing.T, dir string) bool {
+	t.Helper()
+	fs, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if strings.HasSuffix(f.Name(), ".go") && !strings.HasSuffix(f.Name(), "_test.go") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDocsCiteNoIssueNumbers: the README and docs/ are for readers who
+// cannot look up the project's issue tracker; how a number came about
+// belongs in the commit message that changed it.
+func TestDocsCiteNoIssueNumbers(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := regexp.MustCompile(`(?i)\bissue #?\d+|#\d{2,}\b`)
+	for _, f := range append(files, docs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := issue.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q", f, i+1, m)
+			}
+		}
+	}
+}

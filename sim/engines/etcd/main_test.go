@@ -1,0 +1,55 @@
+package etcd
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election/electiontest"
+	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
+)
+
+// testSeed returns the -seed flag or a fresh seed (the module's one seed
+// rule), and logs the command that reproduces the test with it.
+func testSeed(t testing.TB) uint64 {
+	t.Helper()
+	return testseed.Seed(t)
+}
+
+// trialRand derives an independent source for trial i of seed.
+func trialRand(seed uint64, i int) *rand.Rand { return sim.TrialRand(seed, i) }
+
+// fastConfig is etcd's defaults at 10ms ticks: timeouts in [100, 200) ms,
+// heartbeats every 10ms.
+func fastConfig() etcdadapter.Config {
+	c := etcdadapter.DefaultConfig()
+	c.TickInterval = 10 * time.Millisecond
+	return c
+}
+
+// checked returns a checker of election safety for a group of voters
+// nodes; the test fails at its end if the events it observed broke it.
+func checked(t *testing.T, seed uint64, voters int) *electiontest.Checker {
+	chk := electiontest.NewChecker(voters)
+	t.Cleanup(func() {
+		if err := chk.Err(); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
+		}
+	})
+	return chk
+}
+
+func requireFieldError(t *testing.T, err error, field, reason string) *sim.FieldError {
+	t.Helper()
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	var fe *sim.FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, field, fe.Field, err.Error())
+	require.Contains(t, fe.Reason, reason)
+	require.Contains(t, err.Error(), fe.Reason)
+	return fe
+}
