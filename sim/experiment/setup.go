@@ -90,6 +90,15 @@ type Setup struct {
 	// §9.4) instead of at a uniform point of the heartbeat interval (the
 	// paper). Not with Settle.
 	CrashAfterHeartbeat bool
+	// TimersAtCrash starts every survivor's election timer at the crash
+	// instant, with a fresh draw, and drops the crashed leader's messages
+	// still in flight (Failover only): the model of AvailSim, the
+	// simulator of Ongaro's thesis (§9.4), where the clock and the
+	// followers' timers start together. Otherwise a follower's timer runs
+	// from the last heartbeat it received, before or just after the crash
+	// (the paper's cluster). Needs an engine whose clusters implement
+	// TimerStarter (Raftick).
+	TimersAtCrash bool `param:"omitzero"`
 	// Until is where Failover and Bootstrap stop the clock: the zero
 	// value UntilDefault is each experiment's own (failover: every
 	// survivor accepted the new leader, the paper's; bootstrap: a majority
@@ -102,9 +111,11 @@ type Setup struct {
 	// (election.Config.Stickiness): the zero value StickyByContact, or
 	// StickyUntilTimeout (hashicorp/raft).
 	Stickiness election.StickinessMode
-	// ShortLogs is the number of surviving servers whose logs are shorter
-	// than the others', so they cannot win (failover only); in
-	// [0, Nodes-2]. The paper uses 2 of the 4 survivors.
+	// ShortLogs is the number of servers whose logs are shorter than the
+	// others', so they cannot win (as long as they are fewer than a
+	// majority, whose votes a short log would need): survivors of the
+	// crash for Failover, servers chosen at random before the start for
+	// Bootstrap; in [0, Nodes-2]. The paper uses 2 of the 4 survivors.
 	ShortLogs int
 	// Detection is how followers detect a dead leader (the election
 	// package's modes); the zero value is ResetOnHeartbeat, the paper's.
@@ -214,6 +225,8 @@ func (s Setup) Validate() error {
 		return fieldErr("ShortLogs", s.ShortLogs, "must be at most %d: a survivor with a full log is needed when %d servers crash", s.Nodes-max(s.Crash, 1)-1, max(s.Crash, 1))
 	case s.CrashAfterHeartbeat && s.Settle > 0:
 		return fieldErr("CrashAfterHeartbeat", s.CrashAfterHeartbeat, "does not apply with Settle (the harness's crash)")
+	case s.TimersAtCrash && s.Settle > 0:
+		return fieldErr("TimersAtCrash", s.TimersAtCrash, "does not apply with Settle (the harness's crash)")
 	case s.Until > UntilAll:
 		return fieldErr("Until", s.Until, "is not a known stopping point")
 	}

@@ -91,6 +91,9 @@ func (s Setup) describeVariants() []string {
 	if s.CrashAfterHeartbeat {
 		out = append(out, "crash right after a heartbeat")
 	}
+	if s.TimersAtCrash {
+		out = append(out, "survivors' timers start at the crash")
+	}
 	if s.Until != UntilDefault {
 		out = append(out, "until "+s.Until.String())
 	}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/raftick/raftick/sim/experiment"
+)
+
+// fidelityOpts are the flags of the comparisons with other simulators:
+// short logs on failover and bootstrap, and AvailSim's crash.
+type fidelityOpts struct {
+	shortLogs     int
+	timersAtCrash bool
+}
+
+// addShortLogsFlag registers --short-logs (failover, bootstrap).
+func addShortLogsFlag(cmd *cobra.Command, o *opts, def string) {
+	cmd.Flags().IntVar(&o.fid.shortLogs, "short-logs", 0, "number of servers whose logs are one entry short, so they cannot win: survivors of the crash (failover) or servers chosen at random (bootstrap) (default: "+def+")")
+}
+
+// addTimersAtCrashFlag registers --timers-at-crash (failover).
+func addTimersAtCrashFlag(cmd *cobra.Command, o *opts) {
+	cmd.Flags().BoolVar(&o.fid.timersAtCrash, "timers-at-crash", false, "start every survivor's election timer at the crash and drop the leader's heartbeats in flight (the thesis' AvailSim), instead of running them from the last heartbeat each received (the paper's cluster)")
+}
+
+// apply sets the fields of s from the flags that were given; a bootstrap
+// has no short logs unless --short-logs says so.
+func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
+	fl := cmd.Flags()
+	if fl.Lookup("short-logs") != nil {
+		switch {
+		case fl.Changed("short-logs"):
+			if f.shortLogs < 0 {
+				return flagError("short-logs", "must not be negative, got %d", f.shortLogs)
+			}
+			if cmd.Name() == "bootstrap" && f.shortLogs > 0 && fl.Lookup("engine") != nil && fl.Lookup("engine").Value.String() == "etcd" {
+				return flagError("short-logs", "is not available with --engine etcd on bootstrap (etcd nodes start with equal logs)")
+			}
+			s.ShortLogs = f.shortLogs
+		case cmd.Name() == "bootstrap":
+			s.ShortLogs = 0
+		}
+	}
+	if fl.Lookup("timers-at-crash") != nil && fl.Changed("timers-at-crash") {
+		if e := fl.Lookup("engine"); f.timersAtCrash && e != nil && e.Value.String() != "raftick" {
+			return flagError("timers-at-crash", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		s.TimersAtCrash = f.timersAtCrash
+	}
+	return nil
+}
+
+// shortLogsNote states the short logs of s for a description line.
+func shortLogsNote(s experiment.Setup, bootstrap bool) string {
+	switch {
+	case s.ShortLogs == 0:
+		return "equal logs"
+	case bootstrap:
+		return fmt.Sprintf("%d short logs", s.ShortLogs)
+	}
+	return fmt.Sprintf("%d short logs among the survivors", s.ShortLogs)
+}
