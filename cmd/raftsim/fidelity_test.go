@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,4 +63,39 @@ func TestNormalRedrawSpec(t *testing.T) {
 	require.Equal(t, 0, code, errb)
 	require.Equal(t, "normal:5ms,3ms,redraw", recordParams(t, out)["latency"])
 	requireUsageError(t, []string{"failover", "--latency", "normal:5ms,3ms,maybe"}, "--latency")
+}
+
+func TestTicksCommand(t *testing.T) {
+	args := []string{"ticks", "--trials", "20", "--stable-trials", "2", "--window", "10s", "--loss", "0.05"}
+	code, out, errb := raftsim(t, args...)
+	require.Equal(t, 0, code, errb)
+	for _, row := range []string{"exact ", "tick 1ms ", "tick 10ms ", "tick 100ms ", "tick 500ms "} {
+		require.Contains(t, out, "\n"+row)
+	}
+	code, again, _ := raftsim(t, args...)
+	require.Equal(t, 0, code)
+	require.Equal(t, out, again, "the same seed gives the same output")
+
+	code, out, errb = raftsim(t, append(args, "--json")...)
+	require.Equal(t, 0, code, errb)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 5)
+	var rec map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[3]), &rec))
+	require.Equal(t, 100.0, rec["tick_ms"])
+	require.Equal(t, 100.0, rec["params"].(map[string]any)["tick_ms"])
+	require.Equal(t, "tick 100ms", rec["label"])
+	require.Contains(t, rec, "elections_per_node_hour")
+
+	svg := filepath.Join(t.TempDir(), "ticks.svg")
+	code, _, errb = raftsim(t, append(args, "--plot", svg)...)
+	require.Equal(t, 0, code, errb)
+	fi, err := os.Stat(svg)
+	require.NoError(t, err)
+	require.Positive(t, fi.Size())
+
+	requireUsageError(t, []string{"ticks", "--ticks", "0,7ms"}, "--ticks")
+	requireUsageError(t, []string{"ticks", "--ticks", "fast"}, "--ticks")
+	requireUsageError(t, []string{"ticks", "--stable-trials", "0"}, "--stable-trials")
+	requireUsageError(t, []string{"ticks", "--window", "0s"}, "--window")
 }
