@@ -5,9 +5,17 @@ import (
 )
 
 // Campaign starts an election now, as if the election timer had fired but
-// without the priority and last-contact checks: with PreVote a pre-vote
-// round, otherwise a new term. It returns ErrNotStarted, ErrStopped or
-// ErrIsLeader.
+// without the priority check: with PreVote a pre-vote round, otherwise a
+// new term. It returns ErrNotStarted, ErrStopped or ErrIsLeader.
+//
+// Where a lease is offered (CheckQuorum or LeaderStickiness), a node that
+// heard a leader within ElectionTimeout (or started less than
+// ElectionTimeout ago in a term above 0) has promised that leader's lease
+// not to help elect another leader (see QuorumContact), its own vote
+// included: without PreVote Campaign then returns ErrLeaderAlive, and with
+// PreVote it runs the pre-vote, but a pre-vote won within that time ends
+// without a new term. To move leadership to a node at once, call
+// TransferLeadership on the leader.
 func (n *Node) Campaign() error {
 	if err := n.lockUsable(); err != nil {
 		return err
@@ -15,6 +23,10 @@ func (n *Node) Campaign() error {
 	if n.role == Leader {
 		n.mu.Unlock()
 		return ErrIsLeader
+	}
+	if !n.cfg.PreVote && n.promiseForbidsCampaign() {
+		n.mu.Unlock()
+		return ErrLeaderAlive
 	}
 	if n.term >= MaxTerm {
 		n.refuseRound(ReasonCampaign) // a candidate keeps its round
@@ -49,6 +61,7 @@ func (n *Node) TransferLeadership(to ID) error {
 		return fmt.Errorf("election: TransferLeadership in term %d: %w", n.term, ErrTermExhausted)
 	}
 	if to != n.id {
+		n.transferring = true
 		n.logger.Debug("transferring leadership", "to", to, "term", n.term)
 		n.send(Message{Type: MsgTimeoutNow, To: to, Term: n.term})
 	}
@@ -211,6 +224,9 @@ func (n *Node) handlePreVoteResp(m Message) {
 	granted, rejected, fresh := n.recordAnswer(m)
 	switch {
 	case !fresh:
+	case granted >= n.quorum && n.promiseForbidsCampaign():
+		// Won, but its own vote is promised to a leader's lease.
+		n.stepDown(n.term, ReasonLeaderAlive, None)
 	case granted >= n.quorum:
 		n.becomeCandidate(ReasonPreVoteWon, false)
 	case n.cannotWin(rejected):
@@ -224,7 +240,7 @@ func (n *Node) handleVote(m Message) {
 		n.deny(m, MsgVoteResp, ReasonStale, false)
 		return
 	}
-	if n.cfg.LeaderStickiness && !m.Transfer && n.loyal(m.From) {
+	if n.cfg.refusesVotesInLease() && !m.Transfer && n.loyal(m.From) {
 		n.stats.LeaseRejections++
 		n.deny(m, MsgVoteResp, n.loyalReason(ReasonLease), false)
 		return
@@ -271,7 +287,7 @@ func (n *Node) handleVote(m Message) {
 
 // grantVote answers a vote request whose grant is persisted.
 func (n *Node) grantVote(m Message) {
-	n.resetElectionTimer()
+	n.resetElectionTimer(n.w.Now())
 	n.emitEvent(Event{Type: EventVoteGranted, Term: n.term, Peer: m.From, Msg: m.Type})
 	n.send(Message{Type: MsgVoteResp, To: m.From, Term: n.term, Granted: true})
 }

@@ -65,7 +65,9 @@ type Config struct {
 	ExternalHeartbeat bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
-	// the candidate starts a new term. >= 0; 0 means ElectionTimeout.
+	// the candidate starts its next round: with PreVote a pre-vote (as
+	// etcd's candidate does), otherwise a new term. >= 0; 0 means
+	// ElectionTimeout.
 	VoteTimeout time.Duration
 	// VoteJitter randomizes the vote timeout; nil means ElectionJitter.
 	// Its State.Consecutive is the number of candidate rounds the node
@@ -73,9 +75,9 @@ type Config struct {
 	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
 	// StepDownWhenVoteTimedOut makes a candidate whose round timed out step
-	// down to follower and (with PreVote) run a pre-vote before the next
-	// term, as SOFAJRaft's stepDownWhenVoteTimedout. Without PreVote it only
-	// adds the step-down event.
+	// down to follower before its next round (a pre-vote with PreVote, a
+	// new term without), as SOFAJRaft's stepDownWhenVoteTimedout: it adds
+	// the step-down event and the follower's fresh election timeout.
 	StepDownWhenVoteTimedOut bool
 	// WaitForVoteTimeout makes a candidate ignore vote rejections: it
 	// stays a candidate until it wins, hears from a leader or of a higher
@@ -104,6 +106,17 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// Lagging, if set, reports whether the node's host runs behind its
+	// own timers, so that the silence a timer measures may be the host's
+	// backlog rather than the peers' (package multiraft sets it while its
+	// periodic checks run late). While it returns true, a follower's or
+	// pre-candidate's election timer and a candidate's vote timer that
+	// come due start nothing and run on with a fresh timeout, and a
+	// leader's CheckQuorum check does not step down. Safety does not
+	// depend on it: the lease (QuorumContact) still counts only answers
+	// within it. nil means never. It is called with the node's lock held
+	// and must not call the node.
+	Lagging func() bool
 	// Host, if set, lets a simulator model a server whose handlers and
 	// timers share one lock held through disk writes (see HostLock); nil
 	// for a real program.
@@ -145,10 +158,17 @@ type Config struct {
 	// did not answer, not for heartbeats it was late to send (a stalled
 	// process or timer goroutine). The lease (QuorumContact) counts only
 	// answers within it.
+	//
+	// As etcd's CheckQuorum does, it also makes a node keep the promise
+	// the lease relies on: for ElectionTimeout after it hears a leader (or
+	// starts in a term above 0) it ignores vote requests other than
+	// leadership transfers, without adopting their term, and does not
+	// campaign in a new term itself (see Node.QuorumContact).
 	CheckQuorum bool
 	// LeaderStickiness makes a node ignore vote requests (other than
 	// leadership transfers), without adopting their term, while it is
-	// leader or a leader is alive in the sense of Stickiness.
+	// leader or a leader is alive in the sense of Stickiness. It keeps the
+	// lease's promise as CheckQuorum does.
 	LeaderStickiness bool
 	// Stickiness decides for how long a node stays loyal to a leader it
 	// knows, refusing pre-votes (with PreVote) and votes (with
@@ -405,6 +425,13 @@ func (c Config) normalized() (Config, error) {
 	}
 	return c, nil
 }
+
+// refusesVotesInLease reports whether a node refuses vote requests (other
+// than transfers) while it is loyal to a leader: with LeaderStickiness,
+// and with CheckQuorum, as etcd's checkQuorum does (raft.Step's inLease
+// check), since the leader lease (Node.QuorumContact) that CheckQuorum
+// maintains is sound only if voters keep this promise.
+func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
 
 // lease returns the leader lease.
 func (c *Config) lease() time.Duration {

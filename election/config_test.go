@@ -121,6 +121,24 @@ func TestNewNodeNilArguments(t *testing.T) {
 		"transport": func() error { _, err := election.NewNode(validConfig(), v.Wheel, nil, st, lv); return err },
 		"storage":   func() error { _, err := election.NewNode(validConfig(), v.Wheel, tr, nil, lv); return err },
 		"log view":  func() error { _, err := election.NewNode(validConfig(), v.Wheel, tr, st, nil); return err },
+		// Issue 32, defect 6: typed nils used to be accepted, and Start or
+		// Campaign then panicked.
+		"transport (election.TransportFunc)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, election.TransportFunc(nil), st, lv)
+			return err
+		},
+		"storage (*election.MemoryStorage)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, (*election.MemoryStorage)(nil), lv)
+			return err
+		},
+		"storage (*election.FileStorage)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, (*election.FileStorage)(nil), lv)
+			return err
+		},
+		"log view (*election_test.mutableLog)": func() error {
+			_, err := election.NewNode(validConfig(), v.Wheel, tr, st, (*mutableLog)(nil))
+			return err
+		},
 	} {
 		err := f()
 		require.ErrorIs(t, err, election.ErrNilArgument, name)

@@ -33,8 +33,9 @@
 //     ElectionJitter, [ET, 2ET) by default. When it fires the node runs a
 //     pre-vote (PreVote) or campaigns in a new term.
 //   - vote (candidates): VoteTimeout randomized by VoteJitter. When it fires
-//     the candidate starts the next term with a fresh random timeout, or,
-//     with StepDownWhenVoteTimedOut, steps down and pre-votes again. A
+//     the candidate starts its next round: with PreVote a pre-vote,
+//     otherwise the next term with a fresh random timeout; with
+//     StepDownWhenVoteTimedOut it steps down to follower first. A
 //     candidate that steps down gets a fresh election timeout, or, with
 //     KeepTimerOnStepDown, keeps its round's deadline (LogCabin).
 //   - heartbeat (leader): a heartbeat to every voter right after winning,
@@ -66,11 +67,36 @@
 //
 // PreVote (thesis section 9.6) makes a node ask first whether it could win;
 // nodes refuse while a leader is alive, so a node rejoining after a
-// partition cannot disrupt a healthy group. CheckQuorum makes a leader that
-// lost its majority step down. LeaderStickiness makes nodes ignore vote
-// requests while a leader is alive. Stickiness says what "alive" means:
-// heard from within ElectionTimeout (StickyByContact), or known until the
-// node's own timer finds it silent (StickyUntilTimeout, hashicorp/raft).
+// partition cannot disrupt a healthy group. A candidate whose round timed
+// out runs a pre-vote again before its next term (as etcd's does), so a
+// candidate cut off from the group does not raise its term at every vote
+// timeout. CheckQuorum makes a leader that lost its majority step down.
+// LeaderStickiness makes nodes ignore vote requests while a leader is
+// alive. Stickiness says what "alive" means: heard from within
+// ElectionTimeout (StickyByContact), or known until the node's own timer
+// finds it silent (StickyUntilTimeout, hashicorp/raft).
+//
+// # The leader lease
+//
+// With CheckQuorum or LeaderStickiness a leader holds a lease
+// (Node.QuorumContact) while a quorum answered heartbeats it sent within
+// ElectionTimeout*LeaseRatio: no other node can lead a later term until it
+// ends, so reads may be served by the leader alone (thesis section
+// 6.4.1). Every voter keeps the promise it rests on: for ElectionTimeout
+// after hearing a leader, or after starting in a term above 0, it grants
+// no vote (other than for a leadership transfer) and starts no term of its
+// own, even after adopting a higher term from an answer; Campaign without
+// PreVote returns ErrLeaderAlive then. This is etcd's rule: its
+// CheckQuorum ignores votes "in lease", and its lease-based reads require
+// CheckQuorum. PreVote alone does not make the lease sound (a voter that
+// granted a pre-vote may hear the leader before the vote request
+// arrives), so without CheckQuorum and LeaderStickiness no lease is
+// offered. A leader that starts a transfer gives its lease up for the
+// rest of its term. The lease needs every voter to run one of the two
+// options and clocks whose rates differ by less than the margin
+// ElectionTimeout*(1-LeaseRatio); the invariant is checked by
+// electiontest.Checker.Leases in TestRandomSafety, FuzzStep and the
+// scenarios.
 //
 // Tick drives every timer of a node by a ticker with its own phase, as
 // etcd raft counts its timeouts in calls of Tick: delays become whole

@@ -13,4 +13,7 @@ var (
 	ErrIsLeader       = errors.New("election: already the leader")
 	ErrUnknownNode    = errors.New("election: unknown node")
 	ErrNilArgument    = errors.New("election: nil argument")
+	// ErrLeaderAlive is returned by Campaign without PreVote while the
+	// node's vote is promised to a leader's lease.
+	ErrLeaderAlive = errors.New("election: a leader was heard within the election timeout")
 )

@@ -28,3 +28,11 @@ func (n *Node) HeartbeatTimers() int {
 	}
 	return k
 }
+
+// HeartbeatReArm reports whether a heartbeat would re-arm the election
+// timer by Reset (true) rather than Restart now.
+func (n *Node) HeartbeatReArm() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.detection == ResetOnHeartbeat && n.fastReset && n.electionOn && n.electionFresh
+}

@@ -15,7 +15,9 @@ import (
 // extremes included) into a node, advance virtual time, campaign, crash or
 // restart a node. The checker verifies the election safety invariants on
 // every event: one leader per term, one vote per node per term, terms
-// never decrease or exceed MaxTerm, leaders elected by a majority.
+// never decrease or exceed MaxTerm, leaders elected by a majority; and
+// after every operation the lease invariant (no lease in a term below
+// another leader's), until the input forges a leadership transfer.
 //
 // Run it with: go test ./election -run '^$' -fuzz FuzzStep -fuzztime 2m
 func FuzzStep(f *testing.F) {
@@ -46,6 +48,7 @@ func FuzzStep(f *testing.F) {
 			cfg.StepDownInterval = et / 2
 			cfg.PreVote, cfg.CheckQuorum, cfg.LeaderStickiness = opts&1 != 0, opts&2 != 0, opts&4 != 0
 		}})
+		c.leases = true // until a forged transfer (noteForgery)
 		c.startAll(t)
 		for !src.empty() {
 			switch op := src.IntN(8); op {
@@ -67,6 +70,7 @@ func FuzzStep(f *testing.F) {
 					c.crash(id)
 				}
 			}
+			c.maybeCheckLeases()
 		}
 		c.v.AdvanceBy(10 * et)
 		for _, id := range c.ids {

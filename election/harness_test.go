@@ -30,6 +30,16 @@ type cluster struct {
 	check   *electiontest.Checker
 	trace   []election.Event
 	tracing bool
+	// leases makes runUntil check the lease invariant after every
+	// advance; a test turns it off once it forged what the lease cannot
+	// survive (see noteForgery).
+	leases bool
+	// forgedTransfer records that a forged transfer was injected.
+	forgedTransfer bool
+	// misroute, if set, decides for each sent message whether a copy goes
+	// to another node than its To (which must ignore it), and after which
+	// delay.
+	misroute func(m election.Message) (to election.ID, after time.Duration, ok bool)
 }
 
 type clusterOpts struct {
@@ -82,7 +92,7 @@ func (c *cluster) observe(e election.Event) {
 // start creates (or re-creates after a crash) and starts node id.
 func (c *cluster) start(tb testing.TB, id election.ID) {
 	tb.Helper()
-	n, err := election.NewNode(c.cfgs[id], c.v.Wheel, c.net, c.stores[id], c.logs[id])
+	n, err := election.NewNode(c.cfgs[id], c.v.Wheel, election.TransportFunc(c.send), c.stores[id], c.logs[id])
 	require.NoError(tb, err)
 	c.nodes[id] = n
 	c.net.Attach(n)
@@ -115,18 +125,46 @@ func (c *cluster) leaders() []election.ID {
 	return out
 }
 
+// send is the nodes' transport: the MemNetwork, plus a misrouted copy
+// when c.misroute says so.
+func (c *cluster) send(m election.Message) {
+	c.net.Send(m)
+	if c.misroute == nil {
+		return
+	}
+	if to, after, ok := c.misroute(m); ok {
+		_, err := c.v.Wheel.AfterFunc(max(after, 1), func() {
+			if n := c.nodes[to]; n != nil {
+				n.Step(m)
+			}
+		})
+		if err != nil {
+			panic(err) // a virtual wheel that is not stopped accepts timers
+		}
+	}
+}
+
 // runUntil advances virtual time until cond holds or limit passes; it
-// reports whether cond held.
+// reports whether cond held. With c.leases it checks the lease invariant
+// after every advance.
 func (c *cluster) runUntil(limit time.Duration, cond func() bool) bool {
 	for !cond() {
 		next, ok := c.v.NextDeadline()
 		if !ok || next > limit {
 			c.v.AdvanceTo(max(limit, c.v.Now()))
+			c.maybeCheckLeases()
 			return cond()
 		}
 		c.v.AdvanceToNext()
+		c.maybeCheckLeases()
 	}
 	return true
+}
+
+func (c *cluster) maybeCheckLeases() {
+	if c.leases {
+		c.checkLeases()
+	}
 }
 
 // stableLeader reports a leader all live nodes follow, in one term.
@@ -146,3 +184,20 @@ func (c *cluster) stableLeader() (election.ID, bool) {
 	}
 	return leader, leader != election.None && slices.Contains(c.leaders(), leader)
 }
+
+// leaseViews returns the lease views of the live nodes, at this instant.
+func (c *cluster) leaseViews() []electiontest.LeaseView {
+	var views []electiontest.LeaseView
+	for _, id := range c.ids {
+		n := c.nodes[id]
+		if n == nil {
+			continue
+		}
+		st := n.Status()
+		views = append(views, electiontest.LeaseView{ID: id, Term: st.Term, Leader: st.Role == election.Leader, Lease: n.QuorumContact()})
+	}
+	return views
+}
+
+// checkLeases checks the lease invariant on the live nodes now.
+func (c *cluster) checkLeases() { c.check.Leases(c.leaseViews()) }

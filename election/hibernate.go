@@ -69,8 +69,8 @@ func (n *Node) Hibernate() (Dormant, error) {
 //   - d.Leader is another voter: a follower that knows d.Leader, with a
 //     fresh election timeout. Its last contact with d.Leader is
 //     d.Contact if set and not in the future, else the resume itself:
-//     it refuses pre-votes, and with LeaderStickiness votes, until an
-//     ElectionTimeout after it. It does not campaign before its election
+//     it refuses pre-votes, and with CheckQuorum or LeaderStickiness
+//     votes, until an ElectionTimeout after it. It does not campaign before its election
 //     timeout, by which time a live leader has heartbeaten.
 //
 // Otherwise (another term, or d.Leader None) Resume is Start: a follower
@@ -96,6 +96,7 @@ func (n *Node) resume(d Dormant) bool {
 		n.role, n.leader = Leader, n.id
 		n.leading.Store(true)
 		n.lastContact, n.hasContact = now, true
+		n.transferring = false
 		n.resetAcks() // no answer yet: no lease
 		n.logger.Debug("resumed as leader", "term", n.term)
 		n.emit(EventRoleChange, None, ReasonResume)
@@ -112,7 +113,8 @@ func (n *Node) resume(d Dormant) bool {
 		contact = d.Contact
 	}
 	n.lastContact, n.hasContact, n.lastReset = contact, true, now
-	n.electionT.Start()
+	n.promise(contact, d.Leader)
+	n.startElectionTimer()
 	n.logger.Debug("resumed as follower", "term", n.term, "leader", d.Leader)
 	n.emit(EventRoleChange, None, ReasonResume)
 	n.emit(EventLeaderKnown, d.Leader, ReasonResume)
@@ -121,22 +123,36 @@ func (n *Node) resume(d Dormant) bool {
 
 // QuorumContact reports whether the node is the leader and holds its lease:
 // a quorum of voters (itself included) answered heartbeats it sent within
-// the lease (ElectionTimeout*LeaseRatio) before now. The lease runs from
-// when the answered heartbeats were sent (Message.Sent), not from when the
-// answers arrived, so queues and batching cannot stretch it past the
-// followers' promise; an answer that does not carry the send time never
-// extends it. A newly elected leader, and one resumed from a Dormant, hold
-// no lease until a quorum answered a heartbeat. The lease is sound as far
-// as followers refuse candidates for an election timeout after hearing
-// from the leader: with PreVote or LeaderStickiness, and with clocks that
-// drift less than the margin ElectionTimeout*(1-LeaseRatio).
+// the lease (ElectionTimeout*LeaseRatio; on a ticker, Config.Tick, at most
+// ceil(ElectionTimeout/Tick)-1 ticks) before now. While it holds, no other
+// node can lead a later term, so the leader may serve reads alone (Raft
+// thesis, section 6.4.1).
+//
+// The lease is offered only with CheckQuorum or LeaderStickiness; without
+// both QuorumContact is always false. It rests on a promise every voter
+// keeps in those configurations: for ElectionTimeout after it hears a
+// leader, or after it starts in a term above 0 (it may have answered a
+// leader just before it stopped), it grants no vote and casts none for
+// itself, whatever term it moves to meanwhile; only a leadership transfer
+// bypasses it, so a leader that called TransferLeadership holds no lease
+// for the rest of its term. The lease runs from when the answered
+// heartbeats were sent (Message.Sent), not from when the answers arrived,
+// so queues and batching cannot stretch it past the voters' promise; an
+// answer that does not carry the send time never extends it. A newly
+// elected leader, and one resumed from a Dormant, hold no lease until a
+// quorum answered a heartbeat.
+//
+// It is sound when every voter runs CheckQuorum or LeaderStickiness, no
+// forged MsgTimeoutNow or Transfer vote request reaches a voter, and the
+// voters' clocks advance at rates that differ by less than the margin
+// ElectionTimeout*(1-LeaseRatio) over an election timeout.
 func (n *Node) QuorumContact() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.usable() != nil || n.role != Leader {
+	if n.usable() != nil || n.role != Leader || !n.cfg.refusesVotesInLease() || n.transferring {
 		return false
 	}
-	now, lease := n.w.Now(), n.cfg.lease()
+	now, lease := n.w.Now(), n.readLease()
 	alive := 1
 	for i := range n.acks {
 		if n.acks[i].leased(now, lease) {

@@ -63,8 +63,7 @@ func (n *Node) deferElectionTimer() bool {
 	if !n.cfg.Host.DeferTimer(n.runDeferredElection) {
 		return false
 	}
-	n.keep.force(0)
-	n.electionT.Stop()
+	n.stopElectionTimer()
 	return true
 }
 
@@ -74,9 +73,9 @@ func (n *Node) runDeferredElection() {
 	if !n.lockForTimer() {
 		return
 	}
-	if (n.role == Follower || n.role == PreCandidate) && !n.electionT.IsRunning() {
+	if (n.role == Follower || n.role == PreCandidate) && !n.electionOn {
 		n.electionTimerDue()
-		if n.role == Follower && !n.electionT.IsRunning() {
+		if n.role == Follower && !n.electionOn {
 			// Nothing started (last contact recent, priority): run on.
 			n.restartElectionTimer(0)
 		}

@@ -124,6 +124,19 @@ func (c *cluster) inject(ch chooser) string {
 		return "inject into a crashed node: nothing"
 	}
 	c.check.ForgedLeaders = true
+	c.noteForgery(m)
 	c.nodes[target].Step(m)
 	return fmt.Sprintf("inject into n%d: %v", target, m)
+}
+
+// noteForgery turns the lease checks off for the rest of a run once m is
+// a forged leadership transfer: a MsgTimeoutNow or a vote request marked
+// Transfer makes voters grant votes inside a lease, as a real transfer
+// does, but without the leader giving its lease up first. Like a forged
+// vote, it is a lie Raft's lease cannot survive.
+func (c *cluster) noteForgery(m election.Message) {
+	if m.Type == election.MsgTimeoutNow || (m.Type == election.MsgVote && m.Transfer) {
+		c.leases = false
+		c.forgedTransfer = true
+	}
 }

@@ -54,6 +54,7 @@ func (n *Node) becomeLeader() {
 	n.voteT.Stop()
 	n.stopElectionTimer()
 	n.lastContact, n.hasContact = now, true
+	n.transferring = false
 	n.resetAcks()
 	for i := range n.acks {
 		// Grace period for CheckQuorum: the first check needs answers

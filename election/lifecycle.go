@@ -44,7 +44,12 @@ func (n *Node) start(d *Dormant) error {
 	n.lastReset = n.w.Now()
 	resumed := d != nil && n.resume(*d) // arms its own timers
 	if !resumed {
-		n.electionT.Start()
+		if n.term > 0 && n.cfg.refusesVotesInLease() && len(n.peers) > 0 {
+			// It may have answered a leader's heartbeat just before it
+			// stopped: keep that promise as if it had just heard it.
+			n.promise(n.w.Now(), None)
+		}
+		n.startElectionTimer()
 	}
 	if n.snapshotT != nil {
 		n.snapshotT.Start()
@@ -78,7 +83,7 @@ func (n *Node) halt() {
 	n.outbox, n.events = nil, nil
 	n.noteStop()
 	n.mu.Unlock()
-	for _, t := range [...]*repeated.Timer{n.electionT, n.voteT, n.stepDownT, n.heartbeatT, n.snapshotT} {
+	for _, t := range [...]*repeated.Timer{&n.electionT, &n.voteT, &n.stepDownT, n.heartbeatT, n.snapshotT} {
 		if t != nil {
 			t.Destroy()
 		}

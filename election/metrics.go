@@ -96,6 +96,10 @@ func (m *nodeMetrics) event(e *Event) {
 			m.incr(keyStateFollower, nil)
 		case PreCandidate:
 			m.incr(keyStatePreCandidate, nil)
+			if prev == Candidate {
+				// The vote timer sent the candidate back to pre-vote.
+				m.incr(keyElectionLost, nil)
+			}
 		case Candidate:
 			m.incr(keyStateCandidate, nil)
 		case Leader:

@@ -3,6 +3,7 @@ package election
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,34 +27,74 @@ import (
 //
 // All methods are safe for concurrent use.
 type Node struct {
+	// The fields a follower's heartbeat reads and writes come first,
+	// followed by its election timer, so that with many nodes a heartbeat
+	// touches few cache lines (see Step). Everything but leading is
+	// guarded by mu.
 	mu sync.Mutex
 	// leading mirrors role == Leader of a started, running node, for
 	// Leading; written with mu held, read without it.
-	leading atomic.Bool
-	cfg     Config
-	id      ID
-	w       *wheel.Wheel
-	tr      Transport
-	st      Storage
-	lv      LogView
-	logger  hclog.Logger
-	peers   []ID // voters other than id, in Config order
+	leading          atomic.Bool
+	started, stopped bool
+	role             Role
+	// detection is Config.Detection, here beside the other hot fields.
+	detection DetectionMode
+	// electionOn is set while the election timer is started (the node's
+	// view: Start or Restart succeeded and no Stop since), electionFresh
+	// while no trigger of it ran since the last Start or Restart. Then,
+	// with fastReset (a stateless ElectionJitter and no wrapper of it), a
+	// heartbeat's re-arm by the timer's lock-free Reset means the same as
+	// Restart: see resetElectionTimer.
+	electionOn, electionFresh, fastReset bool
+	hasContact, hasPromise               bool
+	id                                   ID
+	term                                 uint64
+	leader                               ID
+	peers                                []ID // voters other than id, in Config order
+	w                                    *wheel.Wheel
+	tr                                   Transport
+	lastContact                          time.Duration // last accepted heartbeat of the leader
+	lastReset                            time.Duration // last heartbeat or granted vote (CheckLastContact)
+	// promised is when the node last heard a leader (promisedTo), or
+	// started in a term above 0 (promisedTo None: it may have answered a
+	// leader just before it stopped); hasPromise is false if neither
+	// happened. The node stays loyal (refuses pre-votes, and votes where
+	// Config.refusesVotesInLease) for an ElectionTimeout after it, across
+	// term changes: a leader's lease counts on it (QuorumContact).
+	promised   time.Duration
+	promisedTo ID
+	outbox     []Message
+	events     []Event
 	// peerArr holds peers for groups of up to five voters, inside the
 	// Node, so that checking a message's sender (isVoter) touches no
 	// memory of its own.
 	peerArr [4]ID
-	// acks is a leader's answers per peer, in peers' order (empty when not
-	// leading; its array is kept for the next term led). Not inline: the
-	// Node would outgrow its 1,024-byte size class.
-	acks   []peerAck
-	voter  map[ID]bool
-	quorum int
+	// outArr is outbox's first array: a follower's answer to a heartbeat
+	// is queued inside the Node.
+	outArr [1]Message
+	stats  Stats // Received and Sent first
 
-	electionT, voteT, stepDownT, heartbeatT, snapshotT *repeated.Timer
+	// The timers, inside the Node (repeated.Timer.Init). heartbeatT and
+	// snapshotT point to heartbeatTimer and snapshotTimer when the
+	// configuration has them, and are nil otherwise.
+	electionT, voteT, stepDownT   repeated.Timer
+	heartbeatT, snapshotT         *repeated.Timer
+	heartbeatTimer, snapshotTimer repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
 	// peers) with Config.HeartbeatPerPeer; heartbeatT is nil then, and
 	// both are empty with Config.ExternalHeartbeat.
 	peerHeartbeatT []*repeated.Timer
+
+	cfg    Config
+	st     Storage
+	lv     LogView
+	logger hclog.Logger
+	// acks is a leader's answers per peer, in peers' order (empty when not
+	// leading; its array is kept for the next term led).
+	acks   []peerAck
+	voter  map[ID]bool
+	quorum int
+
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.KeepTimerOnStepDown); nil without that option.
 	keep *keepJitter
@@ -64,16 +105,11 @@ type Node struct {
 	// host is the state of timers deferred by Config.Host (host.go).
 	host hostDeferred
 
-	started, stopped bool
-
-	role   Role
-	term   uint64
-	vote   ID
-	leader ID
-
-	lastContact time.Duration // last accepted heartbeat of the leader
-	hasContact  bool
-	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
+	vote ID
+	// transferring is set on a leader that sent MsgTimeoutNow in its
+	// term: the transferee's vote requests bypass every voter's loyalty,
+	// so the leader holds no lease for the rest of the term.
+	transferring bool
 
 	votes map[ID]bool // responses of the current (pre-)vote round
 
@@ -82,10 +118,7 @@ type Node struct {
 
 	obs observation // Observers, LeaderCh, WaitLeader, metrics (observer.go)
 
-	stats  Stats
-	seq    uint64
-	outbox []Message
-	events []Event
+	seq uint64
 	// Recycled buffers for outbox and events (see unlockAndFlush).
 	spareOut    []Message
 	spareEvents []Event
@@ -95,7 +128,9 @@ type Node struct {
 // tr, persists its term and vote in st and reads its log's last entry from
 // log. The node does nothing until Start. NewNode returns the Config's
 // validation error, ErrNilArgument (wrapped) for a nil argument, or the
-// error of creating a timer.
+// error of creating a timer. An interface holding a nil pointer, func,
+// map, channel or slice (a nil *MemoryStorage, a nil TransportFunc) is a
+// nil argument.
 func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) (*Node, error) {
 	c, err := cfg.normalized()
 	if err != nil {
@@ -104,12 +139,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	switch {
 	case w == nil:
 		return nil, fmt.Errorf("%w: wheel", ErrNilArgument)
-	case tr == nil:
-		return nil, fmt.Errorf("%w: transport", ErrNilArgument)
-	case st == nil:
-		return nil, fmt.Errorf("%w: storage", ErrNilArgument)
-	case log == nil:
-		return nil, fmt.Errorf("%w: log view", ErrNilArgument)
+	case isNil(tr):
+		return nil, fmt.Errorf("%w: transport (%T)", ErrNilArgument, tr)
+	case isNil(st):
+		return nil, fmt.Errorf("%w: storage (%T)", ErrNilArgument, st)
+	case isNil(log):
+		return nil, fmt.Errorf("%w: log view (%T)", ErrNilArgument, log)
 	}
 	if c.Rand == nil {
 		c.Rand = randsrc.New()
@@ -124,7 +159,10 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
 		voter:  make(map[ID]bool, len(c.Voters)),
 		quorum: c.Quorum(),
+
+		detection: c.Detection,
 	}
+	n.outbox = n.outArr[:0]
 	n.peers = n.peerArr[:0]
 	for _, v := range c.Voters {
 		n.voter[v] = true
@@ -142,8 +180,8 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if c.Tick > 0 {
 		n.grid = newTickGrid(c.Tick, sub())
 	}
-	mk := func(name string, d time.Duration, f func(), j repeated.Jitter) (*repeated.Timer, error) {
-		return repeated.New(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
+	mk := func(t *repeated.Timer, name string, d time.Duration, f func(), j repeated.Jitter) error {
+		return t.Init(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
 			repeated.WithJitter(n.onTicks(j)), repeated.WithSeed(c.Rand.Uint64(), c.Rand.Uint64()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
@@ -155,14 +193,15 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		n.keep = &keepJitter{inner: electionJitter}
 		electionJitter = n.keep
 	}
-	if n.electionT, err = mk("election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
+	n.fastReset = n.keep == nil && n.host.delay == nil && c.Tick <= 0 && statelessJitter(c.ElectionJitter, c.ElectionTimeout)
+	if err := mk(&n.electionT, "election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
 		return nil, err
 	}
 	n.voteJ = &roundJitter{inner: c.VoteJitter}
-	if n.voteT, err = mk("vote", c.VoteTimeout, n.onVoteTimer, n.voteJ); err != nil {
+	if err := mk(&n.voteT, "vote", c.VoteTimeout, n.onVoteTimer, n.voteJ); err != nil {
 		return nil, err
 	}
-	if n.stepDownT, err = mk("stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
+	if err := mk(&n.stepDownT, "stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
 		return nil, err
 	}
 	switch {
@@ -170,24 +209,61 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		// The caller heartbeats through BroadcastHeartbeat: no timer.
 	case c.HeartbeatPerPeer:
 		for _, p := range n.peers {
-			var t *repeated.Timer
-			t, err = mk(fmt.Sprintf("heartbeat-%d", p), c.HeartbeatInterval, func() { n.onPeerHeartbeatTimer(p, t) }, c.HeartbeatJitter)
-			if err != nil {
+			t := new(repeated.Timer)
+			if err := mk(t, fmt.Sprintf("heartbeat-%d", p), c.HeartbeatInterval, func() { n.onPeerHeartbeatTimer(p, t) }, c.HeartbeatJitter); err != nil {
 				return nil, err
 			}
 			n.peerHeartbeatT = append(n.peerHeartbeatT, t)
 		}
 	default:
-		if n.heartbeatT, err = mk("heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, c.HeartbeatJitter); err != nil {
+		n.heartbeatT = &n.heartbeatTimer
+		if err := mk(n.heartbeatT, "heartbeat", c.HeartbeatInterval, n.onHeartbeatTimer, c.HeartbeatJitter); err != nil {
 			return nil, err
 		}
 	}
 	if c.SnapshotInterval > 0 {
-		if n.snapshotT, err = mk("snapshot", c.SnapshotInterval, n.onSnapshotTimer, c.SnapshotJitter); err != nil {
+		n.snapshotT = &n.snapshotTimer
+		if err := mk(n.snapshotT, "snapshot", c.SnapshotInterval, n.onSnapshotTimer, c.SnapshotJitter); err != nil {
 			return nil, err
 		}
 	}
 	return n, nil
+}
+
+// isNil reports whether v is nil or holds a nil pointer, func, map,
+// channel, slice or interface, whose methods would dereference nil.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
+}
+
+// statelessJitter reports whether j's draws for base do not depend on the
+// repeated.State they are given (First, Consecutive), as for None,
+// Proportional and UniformExtra, probed with equal sources. Only then is a
+// re-arm by Reset, which draws as a later schedule, the same as Restart,
+// which draws as the first. A policy that panics counts as stateful.
+func statelessJitter(j repeated.Jitter, base time.Duration) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	for seed := uint64(1); seed <= 3; seed++ {
+		draw := func(st repeated.State) time.Duration {
+			return j.Next(base, st, rand.New(rand.NewPCG(seed, seed)))
+		}
+		first := draw(repeated.State{First: true})
+		if draw(repeated.State{}) != first || draw(repeated.State{Consecutive: 3}) != first {
+			return false
+		}
+	}
+	return true
 }
 
 // ID returns the node's ID.

@@ -404,3 +404,44 @@ func TestExternalHeartbeat(t *testing.T) {
 	require.Equal(t, election.Follower, p.n.Status().Role)
 	require.ErrorIs(t, p.n.BroadcastHeartbeat(), election.ErrNotLeader)
 }
+
+// TestHeartbeatReArmByReset: a heartbeat re-arms the election timer by
+// its lock-free Reset only where that means the same as Restart: a
+// running timer that did not fire since it was last (re)started, and an
+// ElectionJitter whose draws ignore repeated.State, not wrapped by
+// KeepTimerOnStepDown, a HostLock or a ticker.
+func TestHeartbeatReArmByReset(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(c *election.Config)
+		want bool
+	}{
+		{"proportional", nil, true},
+		{"uniform extra", func(c *election.Config) { c.ElectionJitter = repeated.UniformExtra(et) }, true},
+		{"none", func(c *election.Config) { c.ElectionJitter = repeated.None() }, true},
+		{"backoff", func(c *election.Config) { c.ElectionJitter = repeated.Backoff(3, 8*et) }, false},
+		{"first only", func(c *election.Config) { c.ElectionJitter = repeated.FirstOnly() }, false},
+		{"keep timer", func(c *election.Config) { c.KeepTimerOnStepDown = true }, false},
+		{"ticker", func(c *election.Config) { c.Tick = et / 10 }, false},
+		{"check last contact", func(c *election.Config) { c.Detection = election.CheckLastContact }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProbe(t, tc.edit).start(t)
+			p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+			require.Equal(t, tc.want, p.n.HeartbeatReArm())
+		})
+	}
+
+	// A trigger that did not restart the timer (a priority skip) makes
+	// the next heartbeat restart it.
+	p := newProbe(t, func(c *election.Config) {
+		c.Priority, c.Priorities = 1, map[election.ID]int{1: 1, 2: 5}
+	}).start(t)
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+	require.True(t, p.n.HeartbeatReArm())
+	require.NotZero(t, p.v.AdvanceToNext()) // fires, skipped: priority below target
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.False(t, p.n.HeartbeatReArm(), "a trigger ran since the last restart")
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+	require.True(t, p.n.HeartbeatReArm(), "the heartbeat restarted it")
+}

@@ -65,6 +65,7 @@ type Stats struct {
 	PreVotes         uint64 // pre-vote rounds started
 	Elections        uint64 // election rounds (terms) started
 	PrioritySkips    uint64 // election timeouts skipped because of priority
+	LaggingSkips     uint64 // election, vote and CheckQuorum timers that did not act while Config.Lagging
 	TermExhausted    uint64 // elections and pre-votes refused because the term reached MaxTerm
 	LeaderElected    uint64 // elections won
 	StepDowns        uint64 // EventStepDown count

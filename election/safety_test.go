@@ -20,13 +20,19 @@ var (
 )
 
 // TestRandomSafety runs seeded random fault schedules (message loss,
-// duplication, delay and reordering, partitions, crashes and restarts,
-// failing disks, campaigns and transfers, random configurations and logs,
-// and in half of them hostile messages: any type, sender and term, terms
-// around MaxTerm and 2^64 included) and checks Raft's election safety on
-// all events: at most one leader per term, at most one vote per node per
-// term, terms never decrease nor exceed MaxTerm, leaders elected by a
-// majority. A failing schedule prints its reproduce command.
+// duplication, delay, reordering and misrouting, partitions, crashes and
+// restarts, failing disks, campaigns and transfers, random configurations,
+// tickers and logs, and in half of them hostile messages: any type, sender
+// and term, terms around MaxTerm and 2^64 included) and checks Raft's
+// election safety on all events: at most one leader per term, at most one
+// vote per node per term, terms never decrease nor exceed MaxTerm, leaders
+// elected by a majority. After every advance of virtual time it checks the
+// lease invariant (no node holds a lease in a term below another leader's),
+// unless a hostile message forged a leadership transfer. Consecutive seeds
+// cycle through the eight combinations of PreVote, CheckQuorum and
+// LeaderStickiness. -schedules sets the count (go test ./election -run
+// TestRandomSafety -schedules=100000). A failing schedule prints its
+// reproduce command.
 func TestRandomSafety(t *testing.T) {
 	n := *schedulesFlag
 	if n <= 0 {
@@ -42,7 +48,7 @@ func TestRandomSafety(t *testing.T) {
 	// Schedule i uses seed base+i.
 	base := testseed.Seed(t, fmt.Sprintf("-schedules=%d", n))
 	start := time.Now() // wall time of the run, reported only
-	var withLeader, elected, faults, injected int
+	var withLeader, elected, faults, injected, leased int
 	for i := range n {
 		seed := base + uint64(i)
 		r := runSchedule(t, seed, *traceFlag)
@@ -56,19 +62,23 @@ func TestRandomSafety(t *testing.T) {
 		elected += r.elected
 		faults += r.faults
 		injected += r.injected
+		if r.leaseChecked {
+			leased++
+		}
 	}
-	t.Logf("%d random schedules (seeds %d..%d) in %v: %d elections won, %d faults and %d hostile messages injected, %d schedules elected a leader",
-		n, base, base+uint64(n)-1, time.Since(start).Round(time.Millisecond), elected, faults, injected, withLeader)
+	t.Logf("%d random schedules (seeds %d..%d) in %v: %d elections won, %d faults and %d hostile messages injected, %d schedules elected a leader, %d lease-checked throughout",
+		n, base, base+uint64(n)-1, time.Since(start).Round(time.Millisecond), elected, faults, injected, withLeader, leased)
 	// The schedules must exercise elections, not just faults.
 	require.Greater(t, withLeader, n/2, "too few schedules elected a leader")
 }
 
 type scheduleResult struct {
-	err      error
-	desc     string
-	elected  int
-	faults   int
-	injected int
+	err          error
+	desc         string
+	elected      int
+	faults       int
+	injected     int
+	leaseChecked bool // no forged transfer turned the lease checks off
 }
 
 // runSchedule builds one random cluster and fault schedule from seed and
@@ -90,7 +100,12 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 		{"backoff", repeated.Backoff(3, 8*et)},
 	}
 	jit := jitters[rng.IntN(len(jitters))]
-	prevote, checkQuorum, sticky := rng.IntN(2) == 0, rng.IntN(2) == 0, rng.IntN(3) == 0
+	// Consecutive seeds run the eight combinations of PreVote,
+	// CheckQuorum and LeaderStickiness in turn.
+	prevote, checkQuorum, sticky := seed&1 != 0, seed&2 != 0, seed&4 != 0
+	rng.IntN(2)
+	rng.IntN(2)
+	rng.IntN(3)
 	contact, voteStepDown := rng.IntN(3) == 0, rng.IntN(3) == 0
 	var prios []int
 	if rng.IntN(5) == 0 {
@@ -106,10 +121,12 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	orng := rand.New(rand.NewPCG(seed, 0x0b7105))
 	wait, keep, untilTimeout := orng.IntN(3) == 0, orng.IntN(3) == 0, orng.IntN(3) == 0
 	hbJitter, hbPerPeer := orng.IntN(3) == 0, orng.IntN(3) == 0
+	misroute := []float64{0, 0, 0.01, 0.1}[orng.IntN(4)]
+	tick := []time.Duration{0, 0, 0, 0, et / 10, et / 4, et / 2}[orng.IntN(7)]
 	desc := fmt.Sprintf("n=%d hb=%v jitter=%s prevote=%v checkquorum=%v sticky=%v contact=%v vote-stepdown=%v priorities=%v delay<=%v loss=%v dup=%v"+
-		" wait=%v keep-timer=%v sticky-until-timeout=%v hb-jitter=%v hb-per-peer=%v",
+		" wait=%v keep-timer=%v sticky-until-timeout=%v hb-jitter=%v hb-per-peer=%v misroute=%v tick=%v",
 		size, hb, jit.name, prevote, checkQuorum, sticky, contact, voteStepDown, prios, maxDelay, loss, dup,
-		wait, keep, untilTimeout, hbJitter, hbPerPeer)
+		wait, keep, untilTimeout, hbJitter, hbPerPeer, misroute, tick)
 
 	c := newCluster(t, clusterOpts{n: size, delay: 0, seed: rng.Uint64(), config: func(cfg *election.Config) {
 		cfg.ElectionTimeout, cfg.HeartbeatInterval, cfg.VoteTimeout = et, hb, et
@@ -118,6 +135,7 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 		cfg.PreVote, cfg.CheckQuorum, cfg.LeaderStickiness = prevote, checkQuorum, sticky
 		cfg.StepDownWhenVoteTimedOut = voteStepDown
 		cfg.WaitForVoteTimeout, cfg.KeepTimerOnStepDown, cfg.HeartbeatPerPeer = wait, keep, hbPerPeer
+		cfg.Tick = tick
 		if untilTimeout {
 			cfg.Stickiness = election.StickyUntilTimeout
 		}
@@ -158,6 +176,16 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 		}
 		return delays
 	})
+	if misroute > 0 {
+		mrng := rand.New(rand.NewPCG(seed, 0x3157))
+		c.misroute = func(m election.Message) (election.ID, time.Duration, bool) {
+			if mrng.Float64() >= misroute {
+				return 0, 0, false
+			}
+			return c.ids[mrng.IntN(len(c.ids))], time.Duration(mrng.Int64N(int64(maxDelay))), true
+		}
+	}
+	c.leases = true
 	c.startAll(t)
 
 	// Faults at random times within 30 election timeouts.
@@ -202,7 +230,7 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	for _, id := range c.ids {
 		c.crash(id)
 	}
-	return scheduleResult{err: c.check.Err(), desc: desc, elected: c.check.Elected(), faults: nfaults, injected: ninjected}
+	return scheduleResult{err: c.check.Err(), desc: desc, elected: c.check.Elected(), faults: nfaults, injected: ninjected, leaseChecked: c.leases}
 }
 
 // cfgsObserve adds f as a second observer of every node created later.

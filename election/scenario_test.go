@@ -33,11 +33,13 @@ import (
 //	cut from=A to=B / isolate id=N / heal    network faults
 //	campaign id=N / transfer from=A to=B     API calls
 //	status                              print every node's state
+//	lease                               print every node's role, term and lease (QuorumContact)
 //	timers                              print every node's pending election and vote deadlines
 //
 // Events printed by run: ElectionStart, LeaderElected, LeaderKnown,
 // StepDown and VoteDenied ("run ... verbose" prints all but Ignored). Every
-// command also runs the safety checker over all events so far.
+// command also runs the safety checker over all events so far, and "run"
+// checks the lease invariant after every advance of virtual time.
 func TestScenarios(t *testing.T) {
 	type scenario struct {
 		c       *cluster
@@ -123,6 +125,7 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 			}
 		}})
 		c.tracing = true
+		c.leases = true
 		*cp = c
 		fmt.Fprintf(&b, "%d nodes, election timeout %v, heartbeat %v\n", n, et, hb)
 	case "start":
@@ -187,6 +190,11 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 		for _, n := range c.ids {
 			b.WriteString(c.statusOf(n))
 		}
+	case "lease":
+		for _, v := range c.leaseViews() {
+			fmt.Fprintf(&b, "n%d: term=%d leader=%v lease=%v\n", v.ID, v.Term, v.Leader, v.Lease)
+		}
+		c.checkLeases()
 	case "timers":
 		for _, id := range c.ids {
 			n := c.nodes[id]

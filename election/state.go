@@ -12,9 +12,20 @@ import (
 // synchronously back to this node) already left spares behind.
 func (n *Node) unlockAndFlush() {
 	out, evs := n.outbox, n.events
-	if len(out) == 0 && len(evs) == 0 {
-		n.mu.Unlock()
-		return
+	if len(evs) == 0 {
+		switch len(out) {
+		case 0:
+			n.mu.Unlock()
+			return
+		case 1:
+			// One message (a follower's answer): sent from a copy, so
+			// that the buffer stays and the node is not locked again.
+			m := out[0]
+			n.outbox = out[:0]
+			n.mu.Unlock()
+			n.tr.Send(m)
+			return
+		}
 	}
 	n.outbox, n.events = n.spareOut, n.spareEvents
 	n.spareOut, n.spareEvents = nil, nil
@@ -153,17 +164,43 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	return true
 }
 
+// promise records that the node heard leader at (None: that it started
+// at and may have heard one just before): see Node.promised.
+func (n *Node) promise(at time.Duration, leader ID) {
+	n.promised, n.promisedTo, n.hasPromise = at, leader, true
+}
+
 // loyal reports whether the node stays loyal to a leader against
-// candidate's (pre-)vote request: it is the leader, or it knows a leader
-// that is alive in the sense of Config.Stickiness.
+// candidate's (pre-)vote request: it is the leader, it heard a leader
+// within ElectionTimeout (in any term: adopting a higher term from an
+// answer does not void a promise), or, with StickyUntilTimeout, it knows
+// a leader other than candidate. StickyUntilTimeout lets the leader it
+// heard campaign, whenever that was.
 func (n *Node) loyal(candidate ID) bool {
 	if n.role == Leader {
 		return true
 	}
 	if n.cfg.Stickiness == StickyUntilTimeout {
-		return n.leader != None && n.leader != candidate
+		if n.leader != None && n.leader != candidate {
+			return true
+		}
+		if n.promisedTo != None && n.promisedTo == candidate {
+			return false
+		}
 	}
-	return n.leader != None && n.hasContact && n.within(n.lastContact, n.cfg.ElectionTimeout)
+	return n.promiseHolds()
+}
+
+// promiseHolds reports whether the node heard a leader (or started in a
+// term above 0) within ElectionTimeout: see Node.promised.
+func (n *Node) promiseHolds() bool {
+	return n.hasPromise && n.within(n.promised, n.cfg.ElectionTimeout)
+}
+
+// promiseForbidsCampaign reports whether the node must not vote for
+// itself in a new term now: a leader's lease may count on its promise.
+func (n *Node) promiseForbidsCampaign() bool {
+	return n.cfg.refusesVotesInLease() && n.promiseHolds()
 }
 
 // loyalReason is the reason reported for a refusal by loyal: reason, or

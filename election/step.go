@@ -99,8 +99,10 @@ func (n *Node) handleHeartbeat(m Message) {
 		n.logger.Debug("leader known", "leader", m.From, "term", n.term)
 		n.emit(EventLeaderKnown, m.From, "")
 	}
-	n.lastContact, n.hasContact = n.w.Now(), true
-	n.resetElectionTimer()
+	now := n.w.Now()
+	n.lastContact, n.hasContact = now, true
+	n.promise(now, m.From)
+	n.resetElectionTimer(now)
 	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true, Sent: m.Sent})
 }
 

@@ -94,11 +94,22 @@ func (s *MemoryStorage) Saves() uint64 {
 // syncs the directory, so a crash leaves either the old or the new state;
 // NewFileStorage removes the temporary files such a crash leaves behind.
 // The file must be a regular file of at most MaxHardStateFileSize bytes
-// holding exactly one record. Safe for concurrent use; one FileStorage per
-// path at a time.
+// holding exactly one record. If the path is a symbolic link, Save
+// follows it and replaces the file it points to (writing its temporary
+// file beside that file), so the link stays. Safe for concurrent use; one
+// FileStorage per path at a time.
+//
+// A Save whose directory sync failed returns an error, and the state it
+// renamed into place is not durable: until a directory sync succeeds,
+// Load and Save retry it first and return its error, and NewFileStorage
+// syncs the directory before it returns, so no node (restarted in this
+// process or another) acts on a state that a crash could still undo.
 type FileStorage struct {
 	mu   sync.Mutex
 	path string
+	// unsynced is the directory whose sync failed after a rename; "" if
+	// every rename is durable.
+	unsynced string
 }
 
 // ErrCorrupt is returned by FileStorage.Load for a file it cannot parse or
@@ -156,10 +167,66 @@ func NewFileStorage(path string) (*FileStorage, error) {
 	if _, err := s.Load(); err != nil {
 		return nil, err
 	}
-	if err := removeTemps(path); err != nil {
+	target, err := resolveLinks(path)
+	if err != nil {
 		return nil, fmt.Errorf("election: NewFileStorage: %w", err)
 	}
+	if err := removeTemps(target); err != nil {
+		return nil, fmt.Errorf("election: NewFileStorage: %w", err)
+	}
+	// The file may have been renamed into place by a Save whose
+	// directory sync failed (or never ran) before the process stopped.
+	if err := syncDir(filepath.Dir(target)); err != nil {
+		return nil, fmt.Errorf("election: NewFileStorage: sync directory %s: %w", filepath.Dir(target), err)
+	}
 	return s, nil
+}
+
+// maxLinks bounds the symbolic links resolveLinks follows, as Linux's
+// MAXSYMLINKS does.
+const maxLinks = 40
+
+// resolveLinks follows symbolic links from path and returns the path of
+// the file they lead to, which need not exist (a dangling link names the
+// file Save creates). Links in the directories of the path are left to
+// the operating system.
+func resolveLinks(path string) (string, error) {
+	for hops := 0; ; hops++ {
+		fi, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return path, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return path, nil
+		}
+		if hops == maxLinks {
+			return "", fmt.Errorf("%s: more than %d symbolic links", path, maxLinks)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+}
+
+// syncPending retries the directory sync a Save could not do, and returns
+// its error while it fails; s.mu is held.
+func (s *FileStorage) syncPending() error {
+	if s.unsynced == "" {
+		return nil
+	}
+	if err := syncDir(s.unsynced); err != nil {
+		return fmt.Errorf("election: the last saved hard state is not durable: sync directory %s: %w", s.unsynced, err)
+	}
+	s.unsynced = ""
+	return nil
 }
 
 // Path returns the file's path.
@@ -183,10 +250,15 @@ func removeTemps(path string) error {
 
 // Load reads the HardState; a missing file is the zero HardState. The
 // path must name a regular file (Load never blocks on a FIFO or reads a
-// device) of at most MaxHardStateFileSize bytes.
+// device) of at most MaxHardStateFileSize bytes. After a Save whose
+// directory sync failed, Load syncs the directory first and returns its
+// error if that fails again.
 func (s *FileStorage) Load() (HardState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.syncPending(); err != nil {
+		return HardState{}, err
+	}
 	b, err := readSmallRegular(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return HardState{}, nil
@@ -223,12 +295,22 @@ func readSmallRegular(path string) ([]byte, error) {
 	return b, nil
 }
 
-// Save writes hs durably (temporary file, fsync, rename, directory fsync).
+// Save writes hs durably (temporary file, fsync, rename, directory fsync),
+// beside the file a symbolic link at the path leads to. It returns an
+// error, and hs is not durable, if any step fails; see FileStorage for a
+// failed directory sync.
 func (s *FileStorage) Save(hs HardState) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	dir := filepath.Dir(s.path)
-	f, err := os.CreateTemp(dir, filepath.Base(s.path)+".tmp*")
+	if err := s.syncPending(); err != nil {
+		return err
+	}
+	target, err := resolveLinks(s.path)
+	if err != nil {
+		return fmt.Errorf("election: save hard state: %w", err)
+	}
+	dir := filepath.Dir(target)
+	f, err := os.CreateTemp(dir, filepath.Base(target)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("election: save hard state: %w", err)
 	}
@@ -240,13 +322,15 @@ func (s *FileStorage) Save(hs HardState) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("election: save hard state: %w", err)
 	}
-	if err := os.Rename(tmp, s.path); err != nil {
+	if err := os.Rename(tmp, target); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("election: save hard state: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
 		// The new state is in place but may not survive a crash: the
-		// caller must not act on it.
+		// caller must not act on it, nor may anyone who loads it before
+		// a sync succeeds.
+		s.unsynced = dir
 		return fmt.Errorf("election: save hard state: sync directory %s: %w", dir, err)
 	}
 	return nil

@@ -125,3 +125,77 @@ func TestFileStorageCleansTempFiles(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"hs", "hs.tmpl", "hs.tmp", "other.tmp1"}, names)
 }
+
+// TestFileStorageFollowsSymlink is issue 32, defect 7: the first Save
+// replaced a symbolic link at the path with a plain file, leaving the
+// link's target stale. Save now replaces the target, beside it.
+func TestFileStorageFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	require.NoError(t, os.Mkdir(data, 0o700))
+	target := filepath.Join(data, "hs")
+	link := filepath.Join(dir, "hs-link")
+	require.NoError(t, os.Symlink("data/hs", link)) // relative, dangling until the first Save
+	chain := filepath.Join(dir, "hs-chain")
+	require.NoError(t, os.Symlink(link, chain))
+
+	s, err := election.NewFileStorage(chain)
+	require.NoError(t, err)
+	for _, hs := range []election.HardState{{Term: 1, Vote: 2}, {Term: 2, Vote: 3}} {
+		require.NoError(t, s.Save(hs))
+		for _, p := range []string{chain, link} {
+			fi, err := os.Lstat(p)
+			require.NoError(t, err)
+			require.NotZero(t, fi.Mode()&os.ModeSymlink, "%s is still a link", p)
+		}
+		direct, err := election.NewFileStorage(target)
+		require.NoError(t, err)
+		require.Equal(t, hs, must(direct.Load()), "the link's target holds the state")
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 3, "no temporary file beside the link")
+
+	// A loop of links is an error, not a hang.
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	require.NoError(t, os.Symlink(b, a))
+	require.NoError(t, os.Symlink(a, b))
+	_, err = election.NewFileStorage(a)
+	require.Error(t, err)
+}
+
+// TestFileStorageUnsyncedSaveNotActedOn is issue 32, defect 7: after a
+// Save whose directory sync failed, a node restarted on the storage acted
+// on the vote that Save reported as failed, which a crash could still
+// undo. Until a directory sync succeeds, Load (and so Start) and
+// NewFileStorage now fail; once one succeeds the state is durable and
+// loads.
+func TestFileStorageUnsyncedSaveNotActedOn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hs")
+	st, err := election.NewFileStorage(path)
+	require.NoError(t, err)
+	require.NoError(t, st.Save(election.HardState{Term: 1}))
+
+	p := newProbe(t, nil)
+	n, err := election.NewNode(p.n.Config(), p.v.Wheel, election.TransportFunc(func(m election.Message) { p.msgs = append(p.msgs, m) }), st, p.log)
+	require.NoError(t, err)
+	require.NoError(t, n.Start())
+	boom := errors.New("dir sync failed")
+	restore := election.SetSyncDir(func(string) error { return boom })
+	defer restore()
+	n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 2})
+	require.Empty(t, p.take(), "no answer: the vote is not durable")
+	n.Stop()
+
+	again, err := election.NewNode(p.n.Config(), p.v.Wheel, election.TransportFunc(func(m election.Message) { p.msgs = append(p.msgs, m) }), st, p.log)
+	require.NoError(t, err)
+	require.ErrorIs(t, again.Start(), boom, "a restarted node does not act on the failed save")
+	_, err = election.NewFileStorage(path)
+	require.ErrorIs(t, err, boom, "nor does a new process")
+	require.ErrorIs(t, st.Save(election.HardState{Term: 3}), boom)
+
+	restore()
+	require.NoError(t, again.Start(), "the directory synced: the state is durable now")
+	require.Equal(t, election.Status{ID: 1, Role: election.Follower, Term: 2, Vote: 2, Started: true}, again.Status())
+	again.Stop()
+}

@@ -78,6 +78,19 @@ func (n *Node) onTicks(j repeated.Jitter) repeated.Jitter {
 	return &tickJitter{inner: j, grid: n.grid, now: n.w.Now}
 }
 
+// readLease returns the lease QuorumContact grants: ElectionTimeout *
+// LeaseRatio, and on a ticker (Config.Tick) no more than the time a
+// voter is sure to stay loyal after hearing the leader: it refuses
+// candidates until the ceil(ElectionTimeout/Tick)-th tick after it heard
+// the leader, which can come just one tick less than that after it.
+func (n *Node) readLease() time.Duration {
+	lease := n.cfg.lease()
+	if n.cfg.Tick > 0 {
+		lease = min(lease, time.Duration(n.grid.count(n.cfg.ElectionTimeout)-1)*n.cfg.Tick)
+	}
+	return lease
+}
+
 // within reports whether less than d has passed since t: on a ticker
 // (Config.Tick), whether fewer than ceil(d/Tick) ticks came since t, as
 // etcd's electionElapsed < electionTimeout (raft.Step's lease check).

@@ -40,25 +40,49 @@ func (k *keepJitter) force(d time.Duration) {
 // (the timer's own trigger running) is never used by a later one.
 func (n *Node) restartElectionTimer(d time.Duration) {
 	n.keep.force(d)
-	n.electionT.Restart()
+	n.electionOn = n.electionT.Restart() == nil
+	n.electionFresh = true
+}
+
+// startElectionTimer starts the election timer if it is stopped; a
+// running one runs on.
+func (n *Node) startElectionTimer() {
+	if n.electionOn {
+		return
+	}
+	n.electionOn = n.electionT.Start() == nil
+	n.electionFresh = true
 }
 
 // stopElectionTimer stops the election timer and clears a forced delay.
 func (n *Node) stopElectionTimer() {
 	n.keep.force(0)
 	n.electionT.Stop()
+	n.electionOn = false
 }
 
-// resetElectionTimer records contact and, in ResetOnHeartbeat mode, re-arms
-// the election timer with a fresh random timeout.
-func (n *Node) resetElectionTimer() {
-	n.lastReset = n.w.Now()
-	if n.cfg.Detection == ResetOnHeartbeat {
+// resetElectionTimer records contact at now and, in ResetOnHeartbeat
+// mode, re-arms the election timer with a fresh random timeout; in
+// CheckLastContact mode it starts the timer if it is stopped.
+//
+// The re-arm of a heartbeat is the timer's Reset, which takes no lock on
+// an armed timer, whenever that means the same as Restart: the timer is
+// running, no trigger ran since the last Start or Restart (Restart would
+// clear State.Consecutive), no forced delay can be pending (no
+// KeepTimerOnStepDown, HostLock nor ticker wraps the jitter) and
+// ElectionJitter does not depend on State (Restart draws as a first
+// schedule, Reset as a later one). Otherwise it is Restart.
+func (n *Node) resetElectionTimer(now time.Duration) {
+	n.lastReset = now
+	if n.detection == ResetOnHeartbeat {
+		if n.fastReset && n.electionOn && n.electionFresh && n.electionT.Reset() == nil {
+			return
+		}
 		n.restartElectionTimer(0)
-	} else {
-		n.keep.force(0)
-		n.electionT.Start()
+		return
 	}
+	n.keep.force(0)
+	n.startElectionTimer()
 }
 
 // lockForTimer locks the node for a timer trigger and reports whether the
@@ -77,6 +101,7 @@ func (n *Node) onElectionTimer() {
 	if !n.lockForTimer() {
 		return
 	}
+	n.electionFresh = false // the timer counts this trigger
 	if !n.deferElectionTimer() {
 		n.electionTimerDue()
 	}
@@ -93,9 +118,16 @@ func (n *Node) electionTimerDue() {
 		// A deadline forced while this fire was on its way (real-time
 		// wheel) is void: the timer fired anyway.
 		n.keep.force(0)
+		if n.lagging() {
+			break // the silence may be the host's own; the timer runs on
+		}
 		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
 			n.within(n.lastReset, n.cfg.ElectionTimeout) {
 			break // heard from the leader recently; the timer keeps running
+		}
+		if n.promiseForbidsCampaign() {
+			// Due early (a kept or ticked deadline): the timer runs on.
+			break
 		}
 		n.leader = None
 		if !n.allowLaunchElection() {
@@ -113,22 +145,24 @@ func (n *Node) onVoteTimer() {
 	}
 	if n.role != Candidate {
 		n.voteT.Stop()
-	} else if !n.deferVoteTimer() {
+	} else if !n.lagging() && !n.deferVoteTimer() {
 		n.voteTimerDue()
 	}
 	n.unlockAndFlush()
 }
 
-// voteTimerDue ends a candidate's round, with the node locked.
+// voteTimerDue ends a candidate's round, with the node locked. With
+// PreVote the next round starts with a pre-vote, as etcd's candidate
+// campaigns again through MsgHup: a candidate cut off from the group
+// must not raise its term at every vote timeout and depose a healthy
+// leader when it comes back. Otherwise it starts the next term.
 func (n *Node) voteTimerDue() {
-	if n.cfg.StepDownWhenVoteTimedOut {
-		if n.stepDown(n.term, ReasonVoteTimedOut, None) {
-			if n.cfg.PreVote {
-				n.becomePreCandidate(ReasonVoteTimeout)
-			} else {
-				n.becomeCandidate(ReasonVoteTimeout, false)
-			}
-		}
+	if n.cfg.StepDownWhenVoteTimedOut && !n.stepDown(n.term, ReasonVoteTimedOut, None) {
+		return
+	}
+	if n.cfg.PreVote {
+		n.voteT.Stop()
+		n.becomePreCandidate(ReasonVoteTimeout)
 	} else {
 		n.becomeCandidate(ReasonVoteTimeout, false)
 	}
@@ -145,7 +179,7 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	if alive := n.reachable(now, lease); alive < n.quorum {
+	if alive := n.reachable(now, lease); alive < n.quorum && !n.lagging() {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
@@ -204,4 +238,14 @@ func (n *Node) onSnapshotTimer() {
 	n.emit(EventSnapshot, None, "")
 	n.unlockAndFlush()
 	n.cfg.OnSnapshot()
+}
+
+// lagging reports whether Config.Lagging says the node's host runs
+// behind, counting it in Stats.LaggingSkips.
+func (n *Node) lagging() bool {
+	if n.cfg.Lagging == nil || !n.cfg.Lagging() {
+		return false
+	}
+	n.stats.LaggingSkips++
+	return true
 }

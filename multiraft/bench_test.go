@@ -2,11 +2,16 @@ package multiraft_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
+
+	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/wheel"
 )
 
 // BenchmarkVirtualSecond measures the CPU one virtual second costs five
@@ -132,5 +137,77 @@ func reportEnd(b *testing.B, c *cluster) {
 	b.ReportMetric(float64(asleep), "asleep")
 	if c.check.Err() != nil {
 		b.Fatal(c.check.Err())
+	}
+}
+
+// BenchmarkHostBatch measures the host's inbound path at scale: one Host
+// holding groups=N replicas on a real-time wheel steps a coalesced Batch
+// with an entry for every group, either heartbeats from the leader of
+// them all (kind=heartbeats: each follower's election timer is re-armed
+// and its answer waits in the outbox; the answers leave as one batch
+// when the Step ends) or the answers to this host's own heartbeats
+// (kind=answers: each leader records its peer's answer). ns/entry is the
+// wall time per entry; allocs/op are per batch (a batch's answers are
+// one new slice handed to the Transport).
+//
+//	go test ./multiraft -run '^$' -bench HostBatch -benchtime 20x
+func BenchmarkHostBatch(b *testing.B) {
+	for _, groups := range []int{1000, 100_000} {
+		for _, kind := range []string{"heartbeats", "answers"} {
+			b.Run(fmt.Sprintf("groups=%d/kind=%s", groups, kind), func(b *testing.B) {
+				w, err := wheel.New(wheel.DefaultConfig())
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { w.Stop() })
+				cfg := multiraft.DefaultConfig()
+				cfg.ID = 1
+				// Timers that do not come due while the benchmark runs.
+				cfg.Election.ElectionTimeout = time.Minute
+				cfg.Election.HeartbeatInterval = 10 * time.Second
+				cfg.Election.Metrics = &metrics.BlackholeSink{}
+				cfg.HibernateAfter = 0
+				cfg.Rand = rand.New(rand.NewPCG(1, 2))
+				h, err := multiraft.NewHost(cfg, w, multiraft.TransportFunc(func(multiraft.Batch) {}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(h.Stop)
+				leader := election.ID(2)
+				if kind == "answers" {
+					leader = 1
+				}
+				voters := []election.ID{1, 2, 3}
+				batch := multiraft.Batch{From: 2, To: 1}
+				for g := range groups {
+					id := multiraft.GroupID(g + 1)
+					if err := h.AddGroup(multiraft.GroupConfig{ID: id, Voters: voters, Storage: election.NewMemoryStorage(), Leader: leader}); err != nil {
+						b.Fatal(err)
+					}
+					if kind == "answers" {
+						batch.Responses = append(batch.Responses, multiraft.HeartbeatResponse{Group: id, Term: 1, Granted: true})
+					} else {
+						batch.Heartbeats = append(batch.Heartbeats, multiraft.Heartbeat{Group: id, Term: 1})
+					}
+				}
+				h.Step(batch) // warm
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					now := w.Now()
+					for i := range batch.Heartbeats {
+						batch.Heartbeats[i].Sent = now
+					}
+					for i := range batch.Responses {
+						batch.Responses[i].Sent = now
+					}
+					h.Step(batch)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*groups), "ns/entry")
+				if s := h.Stats(); s.Ignored != 0 {
+					b.Fatalf("%d entries ignored", s.Ignored)
+				}
+			})
+		}
 	}
 }

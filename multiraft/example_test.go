@@ -54,6 +54,6 @@ func Example() {
 	// Output:
 	// timers pending: 22
 	// woken by liveness on host 1: 333
-	// leaders: map[1:510 2:490]
+	// leaders: map[1:494 2:506]
 	// asleep on host 1: 1000
 }

@@ -40,6 +40,22 @@ type cluster struct {
 	tracing bool
 	// retired sums the Stats of crashed hosts.
 	retired multiraft.Stats
+	// faults, if set, lose, duplicate and misroute batches.
+	faults *faults
+	// leases makes advance check the lease invariant every millisecond;
+	// leaseFail is the first violation it found.
+	leases    bool
+	leaseFail error
+}
+
+// faults are the network faults of a cluster's batches, each a
+// probability per batch: lost, delivered twice (each copy with its own
+// delay), or delivered to a host it is not addressed to (which must
+// ignore it); slow is the probability of a long delay (up to 100ms) that
+// reorders a batch past several heartbeats. rng draws them.
+type faults struct {
+	loss, dup, misroute, slow float64
+	rng                       *rand.Rand
 }
 
 type groupDef struct {
@@ -107,7 +123,7 @@ func (c *cluster) start(id election.ID) {
 			c.traceEvent(g, e)
 		}
 	}
-	h, err := multiraft.NewHost(cfg, c.v.Wheel, c.net.Transport())
+	h, err := multiraft.NewHost(cfg, c.v.Wheel, c.transport())
 	require.NoError(c.t, err)
 	c.hosts[id] = h
 	c.net.Attach(h)
@@ -226,4 +242,53 @@ func (c *cluster) leaseErr() error {
 		}
 	}
 	return nil
+}
+
+// transport returns a host's Transport: the MemNetwork, through the
+// cluster's faults if it has any.
+func (c *cluster) transport() multiraft.Transport {
+	base := c.net.Transport()
+	return multiraft.TransportFunc(func(b multiraft.Batch) {
+		f := c.faults
+		if f == nil {
+			base.Send(b)
+			return
+		}
+		switch r := f.rng.Float64(); {
+		case r < f.loss:
+			return
+		case r < f.loss+f.misroute:
+			to := c.ids[f.rng.IntN(len(c.ids))]
+			_, _ = c.v.AfterFunc(time.Duration(1+f.rng.IntN(4))*time.Millisecond, func() {
+				if h := c.hosts[to]; h != nil {
+					h.Step(b) // addressed to b.To: ignored unless to is b.To
+				}
+			})
+			return
+		case r < f.loss+f.misroute+f.dup:
+			base.Send(b)
+		}
+		if f.rng.Float64() < f.slow {
+			_, _ = c.v.AfterFunc(time.Duration(f.rng.IntN(100))*time.Millisecond, func() { base.Send(b) })
+			return
+		}
+		base.Send(b)
+	})
+}
+
+// advance moves virtual time on by d, checking the lease invariant every
+// millisecond if c.leases is set.
+func (c *cluster) advance(d time.Duration) {
+	if !c.leases {
+		c.v.AdvanceBy(d)
+		return
+	}
+	for d > 0 {
+		step := min(d, time.Millisecond)
+		c.v.AdvanceBy(step)
+		d -= step
+		if c.leaseFail == nil {
+			c.leaseFail = c.leaseErr()
+		}
+	}
 }

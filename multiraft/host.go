@@ -42,13 +42,20 @@ type Host struct {
 	groups groupIndex
 	// pend are the sleeping groups Touch found while h.mu was busy; the
 	// lock's holder wakes them (unlock). npend is len(pend).
-	pendMu  sync.Mutex
-	pend    []*group
-	npend   atomic.Int32
-	peers   map[election.ID]*peer
-	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
-	all     []*group      // every group, in the order added
-	awakeL  []*group      // the awake groups; group.awakeAt is the index
+	pendMu sync.Mutex
+	pend   []*group
+	npend  atomic.Int32
+	// behind is set while the host runs late (see overload.go): written
+	// under h.mu, read by the nodes (Config.Lagging) without it.
+	behind atomic.Bool
+	// laggingFn is h.lagging, made once for every node's Config;
+	// laggingSkips counts the timers it stopped.
+	laggingFn    func() bool
+	laggingSkips atomic.Uint64
+	peers        map[election.ID]*peer
+	peerIDs      []election.ID // keys of peers, sorted (a new slice on every change)
+	all          []*group      // every group, in the order added
+	awakeL       []*group      // the awake groups; group.awakeAt is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -56,8 +63,14 @@ type Host struct {
 	leadersL []*group
 	voters   map[string]*voterSet // interned voter sets
 	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
-	pingT    wheel.Timer          // every LivenessInterval: liveness messages
-	stats    Stats
+	sweepDue time.Duration        // sweepT's deadline
+	// lateness is how late the last sweep ran, maxLateness the most
+	// since the host started (see overload.go).
+	lateness, maxLateness time.Duration
+	lateAt                time.Duration // when a sweep last ran late
+	wasLate               bool          // a sweep ever ran late
+	pingT                 wheel.Timer   // every LivenessInterval: liveness messages
+	stats                 Stats
 
 	outMu    sync.Mutex
 	out      map[election.ID]*outbox
@@ -67,6 +80,11 @@ type Host struct {
 	hbTick   time.Duration
 	ostats   outStats
 	ticking  bool // the heartbeat tick is making its leaders heartbeat
+
+	// stepNow is the wheel time a Step read when it took h.mu (last): the
+	// time its entries are stepped at, read once per chunk of entries
+	// rather than per entry. Guarded by h.mu.
+	stepNow time.Duration
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -220,6 +238,8 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if _, err := h.sweepT.TryReset(eff.HeartbeatInterval); err != nil {
 		return nil, err
 	}
+	h.sweepDue = w.Now() + eff.HeartbeatInterval
+	h.laggingFn = h.lagging
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
@@ -392,6 +412,9 @@ func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
 func (h *Host) startNode(g *group, d election.Dormant) error {
 	cfg := h.ecfg
 	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
+	if cfg.Lagging == nil {
+		cfg.Lagging = h.laggingFn
+	}
 	if obs := h.cfg.Observer; obs != nil {
 		id := g.id
 		cfg.Observer = func(e election.Event) { obs(id, e) }
@@ -512,6 +535,7 @@ func (h *Host) step(b Batch) {
 		return
 	}
 	h.heard(p)
+	h.stepNow = h.w.Now()
 	k := 0
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
 	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
@@ -579,6 +603,7 @@ func (h *Host) yield(k *int) bool {
 	}
 	h.unlock()
 	h.mustLock()
+	h.stepNow = h.w.Now()
 	return !h.stopped
 }
 
@@ -610,7 +635,13 @@ func (h *Host) deliver(gid GroupID, m election.Message) {
 
 // deliverTo is deliver to group g, nil if unknown. h.mu is held.
 func (h *Host) deliverTo(g *group, m election.Message) {
-	if g == nil || g.voters.index(m.From) < 0 {
+	var from int
+	if g == nil {
+		from = -1
+	} else {
+		from = g.voters.index(m.From)
+	}
+	if from < 0 {
 		h.stats.Ignored++
 		return
 	}
@@ -622,7 +653,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 			// The leader it sleeps under: answer as an awake follower
 			// would, without waking (its timers would only be pushed back).
 			h.stats.AnsweredAsleep++
-			g.dormant.Contact = h.w.Now() // the lease counts on this answer
+			g.dormant.Contact = h.stepNow // the lease counts on this answer
 			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
 			return
 		case m.Type.IsResponse() && m.Term <= d.Term:
@@ -635,9 +666,7 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		}
 	}
 	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		if i := g.voters.index(m.From); i >= 0 {
-			g.a.acks[i] = ack{term: m.Term, at: h.w.Now()}
-		}
+		g.a.acks[from] = ack{term: m.Term, at: h.stepNow}
 	}
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {
@@ -713,17 +742,20 @@ func (h *Host) onPeerSilent(p *peer) {
 
 // onSweep runs every heartbeat interval: it hibernates the groups whose
 // leader is this host and that have been idle for HibernateAfter.
+// It also measures how late the host runs (see overload.go).
 func (h *Host) onSweep() {
 	h.mustLock()
 	defer h.unlock()
 	if h.stopped {
 		return
 	}
+	now := h.w.Now()
+	h.noteLateness(now, now-h.sweepDue)
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
+	h.sweepDue = now + h.ecfg.HeartbeatInterval
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
-	now := h.w.Now()
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {

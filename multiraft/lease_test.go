@@ -1,12 +1,18 @@
 package multiraft_test
 
 import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/testseed"
 	"github.com/raftick/raftick/multiraft"
 )
 
@@ -35,7 +41,21 @@ func TestStickinessAsleep(t *testing.T) {
 	require.True(t, st2.Hibernating, "follower 2 answered asleep")
 	require.NotZero(t, c.hosts[2].Stats().AnsweredAsleep)
 
-	require.NoError(t, c.hosts[3].Campaign(g))
+	// Replica 3 loses the leader and campaigns on its own timer (it may
+	// not campaign by hand while its own promise to the lease holds).
+	require.NoError(t, c.hosts[3].Touch(g))
+	c.net.Cut(1, 3)
+	c.net.Cut(3, 1)
+	for range 400 {
+		if st3, err := c.hosts[3].Status(g); err == nil && st3.Status.Term > 1 {
+			break
+		}
+		c.v.AdvanceBy(time.Millisecond)
+		require.NoError(t, c.leaseErr())
+	}
+	st3, err := c.hosts[3].Status(g)
+	require.NoError(t, err)
+	require.Greater(t, st3.Status.Term, uint64(1), "replica 3 campaigns")
 	for range 50 {
 		c.v.AdvanceBy(time.Millisecond)
 		require.NoError(t, c.leaseErr())
@@ -44,4 +64,107 @@ func TestStickinessAsleep(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, election.ID(1), st2.Status.Leader, "follower 2 stays loyal to the leader")
 	require.NoError(t, c.check.Err())
+}
+
+var leaseSchedules = flag.Int("lease-schedules", 0, "schedules of TestRandomLeases (0: 64, or 16 with -short or -race); raise for a soak run")
+
+// TestRandomLeases runs many short random schedules of hosts with
+// hibernating groups through crashes and restarts, link cuts, activity,
+// campaigns and transfers, over a network that loses, duplicates,
+// misroutes and delays batches, and checks election safety and the lease
+// invariant (no replica holds a lease in term t while another leads a
+// term above t) every millisecond of virtual time. Schedule i runs seed
+// s+i; its PreVote, CheckQuorum and LeaderStickiness come from its seed,
+// so consecutive schedules cover all eight combinations. A failure prints
+// the command that reruns the failing schedule alone.
+// -lease-schedules N runs a soak.
+func TestRandomLeases(t *testing.T) {
+	seed := testseed.Seed(t)
+	n := runs(64, 16, *leaseSchedules)
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var checked, leased atomic.Int64
+	t.Run("workers", func(t *testing.T) {
+		for w := range workers {
+			t.Run(fmt.Sprint(w), func(t *testing.T) {
+				t.Parallel()
+				for i := w; i < n && !t.Failed(); i += workers {
+					s := seed + uint64(i)
+					t.Run(fmt.Sprint(s), func(t *testing.T) {
+						if runLeaseSchedule(t, s) {
+							leased.Add(1)
+						}
+						checked.Add(1)
+					})
+				}
+			})
+		}
+	})
+	t.Logf("%d schedules, %d of them with the lease checked", checked.Load(), leased.Load())
+}
+
+// leaseChecked reports whether the lease invariant is checked under cfg:
+// the lease is sound with LeaderStickiness (followers refuse votes for an
+// election timeout after hearing from their leader), as long as no
+// follower is made to break that promise (Host.Campaign on a follower
+// that heard from its leader, a transfer whose leader keeps its lease),
+// so schedules that check it make no campaign or transfer.
+func leaseChecked(cfg multiraft.Config) bool { return cfg.Election.LeaderStickiness }
+
+// runLeaseSchedule runs one schedule of TestRandomLeases and reports
+// whether it checked the lease invariant.
+func runLeaseSchedule(t *testing.T, seed uint64) bool {
+	rng := rand.New(rand.NewPCG(seed, 31))
+	hosts := 3 + 2*rng.IntN(2)
+	replicas := 3
+	if hosts == 5 && rng.IntN(2) == 0 {
+		replicas = 5
+	}
+	combo := seed % 8
+	var checked bool
+	c := newCluster(t, clusterOpts{hosts: hosts, groups: 3, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0,
+		config: func(cfg *multiraft.Config) {
+			cfg.Coalesce = rng.IntN(4) != 0
+			cfg.HibernateAfter = time.Duration(30+rng.IntN(300)) * time.Millisecond
+			cfg.Election.PreVote = combo&1 != 0
+			cfg.Election.CheckQuorum = combo&2 != 0
+			cfg.Election.LeaderStickiness = combo&4 != 0
+			if rng.IntN(4) == 0 {
+				cfg.Election.Detection = election.CheckLastContact
+			}
+			checked = leaseChecked(*cfg)
+		}})
+	c.leases = checked
+	c.tracing = testing.Verbose()
+	defer func() {
+		if t.Failed() && c.tracing {
+			t.Log("trace:\n" + c.flush())
+		}
+	}()
+	c.faults = &faults{rng: rand.New(rand.NewPCG(seed, 32))}
+	switch rng.IntN(4) {
+	case 1:
+		c.faults.loss, c.faults.dup = 0.05, 0.05
+	case 2:
+		c.faults.loss, c.faults.dup, c.faults.misroute, c.faults.slow = 0.2, 0.1, 0.05, 0.05
+	case 3:
+		c.faults.dup, c.faults.misroute, c.faults.slow = 0.2, 0.1, 0.2
+	}
+	delayRng := rand.New(rand.NewPCG(seed, 33))
+	c.net.SetDelay(func(multiraft.Batch) time.Duration {
+		return time.Duration(200+delayRng.IntN(5000)) * time.Microsecond
+	})
+	repro := testseed.Command(t, seed, "-lease-schedules=1")
+	for step := 0; step < 60; step++ {
+		c.advance(time.Duration(rng.IntN(40)) * time.Millisecond)
+		// A forced campaign or transfer breaks the followers' promise
+		// to the leader (see leaseChecked).
+		c.randomOp(rng, 16, !c.leases)
+		require.NoError(t, c.check.Err(), "step %d; reproduce: %s", step, repro)
+		require.NoError(t, c.leaseFail, "step %d; reproduce: %s", step, repro)
+	}
+	c.net.Heal()
+	c.advance(time.Second)
+	require.NoError(t, c.check.Err(), "reproduce: %s", repro)
+	require.NoError(t, c.leaseFail, "reproduce: %s", repro)
+	return checked
 }

@@ -26,13 +26,7 @@ var safetyRounds = flag.Int("safety-rounds", 0, "rounds of TestRandomSafety (0: 
 // -safety-rounds N runs a soak.
 func TestRandomSafety(t *testing.T) {
 	seed := testseed.Seed(t)
-	rounds := 6
-	if testing.Short() || raceEnabled {
-		rounds = 2
-	}
-	if *safetyRounds > 0 {
-		rounds = *safetyRounds
-	}
+	rounds := runs(6, 2, *safetyRounds)
 	var total multiraft.Stats
 	for r := range rounds {
 		s := runRandomSafety(t, seed+uint64(r), r%2 == 0)
@@ -64,25 +58,7 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 	})
 	for step := 0; step < 300; step++ {
 		c.v.AdvanceBy(time.Duration(rng.IntN(60)) * time.Millisecond)
-		id := c.ids[rng.IntN(len(c.ids))]
-		g := multiraft.GroupID(1 + rng.IntN(len(c.groups)))
-		h := c.hosts[id]
-		switch op := rng.IntN(20); {
-		case op == 0 && h != nil:
-			c.crash(id)
-		case op <= 2 && h == nil:
-			c.start(id)
-		case op == 3:
-			c.net.Cut(id, c.ids[rng.IntN(len(c.ids))])
-		case op == 4:
-			c.net.Heal()
-		case op <= 8 && h != nil:
-			_ = h.Touch(g) // ErrUnknownGroup for groups without a replica here
-		case op == 9 && h != nil:
-			_ = h.Campaign(g)
-		case op == 10 && h != nil:
-			_ = h.TransferLeadership(g, c.ids[rng.IntN(len(c.ids))])
-		}
+		c.randomOp(rng, 20, true)
 		require.NoError(t, c.check.Err(), "seed %d step %d", seed, step)
 	}
 	c.net.Heal()
@@ -110,4 +86,43 @@ func runRandomSafety(t *testing.T, seed uint64, coalesce bool) multiraft.Stats {
 		}
 	}
 	return c.totals()
+}
+
+// runs returns how many runs a randomized test makes: the flag's value if
+// set, else def, or short with -short or -race.
+func runs(def, short, flag int) int {
+	switch {
+	case flag > 0:
+		return flag
+	case testing.Short() || raceEnabled:
+		return short
+	}
+	return def
+}
+
+// randomOp applies one random operation to a random host and group:
+// crash or restart the host, cut a link from it or heal every link, touch
+// the group, and if forced campaign or transfer its leadership. Of span
+// equally likely draws, 11 are operations and the rest do nothing; draws
+// that do not apply (restarting a running host) do nothing either.
+func (c *cluster) randomOp(rng *rand.Rand, span int, forced bool) {
+	id := c.ids[rng.IntN(len(c.ids))]
+	g := multiraft.GroupID(1 + rng.IntN(len(c.groups)))
+	h := c.hosts[id]
+	switch op := rng.IntN(span); {
+	case op == 0 && h != nil:
+		c.crash(id)
+	case op <= 2 && h == nil:
+		c.start(id)
+	case op == 3:
+		c.net.Cut(id, c.ids[rng.IntN(len(c.ids))])
+	case op == 4:
+		c.net.Heal()
+	case op <= 8 && h != nil:
+		_ = h.Touch(g) // ErrUnknownGroup for groups without a replica here
+	case op == 9 && h != nil && forced:
+		_ = h.Campaign(g)
+	case op == 10 && h != nil && forced:
+		_ = h.TransferLeadership(g, c.ids[rng.IntN(len(c.ids))])
+	}
 }

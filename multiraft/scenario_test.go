@@ -29,10 +29,16 @@ import (
 //	touch group=G host=N  activity: wakes the group
 //	campaign group=G host=N
 //
-// Every command also checks election safety over all events so far.
+// Every command also checks election safety over all events so far, and
+// the lease invariant at every millisecond run so far.
 func TestScenarios(t *testing.T) {
 	golden.Scenarios(t, "testdata", "cluster", scenarioCmd,
-		func(c **cluster) error { return (*c).check.Err() })
+		func(c **cluster) error {
+			if err := (*c).check.Err(); err != nil {
+				return err
+			}
+			return (*c).leaseFail
+		})
 }
 
 func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
@@ -56,11 +62,12 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
 		}
 		c = newCluster(t, o)
 		c.tracing = true
+		c.leases = true
 		*cp = c
 		fmt.Fprintf(&b, "%d hosts, %d groups, hibernate after %v, coalesce %v\n", o.hosts, o.groups, hib, c.cfg.Coalesce)
 		b.WriteString(c.flush())
 	case "run":
-		c.v.AdvanceBy(dur("for", 0))
+		c.advance(dur("for", 0))
 		b.WriteString(c.flush())
 	case "status":
 		for _, g := range c.groups {

@@ -1,5 +1,7 @@
 package multiraft
 
+import "time"
+
 // Stats counts what a Host did.
 type Stats struct {
 	// Groups is the number of groups; Hibernating how many of them sleep.
@@ -37,6 +39,19 @@ type Stats struct {
 	// Liveness they add up to Batches. In steady state with Coalesce only
 	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
 	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
+
+	// Behind reports that the host runs late: its last periodic check
+	// (every heartbeat interval) ran more than half an interval after its
+	// deadline. Lateness is how late that check ran, MaxLateness the most
+	// any did. BehindSpells counts the times the host fell behind, and
+	// LaggingSkips the followers' election timers, candidates' vote timers
+	// and leaders' CheckQuorum checks that came due while it was behind
+	// and did nothing (see election.Config.Lagging): the silence of a
+	// leader whose heartbeats wait in the host's backlog starts no
+	// election.
+	Behind                     bool
+	Lateness, MaxLateness      time.Duration
+	BehindSpells, LaggingSkips uint64
 }
 
 // Stats returns the host's counters. It panics with ErrReentrant if
@@ -45,7 +60,9 @@ type Stats struct {
 func (h *Host) Stats() Stats {
 	h.mustLock()
 	s := h.stats
+	s.Lateness, s.MaxLateness = h.lateness, h.maxLateness
 	h.unlock()
+	s.Behind, s.LaggingSkips = h.behind.Load(), h.laggingSkips.Load()
 	h.outMu.Lock()
 	o := &h.ostats
 	s.Messages, s.Batches, s.Coalesced, s.Liveness = o.messages, o.batches, o.heartbeats, o.liveness

@@ -766,8 +766,11 @@ func (w *Wheel) waitInSlot(t *Timer, tk, now int64) {
 		w.place(t)
 		return
 	}
-	// Look again once the epoch's slack has passed, within the slot.
-	key := max(start, min(w.look(due-1, now), start+w.tick-1))
+	// Look again once the epoch's slack has passed, within the slot, but
+	// after now: at the slot's last nanosecond that is the slot's end, when
+	// the slot is due whole (a look at now would find t not fireable again
+	// and take the slot again at once, until the clock moved on).
+	key := max(start, min(w.look(due-1, now), start+w.tick-1), now+1)
 	w.link(t, 0, tk, key)
 }
 

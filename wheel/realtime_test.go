@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/raftick/raftick/internal/testseed"
@@ -49,6 +50,27 @@ func newRealtime(t *testing.T, tick time.Duration) *Wheel {
 		}
 		goleak.VerifyNone(t, ignore)
 	})
+	return w
+}
+
+// inBubble runs f as a test in a testing/synctest bubble: the time that
+// f, the wheels it makes with newBubbleWheel and their drivers see is the
+// bubble's, which moves only when every goroutine of the bubble is
+// blocked, so a sleep or a stall is exact and a machine's load changes
+// nothing but how long the test takes.
+func inBubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	synctest.Test(t, f)
+}
+
+// newBubbleWheel is newRealtime inside a bubble (inBubble): its driver
+// never sleeps on its timerfd, whose expiry is the kernel's time, not the
+// bubble's (a goroutine reading a file is not durably blocked, so the
+// bubble's clock would stand still while the driver naps).
+func newBubbleWheel(t *testing.T, tick time.Duration) *Wheel {
+	t.Helper()
+	w := newRealtime(t, tick)
+	w.napMin = -1
 	return w
 }
 
@@ -556,43 +578,60 @@ func TestRealtimeNoGoroutineLeak(t *testing.T) {
 // TestRealtimeSlowCallbackDoesNotDelayLaterTimers: lateness on a real-time
 // wheel is bounded by about a tick plus scheduler delay (DESIGN.md). One
 // slow callback delays the timers due while it runs, but must not make
-// timers scheduled afterwards fire late.
+// timers scheduled afterwards fire late. In a bubble the scheduler adds
+// no delay, so the bound is exact.
 func TestRealtimeSlowCallbackDoesNotDelayLaterTimers(t *testing.T) {
-	const slow = 300 * time.Millisecond
-	w := newRealtime(t, time.Millisecond)
-	var heartbeat Timer
-	require.NoError(t, heartbeat.Init(w, func() {}))
-	started := make(chan struct{})
-	finished := make(chan struct{})
-	_, err := w.AfterFunc(10*time.Millisecond, func() {
-		close(started)
-		time.Sleep(slow) // the slow callback under test, not synchronization
-		close(finished)
-	})
-	require.NoError(t, err)
-	// Heartbeats keep Reset busy until the slow callback starts, as in a
-	// Raft process where followers reset their election timers all the time.
-waitStart:
-	for {
+	inBubble(t, func(t *testing.T) {
+		const slow = 300 * time.Millisecond
+		w := newBubbleWheel(t, time.Millisecond)
+		var heartbeat Timer
+		require.NoError(t, heartbeat.Init(w, func() {}))
+		started := make(chan struct{})
+		finished := make(chan struct{})
+		_, err := w.AfterFunc(10*time.Millisecond, func() {
+			close(started)
+			time.Sleep(slow) // the slow callback under test
+			close(finished)
+		})
+		require.NoError(t, err)
+		// Heartbeats keep Reset busy until the slow callback starts, as in
+		// a Raft process where followers reset their election timers all
+		// the time.
+		heartbeats(t, &heartbeat, started)
 		heartbeat.Reset(time.Second)
+		<-finished
+
+		// Timers scheduled after the slow callback returned.
+		worst := worstLateness(t, w, 20, 5*time.Millisecond)
+		require.LessOrEqual(t, worst, rtLatenessBound(w),
+			"timers scheduled after a %v callback fire %v late (stats %+v)", slow, worst, w.Stats())
+	})
+}
+
+// rtLatenessBound is the lateness a real-time wheel promises in a bubble,
+// where the scheduler adds none: a tick, a second one for a timer Reset
+// while the driver sleeps, and the epoch a Reset's coarse deadline comes
+// from (maxEpoch, or a tick at coarse ticks: epochSpan).
+func rtLatenessBound(w *Wheel) time.Duration {
+	return time.Duration(2*w.tick + w.epochSpan + republishAfter)
+}
+
+// heartbeats resets tm a second ahead every 50µs of the bubble's time
+// until stop is closed.
+func heartbeats(t *testing.T, tm *Timer, stop <-chan struct{}) {
+	t.Helper()
+	for {
+		tm.Reset(time.Second)
 		select {
-		case <-started:
-			break waitStart
-		default:
-			runtime.Gosched()
+		case <-stop:
+			return
+		case <-time.After(50 * time.Microsecond):
 		}
 	}
-	heartbeat.Reset(time.Second)
-	waitN(t, finished, 1, "slow callback")
-
-	// Timers scheduled after the slow callback returned.
-	worst := worstLateness(t, w, 20, 5*time.Millisecond)
-	require.Less(t, worst, slow/2,
-		"timers scheduled after a %v callback fire %v late (stats %+v)", slow, worst, w.Stats())
 }
 
 // worstLateness schedules n timers d from now and returns how late the
-// latest of them fired, measured on the monotonic clock from each schedule.
+// latest of them fired, measured on the test's clock from each schedule.
 func worstLateness(t *testing.T, w *Wheel, n int, d time.Duration) time.Duration {
 	t.Helper()
 	fired := make(chan time.Duration, n)
@@ -605,6 +644,7 @@ func worstLateness(t *testing.T, w *Wheel, n int, d time.Duration) time.Duration
 	for range n {
 		select {
 		case late := <-fired:
+			require.GreaterOrEqual(t, late, time.Duration(0), "a timer fired early")
 			worst = max(worst, late)
 		case <-time.After(rtWaitLimit):
 			t.Fatal("timer lost")
@@ -620,69 +660,63 @@ func worstLateness(t *testing.T, w *Wheel, n int, d time.Duration) time.Duration
 // at a time, so that timer, due at once, starts at least the sleep late
 // whatever order the driver finds due timers in (real time defines none).
 func TestRealtimeLatenessCountsSlowCallbacks(t *testing.T) {
-	const slow = 50 * time.Millisecond
-	w := newRealtime(t, time.Millisecond)
-	done := make(chan struct{})
-	var a, b Timer
-	require.NoError(t, b.Init(w, func() { close(done) }))
-	require.NoError(t, a.Init(w, func() { // the slow callback under test
-		b.Reset(0)
-		time.Sleep(slow)
-	}))
-	a.Reset(0)
-	waitN(t, done, 1, "b")
-	s := w.Stats()
-	require.GreaterOrEqual(t, s.MaxLateness, slow, "b started %v or more after its deadline: %+v", slow, s)
-	require.GreaterOrEqual(t, s.LateFires, int64(1), "%+v", s)
+	inBubble(t, func(t *testing.T) {
+		const slow = 50 * time.Millisecond
+		w := newBubbleWheel(t, time.Millisecond)
+		done := make(chan struct{})
+		var a, b Timer
+		require.NoError(t, b.Init(w, func() { close(done) }))
+		require.NoError(t, a.Init(w, func() { // the slow callback under test
+			b.Reset(0)
+			time.Sleep(slow)
+		}))
+		a.Reset(0)
+		<-done
+		s := w.Stats()
+		require.GreaterOrEqual(t, s.MaxLateness, slow, "b started %v or more after its deadline: %+v", slow, s)
+		require.GreaterOrEqual(t, s.LateFires, int64(1), "%+v", s)
+	})
 }
 
 // TestRealtimeDriverStallDoesNotDelayLaterTimers: the driver may be held up
-// (CPU starvation, a GC pause, waiting for its lock behind a burst of
-// schedules); timers due meanwhile fire late, but timers scheduled after the
-// stall must again fire within about a tick plus scheduler delay (doc.go,
-// DESIGN.md), not a whole stall late for seconds. The stall is simulated by
-// holding the wheel's lock while Resets keep the coarse clock in use.
+// (CPU starvation, a GC pause, a long callback); timers due meanwhile fire
+// late, and Resets made meanwhile take their deadlines from the epoch the
+// driver published before the stall, but timers scheduled after the stall
+// must again fire within about a tick (doc.go, DESIGN.md), not a whole
+// stall late. The stall is a callback that sleeps while heartbeat Resets
+// keep the coarse clock in use.
 func TestRealtimeDriverStallDoesNotDelayLaterTimers(t *testing.T) {
-	const stall = 100 * time.Millisecond
-	w := newRealtime(t, time.Millisecond)
-	var heartbeat, busy Timer
-	require.NoError(t, heartbeat.Init(w, func() {}))
-	// A timer due every 500µs keeps the driver waking often, so that it
-	// keeps the coarse clock published (it stops publishing before long
-	// sleeps).
-	require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
-	busy.Reset(0)
-	t.Cleanup(func() { busy.Stop() })
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				heartbeat.Reset(time.Second) // followers hearing heartbeats
-				runtime.Gosched()
-			}
-		}
-	}()
-	warm := make(chan struct{})
-	_, err := w.AfterFunc(5*time.Millisecond, func() { close(warm) })
-	require.NoError(t, err)
-	waitN(t, warm, 1, "warm-up timer")
-	// Take the lock while the coarse clock is published (white box: the
-	// stall must hit a published clock, as it does when the driver is
-	// starved while ticking).
-	lockWhilePublished(t, w)
-	time.Sleep(stall) // the stall under test, not synchronization
-	w.mu.Unlock()
-	close(stop)
-	<-stopped
+	inBubble(t, func(t *testing.T) {
+		const stall = 100 * time.Millisecond
+		w := newBubbleWheel(t, time.Millisecond)
+		var heartbeat, busy Timer
+		require.NoError(t, heartbeat.Init(w, func() {}))
+		// A timer due every 500µs keeps the driver waking often, so that it
+		// keeps the coarse clock published (it stops publishing before long
+		// sleeps).
+		require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
+		busy.Reset(0)
+		stop := make(chan struct{})
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			heartbeats(t, &heartbeat, stop) // followers hearing heartbeats
+		}()
+		stalled := make(chan struct{})
+		_, err := w.AfterFunc(5*time.Millisecond, func() {
+			time.Sleep(stall) // the stall under test
+			close(stalled)
+		})
+		require.NoError(t, err)
+		<-stalled
+		close(stop)
+		<-stopped
 
-	worst := worstLateness(t, w, 20, 5*time.Millisecond)
-	require.Less(t, worst, stall/2,
-		"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
+		worst := worstLateness(t, w, 20, 5*time.Millisecond)
+		require.LessOrEqual(t, worst, rtLatenessBound(w),
+			"timers scheduled after a %v driver stall fire %v late (stats %+v)", stall, worst, w.Stats())
+		busy.Stop()
+	})
 }
 
 // TestRealtimeStopDoesNotWaitForLaterCallback is the review finding's
@@ -848,65 +882,47 @@ func TestRealtimeSoonerTimerWakesSleepingDriver(t *testing.T) {
 // (found by the multi-raft host's benchmark: every host's tick waited
 // out one such timer).
 func TestRealtimeSlackWaitDoesNotHoldUpLaterSlots(t *testing.T) {
-	const stall = 100 * time.Millisecond
-	w := newRealtime(t, time.Millisecond)
-	var busy Timer
-	require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
-	busy.Reset(0)
-	t.Cleanup(func() { busy.Stop() })
-	warm := make(chan struct{})
-	_, err := w.AfterFunc(5*time.Millisecond, func() { close(warm) })
-	require.NoError(t, err)
-	waitN(t, warm, 1, "warm-up timer")
+	inBubble(t, func(t *testing.T) {
+		const stall = 100 * time.Millisecond
+		w := newBubbleWheel(t, time.Millisecond)
+		var busy Timer
+		require.NoError(t, busy.Init(w, func() { busy.Reset(500 * time.Microsecond) }))
+		busy.Reset(0)
+		// Stall the driver in a callback, while the coarse clock is
+		// published (the driver publishes it before a batch of callbacks).
+		// A is reset during the stall: its deadline comes from the stalled
+		// epoch, whose slack will be the stall, and it is due a few ticks
+		// after the stall ends.
+		var a Timer
+		aFired := make(chan time.Time, 1)
+		require.NoError(t, a.Init(w, func() { aFired <- time.Now() }))
+		aDelay := stall + 3*time.Millisecond
+		var aStart time.Time
+		inStall, stallEnd := make(chan struct{}), make(chan struct{})
+		_, err := w.AfterFunc(5*time.Millisecond, func() {
+			close(inStall)
+			<-stallEnd // the stall under test
+		})
+		require.NoError(t, err)
+		<-inStall
+		require.GreaterOrEqual(t, w.coarse.Load(), int64(0), "the coarse clock is published during callbacks")
+		time.Sleep(stall / 2)
+		aStart = time.Now()
+		a.Reset(aDelay)
+		time.Sleep(stall / 2)
+		close(stallEnd)
 
-	// Stall the driver while the coarse clock is published (white box).
-	lockWhilePublished(t, w)
-	// A is reset during the stall: its deadline comes from the stalled
-	// epoch, whose slack will be the stall, and it is due a few ticks
-	// after the stall ends.
-	var a Timer
-	aFired := make(chan time.Time, 1)
-	require.NoError(t, a.Init(w, func() { aFired <- time.Now() }))
-	aStart := time.Now()
-	aDelay := stall + 3*time.Millisecond
-	go a.Reset(aDelay) // blocks on the lock until the stall ends
-	time.Sleep(stall)  // the stall under test, not synchronization
-	w.mu.Unlock()
-
-	bFired := make(chan time.Time, 1)
-	bStart := time.Now()
-	_, err = w.AfterFunc(5*time.Millisecond, func() { bFired <- time.Now() })
-	require.NoError(t, err)
-	var bAt, aAt time.Time
-	select {
-	case bAt = <-bFired:
-	case <-time.After(rtWaitLimit):
-		t.Fatal("B never fired")
-	}
-	select {
-	case aAt = <-aFired:
-	case <-time.After(rtWaitLimit):
-		t.Fatal("A never fired")
-	}
-	require.GreaterOrEqual(t, aAt.Sub(aStart), aDelay, "A fired early")
-	late := bAt.Sub(bStart) - 5*time.Millisecond
-	require.GreaterOrEqual(t, late, time.Duration(0), "B fired early")
-	require.Less(t, late, stall/2, "B, due after A's slot, waited out A's slack (stats %+v)", w.Stats())
-}
-
-// lockWhilePublished takes w's lock at a moment the driver has the coarse
-// clock published, stalling the driver (white box).
-func lockWhilePublished(t *testing.T, w *Wheel) {
-	t.Helper()
-	for limit := time.Now().Add(rtWaitLimit); ; {
-		w.mu.Lock()
-		if w.coarse.Load() >= 0 {
-			break
-		}
-		w.mu.Unlock()
-		require.True(t, time.Now().Before(limit), "the coarse clock is never published")
-		runtime.Gosched()
-	}
+		bFired := make(chan time.Time, 1)
+		bStart := time.Now()
+		_, err = w.AfterFunc(5*time.Millisecond, func() { bFired <- time.Now() })
+		require.NoError(t, err)
+		bAt, aAt := <-bFired, <-aFired
+		require.GreaterOrEqual(t, aAt.Sub(aStart), aDelay, "A fired early")
+		late := bAt.Sub(bStart) - 5*time.Millisecond
+		require.GreaterOrEqual(t, late, time.Duration(0), "B fired early")
+		require.LessOrEqual(t, late, rtLatenessBound(w), "B, due after A's slot, waited out A's slack (stats %+v)", w.Stats())
+		busy.Stop()
+	})
 }
 
 // TestRealtimeRebindLeavesStaleHeapEntry: on a wheel with a tick above
@@ -975,4 +991,55 @@ func TestRealtimeRebindLeavesStaleHeapEntry(t *testing.T) {
 		got[<-fired]++
 	}
 	require.Equal(t, want, got, "fires on w1 and on w2")
+}
+
+// TestRealtimeSubTickPeriodDoesNotSpin: a timer that re-arms itself far
+// below the tick (1ns, or at once), as a multi-raft host with a 2ns
+// heartbeat would ask, must not make the driver spin or hang: the driver
+// still sleeps between rounds (in a bubble a driver that never blocks
+// would stop the bubble's clock, and the test's sleep would never end),
+// other timers on the wheel fire within the lateness bound, and Stop
+// returns. (A virtual wheel fires such a timer at every deadline it
+// asks for, exactly: a timer re-armed every nanosecond fires a billion
+// times per second of virtual time, and one re-armed at once from its
+// own callback keeps its advance at that instant for ever.)
+func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
+	forms := map[string]func(w *Wheel, tm *Timer, fires *int64){
+		"Reset(0) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(0) }))
+		},
+		"Reset(1ns) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(1) }))
+		},
+		"NextFunc 1ns": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+		},
+		"NextFunc 1ns, SetPeriodic": func(w *Wheel, tm *Timer, fires *int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+			require.NoError(t, tm.SetPeriodic(true))
+		},
+	}
+	for _, tick := range []time.Duration{time.Millisecond, 2 * maxBatchTick} {
+		for name, form := range forms {
+			t.Run(fmt.Sprintf("tick=%v/%s", tick, name), func(t *testing.T) {
+				inBubble(t, func(t *testing.T) {
+					w := newBubbleWheel(t, tick)
+					var tm Timer
+					var fires int64
+					form(w, &tm, &fires)
+					start := time.Now()
+					tm.Reset(1)
+					const span = 20 * time.Millisecond
+					late := worstLateness(t, w, 4, 5*time.Millisecond)
+					time.Sleep(span)
+					elapsed := time.Since(start)
+					tm.Stop()
+					require.LessOrEqual(t, late, rtLatenessBound(w), "other timers fire late")
+					require.Positive(t, fires)
+					w.Stop()
+					t.Logf("%d fires in %v, %d wake-ups", fires, elapsed, w.Stats().Wakeups)
+				})
+			})
+		}
+	}
 }

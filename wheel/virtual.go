@@ -27,6 +27,14 @@ import (
 // it, which would otherwise wait forever for the advance that runs it. A
 // callback may schedule, reset and stop timers, and read Now and
 // NextDeadline; to act later, it schedules a timer.
+//
+// An advance fires every deadline it passes, exactly, so its work is the
+// number of those deadlines: a timer re-armed every nanosecond fires a
+// billion times per second of virtual time, and a callback that re-arms
+// its own timer at once (Reset(0)) keeps its advance at that instant for
+// ever. (A real-time wheel fires such a timer at most once per round of
+// its driver, which sleeps between rounds.) Validate periods where they
+// come from.
 type Virtual struct {
 	*Wheel
 	// advancing is set for the duration of an advance (AdvanceTo, which

@@ -2,6 +2,7 @@ package raftmix
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync/atomic"
@@ -13,7 +14,8 @@ import (
 // call Burn first thing, which spins one core and never returns.
 const BurnEnv = "RAFTMIX_BURN"
 
-// Burn spins one core until the process is killed, if the environment
+// Burn spins one core until the process is killed or its standard input
+// ends (the run that started it closes it, or died), if the environment
 // says this process is a burner (BurnEnv); otherwise it returns at once.
 // A program that runs Config.BurnCores must call it at the start of main
 // (and a test binary in TestMain).
@@ -21,6 +23,10 @@ func Burn() {
 	if os.Getenv(BurnEnv) != "1" {
 		return
 	}
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
 	x := uint64(1)
 	for {
 		x ^= x << 13
@@ -32,8 +38,12 @@ func Burn() {
 	}
 }
 
-// burner is the set of processes burning cores, one each.
-type burner struct{ cmds []*exec.Cmd }
+// burner is the set of processes burning cores, one each, and the pipes
+// to their standard input, whose end (or this process's) ends them.
+type burner struct {
+	cmds  []*exec.Cmd
+	pipes []io.WriteCloser
+}
 
 // startBurn starts n burner processes (see Burn).
 func startBurn(n int) (*burner, error) {
@@ -45,24 +55,31 @@ func startBurn(n int) (*burner, error) {
 	for range n {
 		c := exec.Command(exe)
 		c.Env = append(os.Environ(), BurnEnv+"=1", "GOMAXPROCS=1")
-		if err := c.Start(); err != nil {
+		pipe, err := c.StdinPipe()
+		if err == nil {
+			err = c.Start()
+		}
+		if err != nil {
 			b.stop()
 			return nil, fmt.Errorf("raftmix: burn: %w", err)
 		}
-		b.cmds = append(b.cmds, c)
+		b.cmds, b.pipes = append(b.cmds, c), append(b.pipes, pipe)
 	}
 	return b, nil
 }
 
 // stop kills the burners and waits for them to exit.
 func (b *burner) stop() {
+	for _, p := range b.pipes {
+		_ = p.Close()
+	}
 	for _, c := range b.cmds {
 		_ = c.Process.Kill()
 	}
 	for _, c := range b.cmds {
 		_ = c.Wait()
 	}
-	b.cmds = nil
+	b.cmds, b.pipes = nil, nil
 }
 
 // The phases of a run with a burn, in PhaseResult's arrays.

@@ -50,6 +50,7 @@ type etcdNodes struct {
 	out, in [nodeReplicas][nodeReplicas][]etcdMsg
 	ready   []etcdReplica // replicas stepped into this round
 	started bool
+	t0      int64 // when the loop started, ns since the run's base; set by start
 
 	hbs   atomic.Int64 // heartbeats stepped into followers
 	ticks atomic.Int64
@@ -83,7 +84,7 @@ func newEtcd(r *run) (*etcdNodes, error) {
 	r.period, r.latePeriod = time.Duration(et)*EtcdTick, time.Duration(et)*EtcdTick
 	logger := &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
 	for i := range r.groups {
-		im.check[i] = int32(1 + i%et)
+		im.check[i] = int32(im.firstCheck(i))
 		for k := range nodeReplicas {
 			st := raft.NewMemoryStorage()
 			snap := pb.EnsureSnapshot(nil)
@@ -113,14 +114,30 @@ func newEtcd(r *run) (*etcdNodes, error) {
 	return im, nil
 }
 
-// start starts the loop with the first group; the loop owns every RawNode.
+// start starts the loop with the first group; the loop owns every RawNode
+// (and check, which it may be changing already).
 func (im *etcdNodes) start(i int) {
-	now := im.r.since()
-	im.r.groups[i].lastFire.Store(now - int64(im.check[i])*int64(EtcdTick))
+	if i == 0 {
+		im.t0 = im.r.since()
+	}
+	// As if the check before the first had run a period before it, on
+	// the loop's ticks.
+	g := &im.r.groups[i]
+	prev := im.t0 + int64(im.firstCheck(i)-im.electionTicks)*int64(EtcdTick)
+	g.lastFire.Store(prev)
+	if s := g.sample; s != nil {
+		s.mu.Lock()
+		s.prev = prev
+		s.mu.Unlock()
+	}
 	if i == 0 {
 		go im.loop()
 	}
 }
+
+// firstCheck is the number of ticks to group i's first CheckQuorum, so
+// that the groups' checks are spread over ElectionTick ticks.
+func (im *etcdNodes) firstCheck(i int) int { return 1 + i%im.electionTicks }
 
 func (im *etcdNodes) loop() {
 	defer close(im.done)

@@ -34,9 +34,10 @@ import (
 // CheckQuorum checks on all hosts (counted through a metrics sink: election
 // samples raftick.leader.lastContact at every check), due once per
 // ElectionTimeout/2 per active group; lateness is that of probe timers,
-// one per Config.SampleEvery groups, each a repeated.Timer firing every
-// ElectionTimeout/2 on the hosts' wheel, as the leaders' step-down timers
-// do (a sink shared by a host's groups cannot tell whose check it sees).
+// one per Config.SampleEvery active groups, each a repeated.Timer firing
+// every ElectionTimeout/2 on the hosts' wheel, as the awake leaders'
+// step-down timers do (a sink shared by a host's groups cannot tell whose
+// check it sees).
 const ImplHost = "raftick-host"
 
 // hostReplicas is the number of replicas per group when there are enough
@@ -346,7 +347,7 @@ func runHost(cfg Config) (Result, error) {
 		return s
 	}
 	sd := et / 2 // the leaders' step-down interval (election's default)
-	probes, err := startProbes(cfg, w, sd)
+	probes, err := startProbes(cfg, w, sd, nActive)
 	if err != nil {
 		close(stop)
 		<-done
@@ -463,10 +464,11 @@ type probes struct {
 	timers []repeated.Timer
 }
 
-// startProbes starts the probes of a run of cfg on w, spread over one
-// period.
-func startProbes(cfg Config, w *wheel.Wheel, period time.Duration) (*probes, error) {
-	n := (cfg.Groups + cfg.SampleEvery - 1) / cfg.SampleEvery
+// startProbes starts the probes of a run of cfg with active groups on w,
+// one per cfg.SampleEvery active groups (as many awake leaders have
+// step-down timers), spread over one period.
+func startProbes(cfg Config, w *wheel.Wheel, period time.Duration, active int) (*probes, error) {
+	n := (active + cfg.SampleEvery - 1) / cfg.SampleEvery
 	p := &probes{
 		r:      &run{cfg: cfg, period: period, latePeriod: period, groups: make([]group, n), base: time.Now()},
 		timers: make([]repeated.Timer, n),

@@ -328,8 +328,8 @@ func (r *run) startAll(im impl) {
 }
 
 // product is an implementation whose groups run Raft's election
-// (ImplNode, ImplEtcd): its leaders send the heartbeats, and the
-// heartbeat goroutine only keeps the coarse clock.
+// (ImplNode, ImplEtcd): its leaders send the heartbeats, so no heartbeat
+// goroutine runs, and it records step-downs with stepDownNow.
 type product interface {
 	impl
 	followerHeartbeats() int64 // heartbeats stepped into followers so far
@@ -414,13 +414,19 @@ func Run(cfg Config) (Result, error) {
 	r.base = time.Now()
 	r.startAll(im)
 
-	// The heartbeat goroutine.
+	// The heartbeat goroutine; a product's leaders heartbeat themselves,
+	// and it reads the clock at every step-down, so it has none.
 	n := cfg.Groups
+	_, isProduct := im.(product)
 	var delivered atomic.Int64
 	stopHB := make(chan struct{})
 	hbDone := make(chan struct{})
 	go func() {
 		defer close(hbDone)
+		if isProduct {
+			<-stopHB
+			return
+		}
 		paced(n, HeartbeatPeriod, stopHB, func(first, batch int) {
 			r.coarse.Store(r.since())
 			for i := range batch {
@@ -453,6 +459,9 @@ func Run(cfg Config) (Result, error) {
 	hb1, wake1 := heartbeats(), im.wakeups()
 	fires1, elections1 := sum()
 	end := r.coarse.Load()
+	if isProduct {
+		end = r.since()
+	}
 	r.measuring.Store(false)
 	close(stopHB)
 	<-hbDone

@@ -273,6 +273,9 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 			continue
 		}
 		fmt.Fprintln(pr.stdout, formatRow(row(res, results)))
+		if slices.Contains(raftmix.ProductImpls, impl) {
+			fmt.Fprintf(pr.stdout, "  %d groups: %s: %s\n", n, impl, keepsUp(res))
+		}
 		if res.Host != nil {
 			if pr.firstHost == nil {
 				pr.firstHost = &res
@@ -586,4 +589,50 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	}
 	lines = append(lines, "burn: elections per second: "+strings.Join(per, " "))
 	return lines
+}
+
+// The bounds of keepsUp: issue 33's for raftick-host at 20k groups.
+const (
+	keepUpPace     = 0.99 // heartbeats delivered over due, at least
+	keepUpFired    = 0.99 // step-down fires over due, at least
+	keepUpLateP99  = 2.0  // ms, at most
+	keepUpSpurious = 0    // at most
+)
+
+// keepsUp says whether a run that runs Raft's election kept up with its
+// groups: no spurious election, heartbeats at pace, the step-down checks
+// due delivered (for raftick-host, whose due is one per period, the
+// fires of checks keepUpLateP99 late), their lateness p99 within
+// keepUpLateP99 and none early
+// (etcd-tick's ticks may come early after a late one, as any tick loop's:
+// not counted against it). Otherwise it lists what fell short.
+func keepsUp(r raftmix.Result) string {
+	var short []string
+	if r.SpuriousElections > keepUpSpurious {
+		short = append(short, fmt.Sprintf("%d spurious elections", r.SpuriousElections))
+	}
+	if r.HeartbeatPace < keepUpPace {
+		short = append(short, fmt.Sprintf("heartbeat pace %.4f < %v", r.HeartbeatPace, keepUpPace))
+	}
+	fired := keepUpFired
+	if r.Impl == raftmix.ImplHost {
+		// Its due is one check per period, not fires plus the overdue:
+		// a fixed-delay check keepUpLateP99 late reaches 75/77 of it.
+		fired = math.Floor(1000*raftmix.StepDown.Seconds()/(raftmix.StepDown.Seconds()+keepUpLateP99/1e3)) / 1000
+	}
+	if r.StepDownDelivered < fired {
+		short = append(short, fmt.Sprintf("step-downs fired/due %.4f < %v", r.StepDownDelivered, fired))
+	}
+	if r.LatenessSamples == 0 {
+		short = append(short, "no lateness sampled")
+	} else if r.LatenessP99Ms > keepUpLateP99 {
+		short = append(short, fmt.Sprintf("lateness p99 %.2f ms > %v ms", r.LatenessP99Ms, keepUpLateP99))
+	}
+	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
+		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
+	}
+	if len(short) == 0 {
+		return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
+	}
+	return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
 }

@@ -270,6 +270,27 @@ func TestProductRatios(t *testing.T) {
 	}, lines)
 }
 
+// TestKeepsUp checks the verdict printed under the rows that run Raft's
+// election.
+func TestKeepsUp(t *testing.T) {
+	good := raftmix.Result{Impl: raftmix.ImplHost, Cores: 0.5, HeartbeatPace: 1.11, StepDownDelivered: 1,
+		LatenessSamples: 10, LatenessP99Ms: 1.5}
+	require.Equal(t, "keeps up on 0.500 cores", keepsUp(good))
+	bad := good
+	bad.SpuriousElections, bad.HeartbeatPace, bad.StepDownDelivered, bad.LatenessP99Ms, bad.EarlyFires = 3, 0.9, 0.5, 7, 2
+	require.Equal(t, "falls behind on 0.500 cores: 3 spurious elections, heartbeat pace 0.9000 < 0.99, "+
+		"step-downs fired/due 0.5000 < 0.974, lateness p99 7.00 ms > 2 ms, 2 early", keepsUp(bad))
+	node := bad
+	node.Impl = raftmix.ImplNode
+	require.Contains(t, keepsUp(node), "step-downs fired/due 0.5000 < 0.99,")
+	etcd := good
+	etcd.Impl, etcd.EarlyFires = raftmix.ImplEtcd, 5
+	require.Equal(t, "keeps up on 0.500 cores", keepsUp(etcd), "a tick loop's early ticks")
+	none := good
+	none.LatenessSamples = 0
+	require.Contains(t, keepsUp(none), "no lateness sampled")
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-groups", "0"},
