@@ -29,6 +29,9 @@ func addTimersAtCrashFlag(cmd *cobra.Command, o *opts) {
 // has no short logs unless --short-logs says so.
 func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 	fl := cmd.Flags()
+	if cmd.Name() == "failover" && isColdStart(cmd) {
+		return flagError("model", "%s describes cold starts: run it with raftsim bootstrap", fl.Lookup("model").Value.String())
+	}
 	if fl.Lookup("short-logs") != nil {
 		switch {
 		case fl.Changed("short-logs"):
@@ -39,7 +42,7 @@ func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 				return flagError("short-logs", "is not available with --engine etcd on bootstrap (etcd nodes start with equal logs)")
 			}
 			s.ShortLogs = f.shortLogs
-		case cmd.Name() == "bootstrap":
+		case cmd.Name() == "bootstrap" && !isColdStart(cmd):
 			s.ShortLogs = 0
 		}
 	}
@@ -57,8 +60,21 @@ func shortLogsNote(s experiment.Setup, bootstrap bool) string {
 	switch {
 	case s.ShortLogs == 0:
 		return "equal logs"
+	case bootstrap && s.ShortLogs == 1:
+		return "1 short log"
 	case bootstrap:
 		return fmt.Sprintf("%d short logs", s.ShortLogs)
 	}
 	return fmt.Sprintf("%d short logs among the survivors", s.ShortLogs)
+}
+
+// isColdStart reports whether the --model preset describes cold starts,
+// whose short logs apply to bootstrap.
+func isColdStart(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("model")
+	if f == nil {
+		return false
+	}
+	m, err := experiment.ModelNamed(f.Value.String())
+	return err == nil && m.ColdStart()
 }

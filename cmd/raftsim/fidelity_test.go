@@ -99,3 +99,26 @@ func TestTicksCommand(t *testing.T) {
 	requireUsageError(t, []string{"ticks", "--stable-trials", "0"}, "--stable-trials")
 	requireUsageError(t, []string{"ticks", "--window", "0s"}, "--window")
 }
+
+func TestOcamlRaftModelCommand(t *testing.T) {
+	code, out, errb := raftsim(t, "bootstrap", "--model", "ocaml-raft", "--timeout", "150-200ms", "--trials", "50", "--json")
+	require.Equal(t, 0, code, errb)
+	p := recordParams(t, out)
+	require.Equal(t, 1.0, p["short_logs"], "the preset's ineligible server")
+	require.Equal(t, true, p["grant_only_as_follower"])
+	require.Equal(t, true, p["backoff_on_rejections"])
+	require.Equal(t, true, p["heartbeat_offset"])
+	require.Equal(t, "normal:5ms,3ms,redraw", p["latency"])
+	require.Equal(t, "elected", p["until"])
+
+	code, out, errb = raftsim(t, "sweep", "--experiment", "bootstrap", "--model", "ocaml-raft", "--over", "timeout=150-200ms,150-300ms", "--trials", "20", "--json")
+	require.Equal(t, 0, code, errb)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		require.Equal(t, 1.0, recordParams(t, line)["short_logs"])
+	}
+	code, out, errb = raftsim(t, "bootstrap", "--model", "ocaml-raft", "--trials", "20")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, "1 short log, seed 1")
+
+	requireUsageError(t, []string{"failover", "--model", "ocaml-raft"}, "--model")
+}

@@ -62,8 +62,8 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if base, err = o.etcdSetup(cmd, base); err != nil {
 		return err
 	}
-	if o.experiment == "bootstrap" {
-		base.ShortLogs = 0 // a bootstrap has equal logs unless shortlogs= says otherwise
+	if o.experiment == "bootstrap" && !isColdStart(cmd) {
+		base.ShortLogs = 0 // a bootstrap has equal logs unless shortlogs= (or a cold-start model) says otherwise
 	}
 	var axes []experiment.Axis
 	for _, s := range o.over {

@@ -19,6 +19,9 @@ type TimerStarter interface {
 // whose clusters are not TimerStarters.
 var errNoTimerStarter = errors.New("experiment: TimersAtCrash needs an engine whose clusters can start timers at the crash (raftick's)")
 
+// errHeartbeatOffset is returned for Setup.HeartbeatOffset in a failover.
+var errHeartbeatOffset = errors.New("experiment: HeartbeatOffset applies to Bootstrap only (a failover measures from its crash)")
+
 // StartTimersAt delivers a heartbeat of leader at term to each survivor
 // now, then cuts the links from leader to them, so that the heartbeats of
 // leader's last broadcast still in flight are dropped.

@@ -176,6 +176,9 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		return sim.Outcome{}, err
 	}
 	defer c.Close()
+	if s.HeartbeatOffset {
+		return sim.Outcome{}, errHeartbeatOffset
+	}
 	var starter TimerStarter
 	if s.TimersAtCrash {
 		var ok bool
@@ -301,6 +304,13 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 			return sim.Outcome{}, errors.New("experiment: the engine cannot shorten logs before the servers start")
 		}
 	}
+	var offset time.Duration
+	if s.HeartbeatOffset {
+		offset = time.Duration(rng.Int64N(int64(max(s.heartbeat(), 1))))
+		if trace != nil {
+			trace(sim.FormatEvent(offset, election.None, "the clock starts (heartbeat offset)"))
+		}
+	}
 	if err := c.Start(); err != nil {
 		return sim.Outcome{}, err
 	}
@@ -313,7 +323,7 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Sent()}, nil
 	}
 	terms := int(winTerm)
-	return sim.Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Sent(), OK: true}, nil
+	return sim.Outcome{Time: max(endAt-offset, 0), Terms: terms, Splits: terms - 1, Messages: c.Sent(), OK: true}, nil
 }
 
 // survivorsOf returns the servers of c that are not in crashed.

@@ -14,7 +14,8 @@ import (
 var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "lateness", "granularity",
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
-	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash"}
+	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
+	"heartbeatoffset"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -27,8 +28,9 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // crashoffset=uniform or 0, until=elected, majority, all or default, and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
-// candidatebackoff, keeptimer, hbjitter, hbperpeer and timersatcrash
-// (true or false).
+// candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
+// grantonlyasfollower, backoffonrejections and heartbeatoffset (true or
+// false).
 // Errors are *sim.FieldError values whose Field is name, wrapping
 // ErrInvalidConfig.
 func (s *Setup) Set(name, value string) error {
@@ -149,7 +151,8 @@ func (s *Setup) Set(name, value string) error {
 			s.Duplicate = p
 		}
 	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait",
-		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff", "timersatcrash":
+		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff", "timersatcrash",
+		"grantonlyasfollower", "backoffonrejections", "heartbeatoffset":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad("must be true or false")
@@ -160,6 +163,8 @@ func (s *Setup) Set(name, value string) error {
 			"candidateswait": &s.CandidatesWait, "keeptimer": &s.KeepTimer, "hbjitter": &s.HeartbeatJitter,
 			"hbperpeer": &s.HeartbeatPerPeer, "timerswait": &s.TimersWait, "rearmafterterm": &s.RearmAfterTermWrite,
 			"candidatebackoff": &s.CandidateBackoff, "timersatcrash": &s.TimersAtCrash,
+			"grantonlyasfollower": &s.GrantOnlyAsFollower, "backoffonrejections": &s.BackoffOnRejections,
+			"heartbeatoffset": &s.HeartbeatOffset,
 		}[name] = b
 	default:
 		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SetupParams, ", "))

@@ -99,6 +99,21 @@ type Setup struct {
 	// (the paper's cluster). Needs an engine whose clusters implement
 	// TimerStarter (Raftick).
 	TimersAtCrash bool `param:"omitzero"`
+	// GrantOnlyAsFollower and BackoffOnRejections set the election
+	// package's options of these names: a candidate deposed by a
+	// higher-term vote request refuses it; the candidate backoff counts a
+	// round only after a round half the others rejected, and restarts at
+	// any step-down (Howard et al.'s ocaml-raft).
+	GrantOnlyAsFollower bool `param:"omitzero"`
+	BackoffOnRejections bool `param:"omitzero"`
+	// HeartbeatOffset makes Bootstrap measure from a uniform point of the
+	// first heartbeat interval, [0, heartbeat) after the start, instead of
+	// from the start: a cold start then stands for a failover whose
+	// survivors' timers all started at the leader's last heartbeat, with
+	// the crash at a uniform point after it, as Howard et al.'s runs do
+	// (they subtract that draw from the time to the first leader).
+	// Bootstrap only.
+	HeartbeatOffset bool `param:"omitzero"`
 	// Until is where Failover and Bootstrap stop the clock: the zero
 	// value UntilDefault is each experiment's own (failover: every
 	// survivor accepted the new leader, the paper's; bootstrap: a majority
@@ -339,6 +354,8 @@ func (s Setup) electionConfig() election.Config {
 	ec.WaitForVoteTimeout = s.CandidatesWait
 	ec.KeepTimerOnStepDown = s.KeepTimer
 	ec.HeartbeatPerPeer = s.HeartbeatPerPeer
+	ec.GrantOnlyAsFollower = s.GrantOnlyAsFollower
+	ec.BackoffOnRejections = s.BackoffOnRejections
 	if s.HeartbeatJitter {
 		ec.HeartbeatJitter = repeated.Proportional(1)
 	}

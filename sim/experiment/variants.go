@@ -94,6 +94,15 @@ func (s Setup) describeVariants() []string {
 	if s.TimersAtCrash {
 		out = append(out, "survivors' timers start at the crash")
 	}
+	if s.GrantOnlyAsFollower {
+		out = append(out, "a deposed candidate refuses the request that deposed it")
+	}
+	if s.BackoffOnRejections && s.CandidateBackoff {
+		out = append(out, "backoff after rounds half the others rejected, reset at any step-down")
+	}
+	if s.HeartbeatOffset {
+		out = append(out, "clock from a uniform point of the first heartbeat interval")
+	}
 	if s.Until != UntilDefault {
 		out = append(out, "until "+s.Until.String())
 	}
