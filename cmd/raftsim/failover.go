@@ -55,6 +55,7 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	addUntilFlag(cmd, o, "all, the paper's")
 	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors for paper")
 	addTimersAtCrashFlag(cmd, o)
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 
@@ -77,6 +78,7 @@ on real etcd raft nodes (see failover).`,
 	addEtcdFlags(cmd, o)
 	addUntilFlag(cmd, o, "majority")
 	addShortLogsFlag(cmd, o, "0")
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 

@@ -13,6 +13,7 @@ import (
 type fidelityOpts struct {
 	shortLogs     int
 	timersAtCrash bool
+	clockRate     float64
 }
 
 // addShortLogsFlag registers --short-logs (failover, bootstrap).
@@ -23,6 +24,11 @@ func addShortLogsFlag(cmd *cobra.Command, o *opts, def string) {
 // addTimersAtCrashFlag registers --timers-at-crash (failover).
 func addTimersAtCrashFlag(cmd *cobra.Command, o *opts) {
 	cmd.Flags().BoolVar(&o.fid.timersAtCrash, "timers-at-crash", false, "start every survivor's election timer at the crash and drop the leader's heartbeats in flight (the thesis' AvailSim), instead of running them from the last heartbeat each received (the paper's cluster)")
+}
+
+// addClockRateFlag registers --clock-rate (failover, bootstrap).
+func addClockRateFlag(cmd *cobra.Command, o *opts) {
+	cmd.Flags().Float64Var(&o.fid.clockRate, "clock-rate", 0, "give each server a timer rate drawn per trial from [1-X, 1+X] that scales all its election and candidate timeouts (e.g. 0.001; 0: the same rate everywhere)")
 }
 
 // apply sets the fields of s from the flags that were given; a bootstrap
@@ -44,6 +50,14 @@ func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 			s.ShortLogs = f.shortLogs
 		case cmd.Name() == "bootstrap" && !isColdStart(cmd):
 			s.ShortLogs = 0
+		}
+	}
+	if fl.Lookup("clock-rate") != nil && fl.Changed("clock-rate") {
+		if e := fl.Lookup("engine"); f.clockRate != 0 && e != nil && e.Value.String() != "raftick" {
+			return flagError("clock-rate", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		if err := s.Set("clockrate", fl.Lookup("clock-rate").Value.String()); err != nil {
+			return configError(err, nil, "clock-rate")
 		}
 	}
 	if fl.Lookup("timers-at-crash") != nil && fl.Changed("timers-at-crash") {

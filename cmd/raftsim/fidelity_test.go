@@ -122,3 +122,14 @@ func TestOcamlRaftModelCommand(t *testing.T) {
 
 	requireUsageError(t, []string{"failover", "--model", "ocaml-raft"}, "--model")
 }
+
+func TestClockRateFlag(t *testing.T) {
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--clock-rate", "0.001", "--json")
+	require.Equal(t, 0, code, errb)
+	require.Equal(t, 0.001, recordParams(t, out)["clock_rate"])
+	code, out, errb = raftsim(t, "bootstrap", "--trials", "20", "--json")
+	require.Equal(t, 0, code, errb)
+	require.NotContains(t, recordParams(t, out), "clock_rate")
+	requireUsageError(t, []string{"failover", "--clock-rate", "0.9"}, "--clock-rate")
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--clock-rate", "0.001"}, "--clock-rate")
+}

@@ -124,7 +124,7 @@ var setupFlags = map[string]string{
 	"Nodes": "nodes", "ShortLogs": "short-logs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
-	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash",
+	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
 }
 
 // configError turns err, a configuration error of the library, into a

@@ -15,7 +15,7 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
 	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
-	"heartbeatoffset"}
+	"heartbeatoffset", "clockrate"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -25,7 +25,8 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // granularity=1ms, shortlogs=2, settle=100ms (0: crash after a heartbeat
 // broadcast), stickymode=contact or until-timeout, leaderwrites=2,
 // candidatetimeout=75-150ms (0: the election timeout range), crash=2,
-// crashoffset=uniform or 0, until=elected, majority, all or default, and
+// crashoffset=uniform or 0, until=elected, majority, all or default,
+// clockrate=0.001 (0: none), and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
 // candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
@@ -137,6 +138,12 @@ func (s *Setup) Set(name, value string) error {
 			return reason(name, value, err)
 		}
 		s.Until = u
+	case "clockrate":
+		r, err := strconv.ParseFloat(value, 64)
+		if err != nil || r != r || r < 0 || r > 0.5 {
+			return bad("must be a rate deviation in [0, 0.5] (e.g. 0.001)")
+		}
+		s.ClockRate = r
 	case "loss", "dup":
 		p, err := strconv.ParseFloat(value, 64)
 		if err != nil || p < 0 || p > 1 || p != p {

@@ -114,6 +114,13 @@ type Setup struct {
 	// (they subtract that draw from the time to the first leader).
 	// Bootstrap only.
 	HeartbeatOffset bool `param:"omitzero"`
+	// ClockRate, if positive, gives each server a timer rate drawn per
+	// trial uniformly from [1-ClockRate, 1+ClockRate]: every election and
+	// vote timeout the server draws is multiplied by it, as if its clock
+	// ran fast or slow (or its timer thread had a bias of its own). In
+	// [0, 0.5]; not with Tick. 0 means every server's timers run at the
+	// same rate.
+	ClockRate float64 `param:"omitzero"`
 	// Until is where Failover and Bootstrap stop the clock: the zero
 	// value UntilDefault is each experiment's own (failover: every
 	// survivor accepted the new leader, the paper's; bootstrap: a majority
@@ -242,6 +249,10 @@ func (s Setup) Validate() error {
 		return fieldErr("CrashAfterHeartbeat", s.CrashAfterHeartbeat, "does not apply with Settle (the harness's crash)")
 	case s.TimersAtCrash && s.Settle > 0:
 		return fieldErr("TimersAtCrash", s.TimersAtCrash, "does not apply with Settle (the harness's crash)")
+	case math.IsNaN(s.ClockRate) || s.ClockRate < 0 || s.ClockRate > 0.5:
+		return fieldErr("ClockRate", s.ClockRate, "must be in [0, 0.5] (0: every server's timers run at the same rate)")
+	case s.ClockRate > 0 && s.Tick > 0:
+		return fieldErr("ClockRate", s.ClockRate, "does not apply with ticks (timeouts are whole ticks)")
 	case s.Until > UntilAll:
 		return fieldErr("Until", s.Until, "is not a known stopping point")
 	}
@@ -308,7 +319,11 @@ func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency, backoff 
 // heartbeat and options of s) and the network. Observers, tracing and a
 // context are the caller's to add.
 func (s Setup) Config(rng *rand.Rand) sim.Config {
-	return sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+	c := sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+	if s.ClockRate > 0 {
+		c.PerNode = clockRates(s.Nodes, s.ClockRate, rng)
+	}
+	return c
 }
 
 // clusterConfig is the cluster of one trial of s: every event goes to the

@@ -100,6 +100,9 @@ func (s Setup) describeVariants() []string {
 	if s.BackoffOnRejections && s.CandidateBackoff {
 		out = append(out, "backoff after rounds half the others rejected, reset at any step-down")
 	}
+	if s.ClockRate > 0 {
+		out = append(out, fmt.Sprintf("server timer rates 1±%g", s.ClockRate))
+	}
 	if s.HeartbeatOffset {
 		out = append(out, "clock from a uniform point of the first heartbeat interval")
 	}
