@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -58,6 +59,7 @@ func benchNodes(b *testing.B, w *wheel.Wheel, n int, id election.ID, edit func(*
 	drop := election.TransportFunc(func(election.Message) {})
 	for i := range nodes {
 		cfg := election.DefaultConfig()
+		cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 		cfg.ID, cfg.Voters = id, []election.ID{1, 2, 3}
 		cfg.ElectionTimeout = benchET
 		cfg.Metrics = &metrics.BlackholeSink{}

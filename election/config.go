@@ -3,8 +3,10 @@ package election
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"time"
 
@@ -245,7 +247,11 @@ type Config struct {
 	// system's entropy, different for every node and run; set it for
 	// reproducible runs.
 	Rand *rand.Rand
-	// Logger receives the node's logs; nil means hclog.NewNullLogger().
+	// Logger receives the node's logs. nil means a logger writing to
+	// standard error at level Warn (hclog's format, as hashicorp/raft
+	// logs), so that what goes wrong (a failing disk, a lost quorum, an
+	// impossible message) is never silent; pass hclog.NewNullLogger() to
+	// silence a node on purpose, or a logger of your own.
 	Logger hclog.Logger
 	// Observer, if set, receives every Event, synchronously, on the
 	// goroutine that caused it, without the node's lock held. It may call
@@ -265,6 +271,13 @@ type Config struct {
 	// does. Set it to *metrics.BlackholeSink to turn metrics off: the node
 	// then computes nothing for them (simulations of many clusters).
 	Metrics metrics.MetricSink
+	// MetricsLabels are added to every metric of the node, after the
+	// label node (the node's ID, always present): a multi-raft host or
+	// the user labels a group's nodes with the group, for example. Each
+	// label adds series: with many groups in a process prefer few labels
+	// of few values (a group label per group makes a series per group and
+	// name). Names must be non-empty, distinct and not "node".
+	MetricsLabels []metrics.Label
 }
 
 // DefaultConfig returns a Config with ElectionTimeout 1s randomized to
@@ -435,8 +448,19 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatJitter == nil {
 		c.HeartbeatJitter = repeated.None()
 	}
+	names := map[string]bool{"node": true}
+	for i, l := range c.MetricsLabels {
+		switch {
+		case l.Name == "":
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "has an empty name")
+		case names[l.Name]:
+			return c, fieldErr(fmt.Sprintf("MetricsLabels[%d]", i), l, "repeats the label %q (node is the node's ID)", l.Name)
+		}
+		names[l.Name] = true
+	}
+	c.MetricsLabels = slices.Clone(c.MetricsLabels)
 	if c.Logger == nil {
-		c.Logger = hclog.NewNullLogger()
+		c.Logger = defaultLogger()
 	}
 	return c, nil
 }
@@ -447,6 +471,16 @@ func (c Config) normalized() (Config, error) {
 // check), since the leader lease (Node.QuorumContact) that CheckQuorum
 // maintains is sound only if voters keep this promise.
 func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
+
+// logOutput is where the default Logger writes; a variable so that a
+// test can read it.
+var logOutput io.Writer = os.Stderr
+
+// defaultLogger returns the Logger of a Config that sets none: warnings
+// and errors to logOutput.
+func defaultLogger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: hclog.Warn, Output: logOutput})
+}
 
 // lease returns the leader lease.
 func (c *Config) lease() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -15,6 +16,7 @@ import (
 
 func validConfig() election.Config {
 	c := election.DefaultConfig()
+	c.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	c.ID, c.Voters = 1, []election.ID{1, 2, 3}
 	return c
 }

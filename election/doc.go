@@ -144,8 +144,11 @@
 // hashicorp/raft's RegisterObserver does, and never hold the wheel: a
 // non-blocking Observer drops (and counts) what its channel cannot take at
 // once, a blocking one queues and blocks only its own delivery goroutine.
-// Node.LeaderCh delivers leadership changes, the latest value winning, and
-// Node.WaitLeader waits until any leader is known.
+// Node.LeaderCh delivers leadership changes, the latest value winning,
+// Node.WaitLeader waits until any leader is known (which may be one that
+// just crashed: followers know it until their timers find it silent), and
+// Node.WaitLeaderOther waits for a leader other than a given one, the
+// successor of a crashed leader.
 //
 // # Hostile and corrupted messages
 //
@@ -241,7 +244,11 @@
 // candidate stepped down or its vote timer started the next term).
 // raftick.leader.lastContact is sampled at every step-down check (with
 // CheckQuorum): the age of the oldest answer among the peers heard from
-// within the lease. Labels: reason is the event's reason without details,
+// within the lease. Every metric is labelled node (the node's ID), then
+// with Config.MetricsLabels (a group label, say), so that the nodes on one
+// sink keep their series apart; each label value adds series, so with many
+// groups per process label by group only where the sink can hold a series
+// per group. Labels: reason is the event's reason without details,
 // spaces as underscores (check_quorum, higher_term, lost_election,
 // log_not_up_to_date, ...); from is the role left. The wheel reports its
 // own raftick.wheel.* metrics (see package wheel).

@@ -1,6 +1,9 @@
 package election
 
-import "time"
+import (
+	"io"
+	"time"
+)
 
 // TimerDeadlines returns the pending deadlines of the node's election and
 // vote timers (ok false: not pending), for tests of the timer semantics.
@@ -35,4 +38,12 @@ func (n *Node) HeartbeatReArm() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.detection == ResetOnHeartbeat && n.fastReset && n.electionOn && n.electionFresh
+}
+
+// SetLogOutput makes the default Logger of nodes created later write to
+// w and returns the function that restores standard error.
+func SetLogOutput(w io.Writer) (restore func()) {
+	old := logOutput
+	logOutput = w
+	return func() { logOutput = old }
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -68,6 +69,7 @@ func newCluster(tb testing.TB, o clusterOpts) *cluster {
 	}
 	for _, id := range c.ids {
 		cfg := election.DefaultConfig()
+		cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 		cfg.ID, cfg.Voters = id, c.ids
 		cfg.PreVote, cfg.CheckQuorum = false, false
 		cfg.Rand = rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))

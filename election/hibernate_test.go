@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
@@ -39,6 +40,7 @@ func newDormantCluster(t *testing.T) *dormantCluster {
 
 func (c *dormantCluster) node(t *testing.T, id election.ID) *election.Node {
 	cfg := election.DefaultConfig()
+	cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	cfg.ID, cfg.Voters = id, []election.ID{1, 2, 3}
 	cfg.ElectionTimeout = 150 * time.Millisecond
 	cfg.Rand = c.rng
@@ -235,6 +237,7 @@ func TestResumeKeepsContact(t *testing.T) {
 			st := election.NewMemoryStorage()
 			require.NoError(t, st.Save(election.HardState{Term: 1, Vote: 2}))
 			cfg := election.DefaultConfig()
+			cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 			cfg.ID, cfg.Voters = 1, []election.ID{1, 2, 3}
 			cfg.ElectionTimeout = et
 			cfg.PreVote, cfg.LeaderStickiness = false, true

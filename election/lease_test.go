@@ -1,9 +1,12 @@
 package election_test
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -186,4 +189,36 @@ func TestLeaseOffered(t *testing.T) {
 			require.Equal(t, election.Leader, p.n.Status().Role)
 		})
 	}
+}
+
+// TestDefaultLoggerIsNotSilent is issue 35: with a Config that sets no
+// Logger, a failure is logged to standard error (warnings and errors
+// only); hclog.NewNullLogger() silences a node on purpose.
+func TestDefaultLoggerIsNotSilent(t *testing.T) {
+	var out bytes.Buffer
+	restore := election.SetLogOutput(&out)
+	defer restore()
+	v := newVirtual(t)
+	defer v.Stop()
+	run := func(logger hclog.Logger) {
+		cfg := election.DefaultConfig()
+		cfg.ID, cfg.Voters = 1, []election.ID{1, 2, 3}
+		cfg.PreVote = false
+		cfg.Logger = logger
+		st := election.NewMemoryStorage()
+		n, err := election.NewNode(cfg, v.Wheel, election.TransportFunc(func(election.Message) {}), st, election.StaticLog{})
+		require.NoError(t, err)
+		require.NoError(t, n.Start())
+		n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1}) // debug level: not shown
+		st.SetSaveError(errors.New("disk on fire"))
+		n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 2}) // cannot persist term 2
+		n.Stop()
+	}
+	run(nil)
+	require.Contains(t, out.String(), "[ERROR] raftick.election.n1: cannot save hard state")
+	require.Contains(t, out.String(), "disk on fire")
+	require.NotContains(t, out.String(), "leader known", "below Warn: not shown")
+	out.Reset()
+	run(hclog.NewNullLogger())
+	require.Empty(t, out.String())
 }

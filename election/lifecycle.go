@@ -108,7 +108,9 @@ func (n *Node) Status() Status {
 func (n *Node) Stats() Stats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.stats
+	st := n.stats
+	st.Received, st.Sent = n.received, n.sent
+	return st
 }
 
 func (n *Node) usable() error {

@@ -1,6 +1,8 @@
 package election
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +41,10 @@ type nodeMetrics struct {
 	// role is the node's role as of the last event, so that a step-down
 	// (reported with the new role) knows which role was left.
 	role Role
-	// labels caches the label of each reason seen.
+	// base is the labels of every metric: the node's ID, then
+	// Config.MetricsLabels.
+	base []metrics.Label
+	// labels caches the labels (base included) of each reason seen.
 	labels map[string][]metrics.Label
 }
 
@@ -50,10 +55,15 @@ func newNodeMetrics(c Config) *nodeMetrics {
 	if s == nil {
 		return nil
 	}
-	return &nodeMetrics{sink: s, labels: make(map[string][]metrics.Label)}
+	base := append([]metrics.Label{{Name: "node", Value: strconv.FormatUint(uint64(c.ID), 10)}}, c.MetricsLabels...)
+	return &nodeMetrics{sink: s, base: base, labels: make(map[string][]metrics.Label)}
 }
 
+// incr counts one at key, labelled with labels (nil: m.base).
 func (m *nodeMetrics) incr(key []string, labels []metrics.Label) {
+	if labels == nil {
+		labels = m.base
+	}
 	m.sink.IncrCounterWithLabels(key, 1, labels)
 }
 
@@ -72,7 +82,7 @@ func (m *nodeMetrics) reasonLabel(reason string, from Role, withFrom bool) []met
 	if strings.HasPrefix(r, ReasonAlreadyVoted) {
 		r = ReasonAlreadyVoted
 	}
-	l := []metrics.Label{{Name: "reason", Value: strings.ReplaceAll(strings.TrimSpace(r), " ", "_")}}
+	l := append(slices.Clip(m.base), metrics.Label{Name: "reason", Value: strings.ReplaceAll(strings.TrimSpace(r), " ", "_")})
 	if withFrom {
 		l = append(l, metrics.Label{Name: "from", Value: strings.ToLower(from.String())})
 	}
@@ -165,5 +175,5 @@ func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks []peerAck) {
 			oldest = d
 		}
 	}
-	m.sink.AddSampleWithLabels(keyLeaderLastContact, float32(oldest)/float32(time.Millisecond), nil)
+	m.sink.AddSampleWithLabels(keyLeaderLastContact, float32(oldest)/float32(time.Millisecond), m.base)
 }

@@ -1,6 +1,8 @@
 package election_test
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,14 +14,18 @@ import (
 	"github.com/raftick/raftick/election"
 )
 
-// metricNames returns the counter and sample names an InmemSink holds.
+// nodeLabel matches the node label of a flattened InmemSink key.
+var nodeLabel = regexp.MustCompile(`;node=[0-9]+`)
+
+// metricNames returns the counter and sample names an InmemSink holds,
+// with their labels but node's.
 func metricNames(s *metrics.InmemSink) (counters, samples []string) {
 	for _, iv := range s.Data() {
 		for k := range iv.Counters {
-			counters = append(counters, k)
+			counters = append(counters, nodeLabel.ReplaceAllString(k, ""))
 		}
 		for k := range iv.Samples {
-			samples = append(samples, k)
+			samples = append(samples, nodeLabel.ReplaceAllString(k, ""))
 		}
 	}
 	slices.Sort(counters)
@@ -122,4 +128,49 @@ func TestMetricsGlobalSinkByDefault(t *testing.T) {
 	off := soloConfig()
 	off.Metrics = &metrics.BlackholeSink{}
 	require.False(t, newSolo(t, v.Wheel, off).MetricsOn())
+}
+
+// TestMetricsLabelNodesApart is issue 35: every node on one sink merged
+// into one series. A node's metrics carry its ID as the label node, and
+// Config.MetricsLabels after it, so three nodes of a group keep three
+// series apart on one InmemSink.
+func TestMetricsLabelNodesApart(t *testing.T) {
+	sink := metrics.NewInmemSink(time.Hour, time.Hour)
+	c := newCluster(t, clusterOpts{n: 3, delay: time.Millisecond, seed: 12, config: func(c *election.Config) {
+		c.ElectionTimeout = 150 * time.Millisecond
+		c.PreVote, c.CheckQuorum = true, true
+		c.Metrics = sink
+		c.MetricsLabels = []metrics.Label{{Name: "group", Value: "g7"}}
+	}})
+	c.startAll(t)
+	require.True(t, c.runUntil(5*time.Second, func() bool { _, ok := c.stableLeader(); return ok }))
+	leader, _ := c.stableLeader()
+	c.v.AdvanceBy(time.Second)
+
+	counts := map[string]int{}
+	var samples []string
+	for _, iv := range sink.Data() {
+		for k, v := range iv.Counters {
+			counts[k] += v.Count
+		}
+		for k := range iv.Samples {
+			samples = append(samples, k)
+		}
+	}
+	for _, id := range c.ids {
+		key := fmt.Sprintf("raftick.state.follower;node=%d;group=g7", id)
+		require.Equal(t, 1, counts[key], "%s in %v", key, counts)
+	}
+	require.Equal(t, 1, counts[fmt.Sprintf("raftick.state.leader;node=%d;group=g7", leader)])
+	require.Contains(t, samples, fmt.Sprintf("raftick.leader.lastContact;node=%d;group=g7", leader))
+	for k := range counts {
+		require.Regexp(t, `;node=[123];group=g7(;|$)`, k, "every series names its node, then the group")
+	}
+
+	// The label node is the node's own; names must be set and distinct.
+	for _, ls := range [][]metrics.Label{{{Name: "node", Value: "x"}}, {{Value: "x"}}, {{Name: "g", Value: "1"}, {Name: "g", Value: "2"}}} {
+		cfg := validConfig()
+		cfg.MetricsLabels = ls
+		require.ErrorIs(t, cfg.Validate(), election.ErrInvalidConfig, "%v", ls)
+	}
 }

@@ -51,10 +51,14 @@ type Node struct {
 	term                                 uint64
 	leader                               ID
 	peers                                []ID // voters other than id, in Config order
-	w                                    *wheel.Wheel
-	tr                                   Transport
-	lastContact                          time.Duration // last accepted heartbeat of the leader
-	lastReset                            time.Duration // last heartbeat or granted vote (CheckLastContact)
+	// peerArr holds peers for groups of up to five voters, inside the
+	// Node, so that checking a message's sender (isVoter) touches no
+	// memory of its own.
+	peerArr     [4]ID
+	w           *wheel.Wheel
+	tr          Transport
+	lastContact time.Duration // last accepted heartbeat of the leader
+	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
 	// promised is when the node last heard a leader (promisedTo), or
 	// started in a term above 0 (promisedTo None: it may have answered a
 	// leader just before it stopped); hasPromise is false if neither
@@ -65,19 +69,22 @@ type Node struct {
 	promisedTo ID
 	outbox     []Message
 	events     []Event
-	// peerArr holds peers for groups of up to five voters, inside the
-	// Node, so that checking a message's sender (isVoter) touches no
-	// memory of its own.
-	peerArr [4]ID
+	// received and sent are Stats.Received and Stats.Sent, here beside
+	// the other hot fields.
+	received, sent uint64
+	// electionT is the election timer, inside the Node
+	// (repeated.Timer.Init) right after the fields above; its own hot
+	// fields come first.
+	electionT repeated.Timer
 	// outArr is outbox's first array: a follower's answer to a heartbeat
 	// is queued inside the Node.
 	outArr [1]Message
-	stats  Stats // Received and Sent first
+	stats  Stats // but Received and Sent
 
-	// The timers, inside the Node (repeated.Timer.Init). heartbeatT and
-	// snapshotT point to heartbeatTimer and snapshotTimer when the
-	// configuration has them, and are nil otherwise.
-	electionT, voteT, stepDownT   repeated.Timer
+	// The other timers, inside the Node too. heartbeatT and snapshotT
+	// point to heartbeatTimer and snapshotTimer when the configuration
+	// has them, and are nil otherwise.
+	voteT, stepDownT              repeated.Timer
 	heartbeatT, snapshotT         *repeated.Timer
 	heartbeatTimer, snapshotTimer repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
@@ -90,8 +97,10 @@ type Node struct {
 	lv     LogView
 	logger hclog.Logger
 	// acks is a leader's answers per peer, in peers' order (empty when not
-	// leading; its array is kept for the next term led).
+	// leading; its array, ackArr for up to five voters, is kept for the
+	// next term led).
 	acks   []peerAck
+	ackArr [4]peerAck
 	voter  map[ID]bool
 	quorum int
 
@@ -163,6 +172,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		detection: c.Detection,
 	}
 	n.outbox = n.outArr[:0]
+	n.acks = n.ackArr[:0]
 	n.peers = n.peerArr[:0]
 	for _, v := range c.Voters {
 		n.voter[v] = true

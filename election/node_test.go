@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -38,6 +39,7 @@ func newProbe(t *testing.T, edit func(c *election.Config)) *probe {
 	t.Helper()
 	p := &probe{v: newVirtual(t), st: election.NewMemoryStorage(), log: &mutableLog{}}
 	cfg := election.DefaultConfig()
+	cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	cfg.ID, cfg.Voters = 1, []election.ID{1, 2, 3}
 	cfg.ElectionTimeout, cfg.HeartbeatInterval, cfg.VoteTimeout = et, hb, et
 	cfg.StepDownInterval = et / 2

@@ -233,14 +233,25 @@ func (n *Node) setLeaderCh(v bool) {
 // WaitLeader waits until the node knows a leader (itself included) and
 // returns its ID. It returns ctx.Err() if ctx ends first and ErrStopped if
 // the node is or gets stopped. It may be called before Start.
-func (n *Node) WaitLeader(ctx context.Context) (ID, error) {
+//
+// The leader a follower knows may be dead: a follower keeps its leader
+// until its election timer finds it silent, so right after the leader
+// crashed WaitLeader returns the crashed leader at once. To wait for its
+// successor, use WaitLeaderOther.
+func (n *Node) WaitLeader(ctx context.Context) (ID, error) { return n.WaitLeaderOther(ctx, None) }
+
+// WaitLeaderOther is WaitLeader for a leader other than old: it waits
+// until the node knows a leader (itself included) that is not old, and
+// returns its ID. Pass the leader that crashed or was deposed to wait for
+// the group's next leader; old None waits for any leader, as WaitLeader.
+func (n *Node) WaitLeaderOther(ctx context.Context, old ID) (ID, error) {
 	for {
 		n.mu.Lock()
 		if n.stopped {
 			n.mu.Unlock()
 			return None, ErrStopped
 		}
-		if n.leader != None {
+		if n.leader != None && n.leader != old {
 			id := n.leader
 			n.mu.Unlock()
 			return id, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -15,6 +16,7 @@ import (
 // with a short election timeout, for real-time tests.
 func soloConfig() election.Config {
 	c := election.DefaultConfig()
+	c.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	c.ID, c.Voters = 1, []election.ID{1}
 	c.ElectionTimeout = 5 * time.Millisecond
 	return c
@@ -216,4 +218,44 @@ func TestWaitLeader(t *testing.T) {
 	require.ErrorIs(t, <-done, election.ErrStopped)
 	_, err = n.WaitLeader(context.Background())
 	require.ErrorIs(t, err, election.ErrStopped)
+}
+
+// TestWaitLeaderOther is issue 35: right after the leader crashed,
+// WaitLeader returns the dead leader (the followers still know it);
+// WaitLeaderOther waits for a leader other than it.
+func TestWaitLeaderOther(t *testing.T) {
+	c := newCluster(t, clusterOpts{n: 3, delay: time.Millisecond, seed: 3})
+	c.startAll(t)
+	require.True(t, c.runUntil(10*time.Second, func() bool { _, ok := c.stableLeader(); return ok }))
+	old, _ := c.stableLeader()
+	c.crash(old)
+	var survivor *election.Node
+	for _, id := range c.ids {
+		if id != old {
+			survivor = c.nodes[id]
+		}
+	}
+	l, err := survivor.WaitLeader(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, old, l, "WaitLeader returns the leader the follower still knows")
+
+	got := make(chan election.ID, 1)
+	go func() {
+		l, err := survivor.WaitLeaderOther(context.Background(), old)
+		if err != nil {
+			l = election.None
+		}
+		got <- l
+	}()
+	require.True(t, c.runUntil(c.v.Now()+10*time.Second, func() bool { l, ok := c.stableLeader(); return ok && l != old }))
+	next, _ := c.stableLeader()
+	select {
+	case l := <-got:
+		require.Equal(t, next, l)
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitLeaderOther did not return")
+	}
+	l, err = survivor.WaitLeaderOther(context.Background(), election.None)
+	require.NoError(t, err)
+	require.Equal(t, next, l, "None: any leader")
 }

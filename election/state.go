@@ -63,7 +63,7 @@ func (n *Node) emitEvent(e Event) {
 
 func (n *Node) send(m Message) {
 	m.From = n.id
-	n.stats.Sent++
+	n.sent++
 	n.outbox = append(n.outbox, m)
 }
 

@@ -17,7 +17,7 @@ func (n *Node) logOK(m Message) bool {
 // them. Messages before Start or after Stop are ignored and counted.
 func (n *Node) Step(m Message) {
 	n.mu.Lock()
-	n.stats.Received++
+	n.received++
 	if n.usable() != nil {
 		n.stats.IgnoredStopped++
 		n.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -147,6 +148,7 @@ func TestRestartTimerOnFollow(t *testing.T) {
 
 func TestTickValidate(t *testing.T) {
 	cfg := election.DefaultConfig()
+	cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	cfg.ID, cfg.Voters = 1, []election.ID{1}
 	cfg.Tick = -time.Millisecond
 	require.ErrorIs(t, cfg.Validate(), election.ErrInvalidConfig)

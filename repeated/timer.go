@@ -342,7 +342,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 		o.jitter = none{}
 	}
 	if o.logger == nil {
-		o.logger = hclog.NewNullLogger()
+		o.logger = DefaultLogger()
 	}
 	if err := t.wt.InitNext(w, fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)

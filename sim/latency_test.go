@@ -118,9 +118,9 @@ func TestLatencySamplesStayInRange(t *testing.T) {
 }
 
 // TestLatencySaturates: extreme specs never panic, never draw a negative
-// duration, and their means do not overflow (issue 10, defect 7:
-// uniform:0ns,9223372036854775807ns panicked in Int64N; a normal with a
-// mean near the top of the range sampled negative delays).
+// duration, and their means do not overflow (uniform over the whole
+// range must not overflow Int64N's bound; a normal with a mean near the
+// top of the range must not sample negative delays).
 func TestLatencySaturates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testseed.Seed(t), 8))
 	for _, spec := range []string{

@@ -18,8 +18,11 @@ const (
 // A Timer runs a callback once at a deadline on a Wheel. It is meant to be
 // embedded in the caller's struct and reused: after Init, Reset and Stop do
 // not allocate. A Timer must not be copied after first use. The zero Timer is
-// idle and not yet bound to a wheel; Reset reports ErrNotInitialized (through
-// TryReset) until Init is called.
+// idle and not yet bound to a wheel: until Init, TryReset returns
+// ErrNotInitialized and schedules nothing, Reset does the same and returns
+// false, and Stop returns false. Such a Reset is a programming error that
+// no wheel can count, so it is logged to DefaultLogger with the caller's
+// stack (the 1st, 2nd, 4th, 8th... such Reset in the process).
 //
 // Deadlines are kept exact; the wheel's tick only decides how timers are
 // bucketed. Reset that moves a pending timer's deadline later, the path a
@@ -255,6 +258,9 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 func (t *Timer) reset(d time.Duration, warn bool) (wasPending bool, err error) {
 	w := t.w
 	if w == nil {
+		if warn {
+			warnUninitialized()
+		}
 		return false, ErrNotInitialized
 	}
 	when, ok := w.coarseDeadline(d)

@@ -236,7 +236,7 @@ func newWheel(cfg Config, virtual bool) (*Wheel, error) {
 	}
 	log := cfg.Logger
 	if log == nil {
-		log = hclog.NewNullLogger()
+		log = DefaultLogger()
 	}
 	tick := int64(cfg.Tick)
 	maxTick := maxWhen / tick

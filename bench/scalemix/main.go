@@ -555,6 +555,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
 			h.CheckQuorumStepDowns, h.TimeoutElections),
+		fmt.Sprintf("raftick-host: %d spells behind, %d timers held while behind; %d of %d hosts behind at the end; latest sweep %.1f ms late (since the build)",
+			h.BehindSpells, h.LaggingSkips, h.BehindAtEnd, h.Nodes, h.MaxSweepLatenessMs),
 		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
 			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
@@ -575,8 +577,8 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	var lines []string
 	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
 	for k, name := range raftmix.PhaseNames {
-		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores",
-			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k]))
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k]))
 	}
 	last := "no election after the burn"
 	if p.Elections[2] > 0 {

@@ -202,6 +202,8 @@ func TestBurn(t *testing.T) {
 	for k := range p.Seconds {
 		require.GreaterOrEqual(t, p.Seconds[k], 0.0)
 		require.GreaterOrEqual(t, p.Elections[k], int64(0))
+		require.GreaterOrEqual(t, p.HeartbeatPace[k], 0.0)
+		require.GreaterOrEqual(t, p.CheckRate[k], 0.0)
 		secs += p.Seconds[k]
 		elections += p.Elections[k]
 	}

@@ -69,7 +69,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment; see raftsim --help) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per table row; see raftsim help records) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {

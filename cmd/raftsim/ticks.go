@@ -141,21 +141,28 @@ func (a *app) runTicks(cmd *cobra.Command, o *ticksOpts) error {
 		rs[i] = r.Failover
 	}
 	model := s.Describe() + fmt.Sprintf(", heartbeat %v, %s", rs[0].Setup.Heartbeat, shortLogsNote(s, false))
+	requested := make([]int, len(rows))
+	for i := range requested {
+		requested[i] = o.trials
+	}
+	m := o.partialMeta(interrupted, requested)
 	switch {
 	case o.json:
-		err = o.meta().WriteTicksJSON(a.stdout, rows)
+		err = m.WriteTicksJSON(a.stdout, rows)
 	case o.csv:
-		err = o.meta().WriteCSV(a.stdout, rs)
+		err = m.WriteCSV(a.stdout, rs)
 	default:
 		fmt.Fprintf(a.stdout, "ticks: exact timers against ticks; %s; timeout %s, stable windows %d x %v, seed %d\n",
 			model, experiment.RangeLabel(s.TimeoutMin, s.TimeoutMax), o.stableTrials, o.window, o.seed)
-		err = report.TicksTable(rows).Write(a.stdout)
+		if err = report.TicksTable(rows).Write(a.stdout); err == nil && interrupted {
+			err = writeInterrupted(a.stdout, finishedTrials(rs), sum(requested), "failover trials")
+		}
 	}
 	if err != nil {
 		return err
 	}
 	fig := figure(&o.opts, "Failover with exact and tick-quantized timers", model, []plot.Panel{{Results: rs}})
-	if err := writePlot(a.stderr, &o.opts, fig); err != nil {
+	if err := writePlot(a.stderr, &o.opts, fig, interrupted); err != nil {
 		return err
 	}
 	if interrupted {

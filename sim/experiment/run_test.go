@@ -56,7 +56,7 @@ type panicky struct{}
 func (panicky) Sample(*rand.Rand) time.Duration { panic("broken latency model") }
 func (panicky) String() string                  { return "panicky" }
 
-// TestTrialFailsOnCallbackPanic (issue 10, defect 7): a trial whose wheel
+// TestTrialFailsOnCallbackPanic: a trial whose wheel
 // recovered a callback panic fails with the panic instead of reporting
 // what it measured, and Run reports the trial and its seed.
 func TestTrialFailsOnCallbackPanic(t *testing.T) {
@@ -83,7 +83,7 @@ func TestTrialFailsOnCallbackPanic(t *testing.T) {
 	require.Zero(t, rs[1].Trials, "no outcome of the broken experiment is reported")
 }
 
-// TestTrialHonoursContext (issue 10, defect 8): a trial that would run
+// TestTrialHonoursContext: a trial that would run
 // for billions of events (a 1ns heartbeat, or a 2-server cluster that
 // can never elect within a 292-year limit) stops when its context is
 // cancelled, with the context's error: the cluster checks the context

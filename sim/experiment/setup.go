@@ -13,7 +13,6 @@ import (
 	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/internal/trial"
 )
 
 // Setup describes a simulated cluster for the failover, bootstrap and
@@ -206,7 +205,24 @@ func (s Setup) heartbeat() time.Duration {
 	return s.TimeoutMin / 2
 }
 
-func (s Setup) maxTime() time.Duration { return trial.MaxTime(s.MaxTime) }
+// DefaultMaxTime bounds a trial's measured interval in virtual time when
+// Setup.MaxTime is 0.
+const DefaultMaxTime = 60 * time.Second
+
+// maxTime is the time limit of a trial of s.
+func (s Setup) maxTime() time.Duration {
+	if s.MaxTime > 0 {
+		return s.MaxTime
+	}
+	return DefaultMaxTime
+}
+
+// shortLogsFit reports whether ShortLogs survivors of a failover may miss
+// the last log entry: none always fits; otherwise the crashed leader and
+// at least one more survivor need full logs.
+func (s Setup) shortLogsFit() bool {
+	return s.ShortLogs == 0 || (s.ShortLogs > 0 && s.ShortLogs <= s.Nodes-2)
+}
 
 // Validate reports the first invalid field of s, or nil: a
 // *sim.FieldError wrapping ErrInvalidConfig, whose Field is the Go name
@@ -227,7 +243,7 @@ func (s Setup) Validate() error {
 		return fieldErr("Heartbeat", s.heartbeat(), "must be below the minimum election timeout %v", s.TimeoutMin)
 	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
 		return fieldErr("Loss", s.Loss, "must be a probability in [0, 1)")
-	case !trial.ShortLogsFit(s.ShortLogs, s.Nodes):
+	case !s.shortLogsFit():
 		return fieldErr("ShortLogs", s.ShortLogs, "must be in [0, servers-2] (a leader and one more survivor need full logs)")
 	case s.Granularity < 0:
 		return fieldErr("Granularity", s.Granularity, "must not be negative (0 means continuous)")

@@ -32,8 +32,8 @@ func TicksTable(rows []experiment.TickRow) Table {
 // elections, elections_per_node_hour and its 95% interval
 // (elections_per_node_hour_low, _high; high is null when unbounded).
 func (m Meta) WriteTicksJSON(w io.Writer, rows []experiment.TickRow) error {
-	for _, row := range rows {
-		r := m.resultRecord(row.Failover, false)
+	for i, row := range rows {
+		r := m.resultRecord(row.Failover, m.requested(i, row.Failover.Trials), false)
 		r.add("tick_ms", toMS(row.Tick))
 		r.add("stable_windows", row.Stability.Trials)
 		r.add("node_hours", round6(row.Stability.NodeHours))

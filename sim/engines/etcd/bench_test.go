@@ -44,8 +44,9 @@ func BenchmarkBootstrap(b *testing.B) {
 	}
 }
 
-// TestFailoverTrialsWallTime measures what issue 14 asks of
-// "raftsim failover --engine etcd --nodes 5 --trials 10000": run it with
+// TestFailoverTrialsWallTime logs the wall time of a run of failover
+// trials of the etcd model on GOMAXPROCS workers, as "raftsim failover
+// --engine etcd --trials N" runs them:
 //
 //	go test ./sim/engines/etcd -run TestFailoverTrialsWallTime -trials=10000 -v
 func TestFailoverTrialsWallTime(t *testing.T) {
