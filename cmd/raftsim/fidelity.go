@@ -92,3 +92,14 @@ func isColdStart(cmd *cobra.Command) bool {
 	m, err := experiment.ModelNamed(f.Value.String())
 	return err == nil && m.ColdStart()
 }
+
+// sweptLogs states the short logs of a sweep's base, or that they are
+// swept.
+func sweptLogs(base experiment.Setup, axes []experiment.Axis, bootstrap bool) string {
+	for _, ax := range axes {
+		if ax.Name == "shortlogs" || ax.Name == "nodes" { // nodes= keeps as many short logs as fit
+			return "short logs (swept)"
+		}
+	}
+	return shortLogsNote(base, bootstrap)
+}

@@ -133,3 +133,18 @@ func TestClockRateFlag(t *testing.T) {
 	requireUsageError(t, []string{"failover", "--clock-rate", "0.9"}, "--clock-rate")
 	requireUsageError(t, []string{"failover", "--engine", "etcd", "--clock-rate", "0.001"}, "--clock-rate")
 }
+
+func TestShortLogsInDescriptions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--over", "timeout=150-155ms", "--trials", "5"}, ", 2 short logs among the survivors, seed 1"},
+		{[]string{"sweep", "--over", "shortlogs=0,2", "--trials", "5"}, ", short logs (swept), seed 1"},
+		{[]string{"sweep", "--experiment", "bootstrap", "--over", "timeout=150-155ms", "--trials", "5"}, ", equal logs, seed 1"},
+	} {
+		code, out, errb := raftsim(t, tc.args...)
+		require.Equal(t, 0, code, errb)
+		require.Contains(t, strings.SplitN(out, "\n", 2)[0], tc.want, strings.Join(tc.args, " "))
+	}
+}

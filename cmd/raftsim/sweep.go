@@ -117,7 +117,7 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	table := report.SummaryTable(rs, false)
 	table.Header[0] = "parameters"
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), o.seed)
+		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), sweptLogs(base, axes, o.experiment == "bootstrap"), o.seed)
 	}
 	if err := writeResults(a.stdout, &o.opts, rs, table, trials, interrupted); err != nil {
 		return err
