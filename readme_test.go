@@ -6,6 +6,8 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -116,4 +118,137 @@ func exampleBodies(t *testing.T, path string) []exampleBody {
 		out = append(out, exampleBody{fd.Name.Name, b.String()})
 	}
 	return out
+}
+
+// TestDocLinksResolve checks that every relative link of the README, the
+// changelog, docs/ and sim/README.md names a file that exists.
+func TestDocLinksResolve(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, docs...)
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+			}
+		}
+	}
+}
+
+// TestDesignListsEveryPackage checks that the package list of
+// docs/design.md names every package of the module, by its path or by its
+// name in the entry of its parent folder (internal/ lists its leaves), and
+// that every folder it lists exists.
+func TestDesignListsEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## The packages\n\n```\n")
+	if start < 0 {
+		t.Fatal(`docs/design.md has no "## The packages" list`)
+	}
+	block := doc[start:]
+	block = block[:strings.Index(block[len("## The packages\n\n```\n"):], "```")+len("## The packages\n\n```\n")]
+	// entries maps a listed folder ("sim/engines/") to its text,
+	// continuation lines included.
+	entries := map[string]string{}
+	last := ""
+	for line := range strings.Lines(block) {
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(line, " ") && strings.HasSuffix(f[0], "/") {
+			last = f[0]
+		}
+		if last != "" {
+			entries[last] += line
+		}
+	}
+	for dir := range entries {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("docs/design.md lists %s, which is not a folder of the module", dir)
+		}
+	}
+	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "docs") {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+			return filepath.SkipDir // another module (bench/peers)
+		}
+		if path == "." || !hasGoCode(t, path) {
+			return nil
+		}
+		p := filepath.ToSlash(path)
+		if _, ok := entries[p+"/"]; ok {
+			return nil
+		}
+		for dir := p; strings.Contains(dir, "/"); {
+			dir = dir[:strings.LastIndex(dir, "/")]
+			if text, ok := entries[dir+"/"]; ok && strings.Contains(text, name) {
+				return nil
+			}
+		}
+		t.Errorf("docs/design.md does not list the package %s", p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hasGoCode reports whether the folder holds a non-test Go file.
+func hasGoCode(t *testing.T, dir string) bool {
+	t.Helper()
+	fs, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if strings.HasSuffix(f.Name(), ".go") && !strings.HasSuffix(f.Name(), "_test.go") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDocsCiteNoIssueNumbers: the README and docs/ are for readers who
+// cannot look up the project's issue tracker; how a number came about
+// belongs in the commit message that changed it.
+func TestDocsCiteNoIssueNumbers(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "sim/README.md"}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := regexp.MustCompile(`(?i)\bissue #?\d+|#\d{2,}\b`)
+	for _, f := range append(files, docs...) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := issue.FindString(line); m != "" {
+				t.Errorf("%s:%d cites %q", f, i+1, m)
+			}
+		}
+	}
 }

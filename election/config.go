@@ -111,6 +111,21 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// GrantOnlyAsFollower makes a candidate or leader that a vote request
+	// of a higher term deposes refuse that request: it adopts the term and
+	// votes for nobody in it; only a server that was a follower already
+	// grants. This is the rule of Howard et al.'s ocaml-raft simulator
+	// (its requestVoteRq grants only if the mode before the step-down was
+	// Follower). Without it the deposed server grants as any follower
+	// would, as the Raft paper's does.
+	GrantOnlyAsFollower bool
+	// BackoffOnRejections changes what VoteJitter's State.Consecutive
+	// counts, as ocaml-raft's candidate backoff does: a new round counts
+	// only if at least half of the other servers rejected the previous
+	// one, and the count restarts whenever the node steps down (a higher
+	// term, a leader) or wins. Without it every round counts until the
+	// node knows a leader.
+	BackoffOnRejections bool
 	// Lagging, if set, reports whether the node's host runs behind its
 	// own timers, so that the silence a timer measures may be the host's
 	// backlog rather than the peers' (package multiraft sets it while its

@@ -84,6 +84,12 @@ type Config struct {
 	// operating system; set it for reproducible runs on a virtual wheel.
 	Rand *rand.Rand
 
+	// GroupLabels labels every metric of a group's node with the group's
+	// ID (group=<ID>), besides the host's (host=<ID>), which every metric
+	// of the host and its nodes carries. Off by default: it makes one
+	// series per group per metric (see the package's metrics).
+	GroupLabels bool
+
 	// Observer, if set, receives every event of every group's node with
 	// the group's ID, synchronously and without the node's lock, on the
 	// goroutine that caused it (a wheel callback or a Host method). It

@@ -164,15 +164,27 @@
 //     follower woken leaderless heard nothing from the leader's node for
 //     longer than the leader counts its last answer in its lease.
 //   - A woken follower does not campaign before it could have heard from a
-//     live leader: it counts the wake as contact with its leader, waits a
-//     full fresh election timeout and asks the leader to wake; a woken
-//     leader heartbeats at once and holds no lease until a quorum answered
-//     (Status.Lease), so it claims nothing that needs one before that.
+//     live leader: it waits a full fresh election timeout and asks the
+//     leader to wake; a woken leader heartbeats at once and holds no lease
+//     until a quorum answered (Status.Lease), so it claims nothing that
+//     needs one before that.
+//   - A hibernating follower that answers its leader's heartbeats makes
+//     the promise an awake follower makes: the leader's lease counts on
+//     the answer. The host records when it last answered
+//     (election.Dormant.Contact), and whatever wakes the follower, a vote
+//     request of a higher term included, resumes it knowing its leader
+//     and that contact, so it refuses pre-votes (and with
+//     LeaderStickiness votes) until an election timeout after it, as an
+//     awake follower would. A follower that never heard from its leader
+//     (bootstrapped asleep) counts the wake itself as contact.
 //
 // TestRandomSafety checks one leader per term and one vote per node per
-// term for every group, and that terms never decrease, over five hosts
+// term for every group, terms that never decrease, and the lease (no
+// replica holds one in a term below another's leader), over five hosts
 // with hibernating groups, host crashes and restarts, cut links and
-// reordered batches.
+// reordered batches; TestRandomLeases runs many short schedules over
+// every PreVote, CheckQuorum and LeaderStickiness combination with lost,
+// duplicated, misrouted and delayed batches.
 //
 // # In real time
 //
@@ -195,15 +207,36 @@
 // answered every heartbeat it was sent as reachable however old its last
 // answer, so the checks the late driver runs before the tick no longer
 // depose every leader of a host at once (scalemix saw bursts of about
-// 1,600 step-downs at one instant). Followers' election timers have no
-// such protection: a driver later than an election timeout less a tick
-// still lets followers campaign.
+// 1,600 step-downs at one instant).
+//
+// A host that cannot keep up (its processor taken, a backlog of batches)
+// runs late as a whole. It measures that with its sweep, due every
+// heartbeat interval: from a sweep more than half an interval late until
+// its sweeps have run on time for an election timeout, the host is
+// behind (Stats.Behind), and its nodes' election.Config.Lagging holds
+// every follower's campaign and every CheckQuorum step-down, so that the
+// silence of the host's own backlog elects no one and the elections do
+// not feed the overload. While a host stays behind, its groups elect no
+// new leader; the lease stays sound, as it counts only answers.
+//
+// # Metrics
+//
+// A host reports its own gauges and counters (raftick.host.*) to its
+// election template's metrics sink every LivenessInterval, and labels
+// every metric of its own and of its nodes with host=<ID>; with
+// Config.GroupLabels the nodes' metrics also carry group=<ID>, one series
+// per group, which is off by default (metrics.go lists the metrics).
 //
 // # Concurrency
 //
-// A Host serializes its groups with one mutex and calls their nodes with it
-// held; nodes send through the host without it, so Transport.Send may be
-// called with the host's lock held and must not deliver to a Host
+// A Host guards its registry, hibernation and liveness with one mutex and
+// calls its nodes' methods with it held, except on Step's hot path: the
+// coalesced heartbeats and answers of awake groups are stepped without it
+// (an awake group publishes its node and acks atomically, and a node
+// serializes its own messages), so Steps from several peers run in
+// parallel on as many cores. The host's lock order is written on the Host
+// type. Nodes send through the host without its lock, but Transport.Send
+// may be called with it held and must not deliver to a Host
 // synchronously. On a virtual wheel with MemNetwork a whole cluster runs
 // on the goroutine advancing the wheel, reproducibly for a given
 // Config.Rand.
@@ -212,9 +245,10 @@
 // goroutine runs every host's timers and a caller's Touch should not
 // stall behind a batch:
 //
-//   - Step delivers a batch's entries in order but lets go of the lock
-//     every 64 entries, so a batch with an entry per group does not hold
-//     up the host's timers and callers for all of them.
+//   - Step takes it twice per batch when every entry's group is awake
+//     (to note the peer alive, then for the single messages and
+//     controls), and delivers the entries of hibernating groups under it
+//     in order, letting go every 64 entries.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the

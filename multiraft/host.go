@@ -19,43 +19,61 @@ import (
 // per peer node wakes the hibernating groups whose leader it was. Create
 // it with NewHost, add groups with AddGroup and hand every inbound Batch
 // to Step. All methods are safe for concurrent use.
+//
+// Locks, in the order they are taken (never the other way):
+//
+//	Host.mu -> election.Node's lock -> repeated.Timer's lock -> the Wheel's
+//	Host.mu -> gmu (writes of the group index)
+//	Host.mu -> outMu -> outbox.mu (a peer's outbox); a node's sends take
+//	           only outbox.mu, with or without Host.mu
+//	Host.mu -> pendMu (Touch's queue of groups to wake)
+//
+// A host calls its Transport and a node's Observer with no lock of its own
+// but mu possibly held (see ErrReentrant); the nodes call the host's
+// lagging check with their own lock held, and it takes no lock.
 type Host struct {
-	cfg   Config
-	ecfg  election.Config // effective election template
-	lease time.Duration
-	id    election.ID
-	w     *wheel.Wheel
-	tr    Transport
+	// Set by NewHost, then read-only.
+	cfg       Config
+	ecfg      election.Config // effective election template
+	lease     time.Duration
+	id        election.ID
+	w         *wheel.Wheel
+	tr        Transport
+	laggingFn func() bool // h.lagging, made once for every node's Config
+	// metrics is nil when metrics are off; its report state is touched
+	// only by the liveness ping timer's callback.
+	metrics *hostMetrics
 
+	// mu guards every field below up to outMu, unless a field says
+	// otherwise, and each group's node, a, dormant and behind.
 	mu sync.Mutex
 	// owner is the goroutine holding mu (gid.Current), 0 while mu is
 	// free: set by lock and tryLock after taking mu, cleared by unlock
 	// before releasing it, so a goroutine that reads its own ID here
-	// holds mu (see lock).
+	// holds mu (see lock). Atomic.
 	owner   atomic.Uintptr
 	stopped bool
-	halted  atomic.Bool // stopped, for the paths that do not take mu
+	halted  atomic.Bool // stopped, for the paths that do not take mu; set under mu
 	rng     *rand.Rand
 	// groups is written with both mu and gmu held, so that Touch can
 	// read it under gmu alone.
 	gmu    sync.RWMutex
 	groups groupIndex
-	// pend are the sleeping groups Touch found while h.mu was busy; the
-	// lock's holder wakes them (unlock). npend is len(pend).
+	// pend are the sleeping groups Touch found while mu was busy; mu's
+	// holder wakes them (unlock). pend is guarded by pendMu; npend is
+	// len(pend), atomic, read without pendMu.
 	pendMu sync.Mutex
 	pend   []*group
 	npend  atomic.Int32
 	// behind is set while the host runs late (see overload.go): written
-	// under h.mu, read by the nodes (Config.Lagging) without it.
-	behind atomic.Bool
-	// laggingFn is h.lagging, made once for every node's Config;
-	// laggingSkips counts the timers it stopped.
-	laggingFn    func() bool
+	// under mu, read by the nodes (Config.Lagging) without it.
+	// laggingSkips counts the timers the check stopped. Atomic.
+	behind       atomic.Bool
 	laggingSkips atomic.Uint64
 	peers        map[election.ID]*peer
 	peerIDs      []election.ID // keys of peers, sorted (a new slice on every change)
 	all          []*group      // every group, in the order added
-	awakeL       []*group      // the awake groups; group.awakeAt is the index
+	awakeL       []*group      // the awake groups; awakeState.at is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -71,24 +89,29 @@ type Host struct {
 	wasLate               bool          // a sweep ever ran late
 	pingT                 wheel.Timer   // every LivenessInterval: liveness messages
 	stats                 Stats
-
-	outMu    sync.Mutex
-	out      map[election.ID]*outbox
-	outOrder []election.ID // keys of out, sorted
-	flushT   wheel.Timer   // every CoalesceWindow (Coalesce only)
-	hbT      wheel.Timer   // every hbTick: the led groups heartbeat (Coalesce only)
-	hbTick   time.Duration
-	ostats   outStats
-	ticking  bool // the heartbeat tick is making its leaders heartbeat
-
-	// stepNow is the wheel time a Step read when it took h.mu (last): the
+	// stepNow is the wheel time a Step read when it last took mu: the
 	// time its entries are stepped at, read once per chunk of entries
-	// rather than per entry. Guarded by h.mu.
+	// rather than per entry.
 	stepNow time.Duration
+
+	// outMu serializes the flushes over every outbox and guards outOrder
+	// and the creation of outboxes; it is never held while the Transport
+	// is called. Each outbox has a lock of its own, taken inside outMu by
+	// the flushes and alone by send (outMu -> outbox.mu).
+	outMu    sync.Mutex
+	outs     atomic.Pointer[map[election.ID]*outbox] // replaced under outMu, never changed
+	outOrder []election.ID                           // keys of outs, sorted
+	flushT   wheel.Timer                             // every CoalesceWindow (Coalesce only); stopped under outMu
+	hbT      wheel.Timer                             // every hbTick: the led groups heartbeat (Coalesce only); under mu
+	hbTick   time.Duration                           // set by NewHost
+	// ticking is set while the heartbeat tick makes its leaders heartbeat.
+	ticking atomic.Bool
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
-// and dormant holds what the node knew.
+// and dormant holds what the node knew. id, voters, st and log are set
+// when it is added; node, a, dormant and behind are guarded by Host.mu;
+// the atomic fields are read without it, as each says.
 type group struct {
 	id      GroupID
 	voters  *voterSet
@@ -104,6 +127,10 @@ type group struct {
 	// awake mirrors node != nil for Touch, which reads it without mu:
 	// cleared before a group hibernates, set when it wakes.
 	awake atomic.Bool
+	// fast is a while the group is awake and nil while it hibernates or
+	// is being put to sleep, for Step's lock-free path (see inbound.go).
+	// Written under mu.
+	fast atomic.Pointer[awakeState]
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// touched is the wheel time of the last Touch plus one (0: never),
@@ -124,24 +151,11 @@ func (g *group) lastTouch() (time.Duration, bool) {
 // bit returns the behind bit of voter index i.
 func bit(i int) uint64 { return 1 << min(i, 63) }
 
-// setAwake adds g to the awake list. h.mu is held.
-func (h *Host) setAwake(g *group) {
-	g.a.at = len(h.awakeL)
-	h.awakeL = append(h.awakeL, g)
-}
-
-// setAsleep removes g (awake) from the awake list. h.mu is held.
-func (h *Host) setAsleep(g *group) {
-	i, last := g.a.at, len(h.awakeL)-1
-	h.awakeL[i] = h.awakeL[last]
-	h.awakeL[i].a.at = i
-	h.awakeL[last] = nil
-	h.awakeL = h.awakeL[:last]
-	g.awake.Store(false)
-}
-
-// awakeState is what the host tracks of an awake group.
+// awakeState is what the host tracks of an awake group. node and acks are
+// read by Step's lock-free path (through group.fast); every other field
+// is guarded by Host.mu.
 type awakeState struct {
+	node *election.Node // the group's node, as group.node; set before publishing
 	// lastActive is when the group woke or its node's term changed (see
 	// Host.lastActive for touches).
 	lastActive time.Duration
@@ -157,9 +171,19 @@ type awakeState struct {
 // smallGroup is the largest group whose acks live in awakeState.small.
 const smallGroup = 5
 
+// ack is a voter's last granted heartbeat answer: its term and when it was
+// stepped. Each field is atomic, as Step's lock-free path writes it; a
+// reader may see the term of one answer with the time of another, which
+// only delays a hibernation (followersCaughtUp wants both recent).
 type ack struct {
-	term uint64
-	at   time.Duration
+	term atomic.Uint64
+	at   atomic.Int64 // a time.Duration
+}
+
+// set records an answer of term stepped at at.
+func (a *ack) set(term uint64, at time.Duration) {
+	a.term.Store(term)
+	a.at.Store(int64(at))
 }
 
 // voterSet is a group's voters, shared by every group with the same ones.
@@ -173,24 +197,6 @@ type peer struct {
 	alive bool
 	timer wheel.Timer
 }
-
-// outbox holds what waits to be sent to one peer.
-type outbox struct {
-	b    Batch
-	sent bool // something was sent since the last liveness tick
-	// hbCap and respCap are the capacities of the next batch's
-	// Heartbeats and Responses.
-	hbCap, respCap int
-	// answering counts the Steps delivering heartbeats from this peer:
-	// their answers to it leave when they end (endAnswers).
-	answering int
-	// loose is set while entries wait that no tick or Step in progress
-	// made: the flush timer sends them.
-	loose bool
-}
-
-// minCap is the least capacity of an outbox's heartbeat slices.
-const minCap = 8
 
 // emptyLog is the LogView of groups added without one.
 var emptyLog = election.StaticLog{}
@@ -218,11 +224,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		rng:    c.Rand,
 		peers:  make(map[election.ID]*peer),
 		voters: make(map[string]*voterSet),
-		out:    make(map[election.ID]*outbox),
 	}
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
+	h.outs.Store(&map[election.ID]*outbox{})
 	if err := h.sweepT.Init(w, h.onSweep); err != nil {
 		return nil, err
 	}
@@ -240,6 +246,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	h.sweepDue = w.Now() + eff.HeartbeatInterval
 	h.laggingFn = h.lagging
+	h.metrics = newHostMetrics(eff.Metrics, uint64(c.ID))
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
@@ -392,485 +399,6 @@ func (h *Host) peerFor(id election.ID) *peer {
 	return p
 }
 
-// wake wakes a hibernating group: its node is created and resumes from d
-// (see election.Node.Resume); ping asks the leader in d to wake its
-// replica too. h.mu is held.
-func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
-	h.stats.Hibernating--
-	h.stats.Wakes++
-	if err := h.startNode(g, d); err != nil {
-		return err
-	}
-	if ping && d.Leader != election.None && d.Leader != h.id {
-		h.control(d.Leader, Control{Kind: Wake, Group: g.id, Term: d.Term})
-	}
-	return nil
-}
-
-// startNode creates the group's node and starts it, resuming from d.
-// h.mu is held.
-func (h *Host) startNode(g *group, d election.Dormant) error {
-	cfg := h.ecfg
-	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
-	if cfg.Lagging == nil {
-		cfg.Lagging = h.laggingFn
-	}
-	if obs := h.cfg.Observer; obs != nil {
-		id := g.id
-		cfg.Observer = func(e election.Event) { obs(id, e) }
-	}
-	var lv election.LogView = emptyLog
-	if g.log != nil {
-		lv = g.log
-	}
-	n, err := election.NewNode(cfg, h.w, groupTransport{h, g.id}, g.st, lv)
-	if err != nil {
-		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
-	}
-	g.node, g.dormant, g.behind = n, election.Dormant{}, 0
-	g.a = &awakeState{lastActive: h.w.Now()}
-	if nv := len(g.voters.ids); nv <= smallGroup {
-		g.a.acks = g.a.small[:nv]
-	} else {
-		g.a.acks = make([]ack, nv)
-	}
-	h.setAwake(g)
-	if err := n.Resume(d); err != nil {
-		h.setAsleep(g)
-		g.node, g.a, g.dormant = nil, nil, d
-		h.stats.Hibernating++
-		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
-	}
-	g.awake.Store(true)
-	h.listLeader(g)
-	return nil
-}
-
-// hibernate puts an awake group to sleep; it reports whether the node
-// agreed. h.mu is held.
-func (h *Host) hibernate(g *group) bool {
-	g.awake.Store(false) // a Touch from now on takes mu
-	if h.touchedWithin(g) {
-		g.awake.Store(true)
-		return false
-	}
-	d, err := g.node.Hibernate()
-	if err != nil {
-		g.awake.Store(true)
-		return false
-	}
-	h.setAsleep(g)
-	g.node, g.a, g.dormant = nil, nil, d
-	h.stats.Hibernating++
-	h.stats.Hibernations++
-	return true
-}
-
-// wakeFor wakes a hibernating group for message m from peer from, in the
-// safe state for it. h.mu is held.
-func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
-	d := g.dormant
-	// moved: the group went on to a higher term.
-	moved := m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted)
-	switch {
-	case d.Leader == h.id && moved:
-		// A hibernating leader holds no lease: it starts as a plain
-		// follower.
-		return h.wake(g, election.Dormant{}, false)
-	case d.Leader == h.id:
-		return h.wake(g, d, false)
-	case !h.leaderAlive(d.Leader):
-		return h.wake(g, election.Dormant{Term: d.Term}, false)
-	case moved:
-		// The replica still knows d.Leader and when it last heard from
-		// it (d.Contact, kept up by the heartbeats answered asleep):
-		// resumed so, it refuses a vote inside the lease those answers
-		// gave, as an awake follower would with LeaderStickiness.
-		return h.wake(g, d, false)
-	}
-	return h.wake(g, d, from != d.Leader)
-}
-
-// leaderAlive reports whether node id is alive as far as liveness knows.
-func (h *Host) leaderAlive(id election.ID) bool {
-	p := h.peers[id]
-	return p == nil || p.alive
-}
-
-// Step delivers an inbound batch. Entries for unknown groups, from
-// non-voters, or addressed to another host are ignored and counted in
-// Stats; Step never panics on them. A batch from a peer node resets that
-// node's liveness timer. Entries are delivered in order, but a long batch
-// lets other calls and the host's timers in between its entries.
-//
-// Step panics with ErrReentrant if its goroutine is inside a call of the
-// same Host that holds the host's lock: a Transport that delivers
-// synchronously, or an Observer that calls Step.
-func (h *Host) Step(b Batch) {
-	if h.holding() {
-		panic(ErrReentrant)
-	}
-	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
-		h.step(b)
-		return
-	}
-	// The answers to b's heartbeats wait in the outbox of b's sender
-	// and leave together when the Step ends.
-	h.beginAnswers(b.From)
-	h.step(b)
-	h.endAnswers(b.From)
-}
-
-// step is Step without sending the answers.
-func (h *Host) step(b Batch) {
-	h.mustLock()
-	defer h.unlock()
-	if h.stopped {
-		return
-	}
-	h.stats.BatchesReceived++
-	p := h.peers[b.From]
-	if b.To != h.id || p == nil {
-		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return
-	}
-	h.heard(p)
-	h.stepNow = h.w.Now()
-	k := 0
-	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
-	if !stepEntries(h, &k, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
-		hb.Term, hb.Sent = e.Term, e.Sent
-		return e.Group, hb
-	}) {
-		return
-	}
-	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
-	if !stepEntries(h, &k, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
-		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
-		return e.Group, resp
-	}) {
-		return
-	}
-	for _, gm := range b.Msgs {
-		if gm.Msg.From != b.From || gm.Msg.To != h.id {
-			h.stats.Ignored++
-			continue
-		}
-		h.deliver(gm.Group, gm.Msg)
-	}
-	for _, c := range b.Controls {
-		h.onControl(b.From, c)
-	}
-}
-
-// stepEntries delivers coalesced entries in order, each as the message
-// msg makes of it, resolving their groups ahead (lookahead) and letting
-// other users of the lock in every stepChunk entries (*k counts them
-// over the batch). It reports false if the host stopped meanwhile.
-// h.mu is held.
-func stepEntries[E any](h *Host, k *int, es []E, msg func(E) (GroupID, election.Message)) bool {
-	var ahead lookahead
-	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
-	for i, e := range es {
-		if !h.yield(k) {
-			return false
-		}
-		g := ahead.next(h, i)
-		_, m := msg(e)
-		h.deliverTo(g, m)
-	}
-	return true
-}
-
-// stepChunk is how many coalesced entries Step delivers before it lets
-// other users of the host's lock in: a batch may hold one entry per group,
-// and a Touch that wakes a group or a timer of the host should not wait
-// for all of them.
-const stepChunk = 64
-
-// yield counts one entry of a Step in *k and, every stepChunk entries,
-// releases and retakes the host's lock. It reports false if the host
-// stopped meanwhile. Entries are still delivered in the batch's order,
-// and the batch's controls after its heartbeats. h.mu is held.
-//
-// It does not yield the processor (runtime.Gosched): that made the wheel's
-// driver run sooner, but also let followers' election timers fire while
-// the heartbeats that would have reset them waited in batches not yet
-// stepped, and the scalemix runs made with it did not get better.
-func (h *Host) yield(k *int) bool {
-	if *k++; *k%stepChunk != 0 {
-		return true
-	}
-	h.unlock()
-	h.mustLock()
-	h.stepNow = h.w.Now()
-	return !h.stopped
-}
-
-// heard records a batch from p: it is alive, and its timer restarts.
-func (h *Host) heard(p *peer) {
-	p.timer.Reset(h.cfg.LivenessTimeout)
-	if p.alive {
-		return
-	}
-	p.alive = true
-	h.stats.PeersUp++
-	// The groups this host leads that hibernated without p's replica
-	// wake, so that their heartbeats bring it up to date (it may believe
-	// in an older term's leader, or lead one itself).
-	for _, g := range h.all {
-		if g.node == nil && g.behind != 0 && g.dormant.Leader == h.id {
-			if i := g.voters.index(p.id); i >= 0 && g.behind&bit(i) != 0 {
-				_ = h.wake(g, g.dormant, false)
-			}
-		}
-	}
-}
-
-// deliver steps one message into its group, waking the group if it
-// hibernates and the message calls for it. h.mu is held.
-func (h *Host) deliver(gid GroupID, m election.Message) {
-	h.deliverTo(h.groups.get(gid), m)
-}
-
-// deliverTo is deliver to group g, nil if unknown. h.mu is held.
-func (h *Host) deliverTo(g *group, m election.Message) {
-	var from int
-	if g == nil {
-		from = -1
-	} else {
-		from = g.voters.index(m.From)
-	}
-	if from < 0 {
-		h.stats.Ignored++
-		return
-	}
-	h.stats.Delivered++
-	if g.node == nil {
-		d := g.dormant
-		switch {
-		case m.Type == election.MsgHeartbeat && m.Term == d.Term && m.From == d.Leader:
-			// The leader it sleeps under: answer as an awake follower
-			// would, without waking (its timers would only be pushed back).
-			h.stats.AnsweredAsleep++
-			g.dormant.Contact = h.stepNow // the lease counts on this answer
-			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
-			return
-		case m.Type.IsResponse() && m.Term <= d.Term:
-			// A late answer: a hibernating replica has no request out.
-			h.stats.IgnoredAsleep++
-			return
-		}
-		if h.wakeFor(g, m.From, m) != nil {
-			return
-		}
-	}
-	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		g.a.acks[from] = ack{term: m.Term, at: h.stepNow}
-	}
-	g.node.Step(m)
-	if m.Type == election.MsgVoteResp {
-		h.listLeader(g) // elected
-	}
-}
-
-// onControl handles a hibernation message. h.mu is held.
-func (h *Host) onControl(from election.ID, c Control) {
-	g := h.groups.get(c.Group)
-	if g == nil || g.voters.index(from) < 0 {
-		h.stats.Ignored++
-		return
-	}
-	switch c.Kind {
-	case Hibernate:
-		ok := false
-		if g.node == nil {
-			ok = g.dormant.Term == c.Term && g.dormant.Leader == from
-		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
-			ok = h.hibernate(g)
-		}
-		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
-	case HibernateAck:
-		if !c.OK && g.node == nil && g.dormant.Term == c.Term && g.dormant.Leader == h.id {
-			h.stats.HibernateRefused++
-			_ = h.wake(g, g.dormant, false)
-		}
-	case Wake:
-		if g.node == nil && c.Term >= g.dormant.Term {
-			_ = h.wakeFor(g, from, election.Message{Term: c.Term})
-		}
-	default:
-		h.stats.Ignored++
-	}
-}
-
-// touchedWithin reports whether the group was touched within
-// HibernateAfter: a follower with local activity refuses to hibernate,
-// and no group hibernates just after a Touch.
-func (h *Host) touchedWithin(g *group) bool {
-	t, ok := g.lastTouch()
-	return ok && h.w.Now()-t < h.cfg.HibernateAfter
-}
-
-// lastActive returns when the awake group was last active: woken, in a
-// new term, or touched. h.mu is held.
-func (h *Host) lastActive(g *group) time.Duration {
-	if t, ok := g.lastTouch(); ok && t > g.a.lastActive {
-		return t
-	}
-	return g.a.lastActive
-}
-
-// onPeerSilent is p's liveness timer: p fell silent. Every hibernating
-// group whose leader p was wakes without a leader, to elect another.
-func (h *Host) onPeerSilent(p *peer) {
-	h.mustLock()
-	defer h.unlock()
-	if h.stopped || !p.alive {
-		return
-	}
-	p.alive = false
-	h.stats.PeersDown++
-	for _, g := range h.all {
-		if g.node == nil && g.dormant.Leader == p.id {
-			if h.wake(g, election.Dormant{Term: g.dormant.Term}, false) == nil {
-				h.stats.LivenessWakes++
-			}
-		}
-	}
-}
-
-// onSweep runs every heartbeat interval: it hibernates the groups whose
-// leader is this host and that have been idle for HibernateAfter.
-// It also measures how late the host runs (see overload.go).
-func (h *Host) onSweep() {
-	h.mustLock()
-	defer h.unlock()
-	if h.stopped {
-		return
-	}
-	now := h.w.Now()
-	h.noteLateness(now, now-h.sweepDue)
-	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
-	h.sweepDue = now + h.ecfg.HeartbeatInterval
-	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
-		return
-	}
-	old := len(h.leadersL)
-	leaders := h.leadersL[:0] // nothing wakes during the sweep
-	for i := 0; i < len(h.awakeL); i++ {
-		g := h.awakeL[i]
-		prefetchAwake(h.awakeL, i)
-		if !g.node.Leading() { // only a leader decides; skip the others cheaply
-			continue
-		}
-		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
-			i-- // the last awake group moved to index i
-			continue
-		}
-		g.a.listed = true
-		leaders = append(leaders, g)
-	}
-	clear(h.leadersL[len(leaders):old])
-	h.leadersL = leaders
-}
-
-// sweepLeader hibernates g, led by this host, if it has been idle for
-// HibernateAfter and its followers are caught up, and reports whether it
-// did. h.mu is held.
-func (h *Host) sweepLeader(g *group, now time.Duration) bool {
-	st := g.node.Status()
-	if st.Term != g.a.term {
-		g.a.term, g.a.lastActive = st.Term, now
-		return false
-	}
-	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
-		return false
-	}
-	ok, behind := h.followersCaughtUp(g, st.Term, now)
-	if !ok || !h.hibernate(g) {
-		return false
-	}
-	g.behind = behind
-	for _, v := range g.voters.ids {
-		if v != h.id {
-			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
-		}
-	}
-	return true
-}
-
-// listLeader adds g to the tick's leaders if its node leads and it is
-// not listed. h.mu is held.
-func (h *Host) listLeader(g *group) {
-	if h.cfg.Coalesce && !g.a.listed && g.node.Leading() {
-		g.a.listed = true
-		h.leadersL = append(h.leadersL, g)
-	}
-}
-
-// heartbeatTick returns the period of the host's heartbeat tick for the
-// groups' heartbeat interval hb: a tenth less, so that a leader's own
-// heartbeat timer, re-armed a full hb later by every tick, never comes
-// due while the host ticks (a jittered period shorter than that may still
-// fire it: one extra heartbeat, out of phase).
-func heartbeatTick(hb time.Duration) time.Duration {
-	return max(hb-hb/10, 1)
-}
-
-// onHeartbeatTick runs every hbTick with Coalesce: every awake group this
-// host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
-// re-arms the leader's heartbeat timer a full interval later), so all of
-// the host's heartbeats enter the outboxes together and leave in the same
-// flush. It visits only the host's list of leaders (leadersL, kept by the
-// sweep, wakes and elections), skipping the groups in it that sleep or no
-// longer lead (election.Node.Leading, lock-free); a leader missing from
-// it heartbeats on its own timer until the next sweep lists it.
-func (h *Host) onHeartbeatTick() {
-	h.beginTick()
-	h.tick()
-	h.endTick() // the heartbeats, one batch per peer
-}
-
-// tick is onHeartbeatTick without the flush.
-func (h *Host) tick() {
-	h.mustLock()
-	defer h.unlock()
-	if h.stopped {
-		return
-	}
-	h.hbT.Reset(h.hbTick)
-	for i, g := range h.leadersL {
-		prefetchLeaders(h.leadersL, i)
-		if g.node == nil || !g.node.Leading() {
-			if g.a != nil {
-				g.a.listed = false
-			}
-			continue
-		}
-		_ = g.node.BroadcastHeartbeat()
-	}
-}
-
-// followersCaughtUp reports whether every follower answered a heartbeat
-// of term within the lease, or lives on a node liveness takes for dead.
-// It also returns the followers it skipped as dead.
-func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok bool, behind uint64) {
-	for i, v := range g.voters.ids {
-		if v == h.id {
-			continue
-		}
-		if !h.leaderAlive(v) {
-			behind |= bit(i)
-			continue
-		}
-		if a := g.a.acks[i]; a.term != term || now-a.at > h.lease {
-			return false, 0
-		}
-	}
-	return true, behind
-}
-
 // lookup returns an awake group, waking it if it hibernates (a local
 // call); ping asks its leader to wake too. h.mu is held.
 func (h *Host) lookup(gid GroupID) (*group, error) {
@@ -882,101 +410,6 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownGroup, gid)
 	}
 	return g, h.wakeLocal(g)
-}
-
-// wakeLocal wakes a group for a local call if it hibernates, asking its
-// leader to wake too. h.mu is held.
-func (h *Host) wakeLocal(g *group) error {
-	if g.node == nil {
-		d := g.dormant
-		if d.Leader != h.id && !h.leaderAlive(d.Leader) {
-			d.Leader = election.None
-		}
-		return h.wake(g, d, true)
-	}
-	return nil
-}
-
-// Touch records activity of a group (a proposal, a read): it wakes the
-// group if it hibernates, asking its leader to wake too, and postpones
-// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup,
-// and the error of waking the group when Touch wakes it itself.
-//
-// Touch never waits for the host: touching an awake group takes no
-// host-wide lock (only a shared read lock on the group index), and a
-// hibernating group is woken at once if the host is idle, otherwise by
-// the Step or timer that holds the host's lock, as soon as it lets go
-// (a wake that fails then is counted in Stats.WakeFailures).
-func (h *Host) Touch(gid GroupID) error {
-	h.gmu.RLock()
-	g := h.groups.get(gid)
-	h.gmu.RUnlock()
-	if g == nil || h.halted.Load() {
-		if err := h.lock(); err != nil {
-			return err
-		}
-		defer h.unlock()
-		_, err := h.lookup(gid) // the error
-		return err
-	}
-	g.touched.Store(int64(h.w.Now()) + 1)
-	if g.awake.Load() {
-		return nil
-	}
-	if h.tryLock() {
-		defer h.unlock()
-		if h.stopped {
-			return ErrStopped
-		}
-		return h.wakeLocal(g)
-	}
-	// The host is busy (a Step, a timer): its lock's holder wakes the
-	// group when it lets go (see unlock), so that Touch never waits for
-	// a long batch and a burst of touches on sleeping groups does not
-	// fall behind.
-	if g.queued.CompareAndSwap(false, true) {
-		h.pendMu.Lock()
-		h.pend = append(h.pend, g)
-		h.npend.Store(int32(len(h.pend)))
-		h.pendMu.Unlock()
-	}
-	if h.tryLock() { // the holder may have let go before it saw g
-		h.unlock()
-	}
-	return nil
-}
-
-// unlock releases h.mu, first waking the groups that Touch queued while
-// the lock was held; it retakes the lock to wake those queued while it
-// was letting go, unless another holder took it (which wakes them).
-func (h *Host) unlock() {
-	for {
-		if h.npend.Load() > 0 {
-			h.wakePending()
-		}
-		h.owner.Store(0)
-		h.mu.Unlock()
-		if h.npend.Load() == 0 || !h.tryLock() {
-			return
-		}
-	}
-}
-
-// wakePending wakes the groups Touch queued. A wake that fails (the
-// Storage's error) is counted in Stats.WakeFailures, as Touch returned
-// already. h.mu is held.
-func (h *Host) wakePending() {
-	h.pendMu.Lock()
-	gs := h.pend
-	h.pend = nil
-	h.npend.Store(0)
-	h.pendMu.Unlock()
-	for _, g := range gs {
-		g.queued.Store(false)
-		if !h.stopped && h.wakeLocal(g) != nil {
-			h.stats.WakeFailures++
-		}
-	}
 }
 
 // Campaign wakes the group and calls election.Node.Campaign.

@@ -51,3 +51,19 @@ func (h *Host) holding() bool {
 	me := gid.Current()
 	return me != 0 && h.owner.Load() == me
 }
+
+// unlock releases h.mu, first waking the groups that Touch queued while
+// the lock was held; it retakes the lock to wake those queued while it
+// was letting go, unless another holder took it (which wakes them).
+func (h *Host) unlock() {
+	for {
+		if h.npend.Load() > 0 {
+			h.wakePending()
+		}
+		h.owner.Store(0)
+		h.mu.Unlock()
+		if h.npend.Load() == 0 || !h.tryLock() {
+			return
+		}
+	}
+}

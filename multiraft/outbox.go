@@ -2,40 +2,79 @@ package multiraft
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/raftick/raftick/election"
 )
 
-// outStats counts what the host sent; guarded by outMu.
+// outbox holds what waits to be sent to one peer. Its mutex guards every
+// field; a group node's heartbeats and answers take only it (send), so
+// Steps answering different peers do not contend. Flushes take it inside
+// Host.outMu (outMu -> outbox.mu).
+type outbox struct {
+	mu   sync.Mutex
+	b    Batch
+	sent bool // something was sent since the last liveness tick
+	// hbCap and respCap are the capacities of the next batch's
+	// Heartbeats and Responses.
+	hbCap, respCap int
+	// answering counts the Steps delivering heartbeats from this peer:
+	// their answers to it leave when they end (endAnswers).
+	answering int
+	// loose is set while entries wait that no tick or Step in progress
+	// made: the flush timer sends them.
+	loose bool
+	stats outStats
+}
+
+// minCap is the least capacity of an outbox's heartbeat slices.
+const minCap = 8
+
+// outStats counts what the host sent to one peer; guarded by outbox.mu.
 type outStats struct {
 	messages, batches, heartbeats, liveness uint64
 	// batches by why they left (see Stats)
 	tick, answer, loose, control, direct uint64
 }
 
+// add adds o's counts to s.
+func (s *outStats) add(o *outStats) {
+	s.messages += o.messages
+	s.batches += o.batches
+	s.heartbeats += o.heartbeats
+	s.liveness += o.liveness
+	s.tick += o.tick
+	s.answer += o.answer
+	s.loose += o.loose
+	s.control += o.control
+	s.direct += o.direct
+}
+
 // send is every group node's outbound path: heartbeats and their answers
 // wait in the peer's outbox when coalescing, everything else leaves at
-// once in a batch of its own. It takes only outMu, so a node may call it
-// whether or not the host's lock is held.
+// once in a batch of its own. It takes only the peer's outbox lock, so a
+// node may call it whether or not the host's lock is held, and Steps from
+// several peers answer in parallel.
 func (h *Host) send(g GroupID, m election.Message) {
-	h.outMu.Lock()
-	h.ostats.messages++
+	ob := h.outboxOf(m.To)
+	ob.mu.Lock()
+	ob.stats.messages++
 	if h.cfg.Coalesce {
 		switch m.Type {
 		case election.MsgHeartbeat:
-			ob := h.outboxFor(m.To)
 			if ob.b.Heartbeats == nil {
 				ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
 			}
 			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term, Sent: m.Sent})
 			// A heartbeat of the tick leaves with the tick's batch; any
 			// other (a leader's own timer, a woken leader) is loose.
-			ob.loose = ob.loose || !h.ticking
-			h.ostats.heartbeats++
-			h.outMu.Unlock()
+			// endTick clears ticking before it takes this outbox's lock,
+			// so a heartbeat that finds ticking set is taken by it.
+			ob.loose = ob.loose || !h.ticking.Load()
+			ob.stats.heartbeats++
+			ob.mu.Unlock()
 			return
 		case election.MsgHeartbeatResp:
-			ob := h.outboxFor(m.To)
 			if ob.b.Responses == nil {
 				ob.b.Responses = make([]HeartbeatResponse, 0, ob.respCap)
 			}
@@ -43,15 +82,15 @@ func (h *Host) send(g GroupID, m election.Message) {
 			// An answer made while a Step delivers heartbeats from its
 			// peer leaves when that Step ends; any other is loose.
 			ob.loose = ob.loose || ob.answering == 0
-			h.ostats.heartbeats++
-			h.outMu.Unlock()
+			ob.stats.heartbeats++
+			ob.mu.Unlock()
 			return
 		}
 	}
-	h.ostats.batches++
-	h.ostats.direct++
-	h.outboxFor(m.To).sent = true
-	h.outMu.Unlock()
+	ob.stats.batches++
+	ob.stats.direct++
+	ob.sent = true
+	ob.mu.Unlock()
 	h.tr.Send(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
 }
 
@@ -59,30 +98,49 @@ func (h *Host) send(g GroupID, m election.Message) {
 // waits in the peer's outbox, in the same batch: a follower sees the
 // leader's last heartbeats before it is told to hibernate.
 func (h *Host) control(to election.ID, c Control) {
-	h.outMu.Lock()
-	h.ostats.messages++
-	ob := h.outboxFor(to)
+	ob := h.outboxOf(to)
+	ob.mu.Lock()
+	ob.stats.messages++
 	ob.b.Controls = append(ob.b.Controls, c)
 	b := h.take(to, ob, true, true)
-	h.ostats.control++
-	h.outMu.Unlock()
+	ob.stats.control++
+	ob.mu.Unlock()
 	h.tr.Send(b)
 }
 
-// outboxFor returns peer to's outbox. outMu is held.
-func (h *Host) outboxFor(to election.ID) *outbox {
-	ob := h.out[to]
-	if ob == nil {
-		ob = &outbox{}
-		h.out[to] = ob
-		i, _ := slices.BinarySearch(h.outOrder, to)
-		h.outOrder = slices.Insert(h.outOrder, i, to)
+// outboxOf returns peer to's outbox, creating it on first use. It takes
+// outMu only to create one.
+func (h *Host) outboxOf(to election.ID) *outbox {
+	if ob := (*h.outs.Load())[to]; ob != nil {
+		return ob
 	}
+	h.outMu.Lock()
+	defer h.outMu.Unlock()
+	return h.outboxFor(to)
+}
+
+// outboxFor returns peer to's outbox, creating it on first use: the map
+// of outboxes is replaced, never changed, so that outboxOf reads it
+// without a lock. outMu is held.
+func (h *Host) outboxFor(to election.ID) *outbox {
+	old := *h.outs.Load()
+	if ob := old[to]; ob != nil {
+		return ob
+	}
+	ob := &outbox{}
+	m := make(map[election.ID]*outbox, len(old)+1)
+	for id, o := range old {
+		m[id] = o
+	}
+	m[to] = ob
+	h.outs.Store(&m)
+	i, _ := slices.BinarySearch(h.outOrder, to)
+	h.outOrder = slices.Insert(h.outOrder, i, to)
 	return ob
 }
 
 // take empties to's outbox ob into a batch to send: its heartbeats if hbs
-// is set, its answers if resps is, and its controls. outMu is held.
+// is set, its answers if resps is, and its controls. ob.mu is held.
 func (h *Host) take(to election.ID, ob *outbox, hbs, resps bool) Batch {
 	b := Batch{From: h.id, To: to, Msgs: ob.b.Msgs, Controls: ob.b.Controls}
 	ob.b.Msgs, ob.b.Controls = nil, nil
@@ -101,7 +159,7 @@ func (h *Host) take(to election.ID, ob *outbox, hbs, resps bool) Batch {
 		ob.loose = false
 	}
 	ob.sent = true
-	h.ostats.batches++
+	ob.stats.batches++
 	return b
 }
 
@@ -126,9 +184,10 @@ func (h *Host) take(to election.ID, ob *outbox, hbs, resps bool) Batch {
 // answer batch per batch of heartbeats it sent.
 
 // onFlush sends the outboxes with loose entries (CoalesceWindow). It takes
-// only outMu, never the host's lock, so a long Step does not hold up the
-// wheel's driver; Stop stops the timer under outMu, so a flush either
-// re-arms it before Stop or sees the host stopped.
+// only outMu and the outboxes' locks, never the host's lock, so a long
+// Step does not hold up the wheel's driver; Stop stops the timer under
+// outMu, so a flush either re-arms it before Stop or sees the host
+// stopped.
 func (h *Host) onFlush() {
 	h.outMu.Lock()
 	if h.halted.Load() {
@@ -142,30 +201,29 @@ func (h *Host) onFlush() {
 }
 
 // beginTick marks the heartbeats sent from now on as the tick's.
-func (h *Host) beginTick() {
-	h.outMu.Lock()
-	h.ticking = true
-	h.outMu.Unlock()
-}
+func (h *Host) beginTick() { h.ticking.Store(true) }
 
 // endTick sends every outbox after the tick's heartbeats, but leaves the
 // answers to a peer whose heartbeats a Step is delivering. h.mu is not
 // held.
 func (h *Host) endTick() {
 	h.outMu.Lock()
-	h.ticking = false
+	h.ticking.Store(false) // before any outbox is taken (see send)
 	if h.halted.Load() {
 		h.outMu.Unlock()
 		return
 	}
 	var batches []Batch
+	outs := *h.outs.Load()
 	for _, to := range h.outOrder {
-		ob := h.out[to]
+		ob := outs[to]
+		ob.mu.Lock()
 		resps := ob.answering == 0
 		if len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
 			batches = append(batches, h.take(to, ob, true, resps))
-			h.ostats.tick++
+			ob.stats.tick++
 		}
+		ob.mu.Unlock()
 	}
 	h.outMu.Unlock()
 	h.sendAll(batches)
@@ -174,9 +232,10 @@ func (h *Host) endTick() {
 // beginAnswers marks the answers to peer from made from now on as those
 // of a Step delivering heartbeats from it.
 func (h *Host) beginAnswers(from election.ID) {
-	h.outMu.Lock()
-	h.outboxFor(from).answering++
-	h.outMu.Unlock()
+	ob := h.outboxOf(from)
+	ob.mu.Lock()
+	ob.answering++
+	ob.mu.Unlock()
 }
 
 // endAnswers sends the answers of a Step that delivered heartbeats from
@@ -186,19 +245,22 @@ func (h *Host) beginAnswers(from election.ID) {
 // heartbeats at once, not a window later), with the window's restraint.
 // h.mu is not held.
 func (h *Host) endAnswers(from election.ID) {
-	h.outMu.Lock()
-	ob := h.outboxFor(from)
+	var batches []Batch
+	ob := h.outboxOf(from)
+	ob.mu.Lock()
 	ob.answering--
+	if !h.halted.Load() {
+		hbs := !h.ticking.Load()
+		if len(ob.b.Responses) > 0 || hbs && len(ob.b.Heartbeats) > 0 {
+			batches = append(batches, h.take(from, ob, hbs, true))
+			ob.stats.answer++
+		}
+	}
+	ob.mu.Unlock()
 	if h.halted.Load() {
-		h.outMu.Unlock()
 		return
 	}
-	hbs := !h.ticking
-	var batches []Batch
-	if len(ob.b.Responses) > 0 || hbs && len(ob.b.Heartbeats) > 0 {
-		batches = append(batches, h.take(from, ob, hbs, true))
-		h.ostats.answer++
-	}
+	h.outMu.Lock()
 	batches = h.takeLoose(batches)
 	h.outMu.Unlock()
 	h.sendAll(batches)
@@ -208,51 +270,25 @@ func (h *Host) endAnswers(from election.ID) {
 // taking what no tick or Step in progress is about to send, and returns
 // them. outMu is held.
 func (h *Host) takeLoose(batches []Batch) []Batch {
+	outs := *h.outs.Load()
 	for _, to := range h.outOrder {
-		ob := h.out[to]
-		if !ob.loose {
-			continue
+		ob := outs[to]
+		ob.mu.Lock()
+		if ob.loose {
+			hbs, resps := !h.ticking.Load(), ob.answering == 0
+			if hbs && len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
+				batches = append(batches, h.take(to, ob, hbs, resps))
+				ob.stats.loose++
+			}
 		}
-		hbs, resps := !h.ticking, ob.answering == 0
-		if hbs && len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
-			batches = append(batches, h.take(to, ob, hbs, resps))
-			h.ostats.loose++
-		}
+		ob.mu.Unlock()
 	}
 	return batches
 }
 
-// sendAll hands batches to the Transport. outMu is not held.
+// sendAll hands batches to the Transport. No lock of the host is held.
 func (h *Host) sendAll(batches []Batch) {
 	for _, b := range batches {
 		h.tr.Send(b)
-	}
-}
-
-// onPing tells every peer the host is alive if it sent the peer nothing
-// since the last tick (LivenessInterval).
-func (h *Host) onPing() {
-	h.mustLock()
-	if h.stopped {
-		h.unlock()
-		return
-	}
-	h.pingT.Reset(h.cfg.LivenessInterval)
-	to := h.peerIDs // sorted; only grows, under h.mu
-	h.unlock()
-	h.outMu.Lock()
-	var quiet []election.ID
-	for _, id := range to {
-		ob := h.outboxFor(id)
-		if !ob.sent {
-			quiet = append(quiet, id)
-			h.ostats.batches++
-			h.ostats.liveness++
-		}
-		ob.sent = false
-	}
-	h.outMu.Unlock()
-	for _, id := range quiet {
-		h.tr.Send(Batch{From: h.id, To: id})
 	}
 }

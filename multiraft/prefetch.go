@@ -33,7 +33,7 @@ type lookahead struct {
 }
 
 // start begins a run of n entries whose group IDs id returns, resolving
-// the first 2*lookDist. h.mu is held.
+// the first 2*lookDist. h.gmu or h.mu is held.
 func (l *lookahead) start(h *Host, n int, id func(i int) GroupID) {
 	l.n, l.id = n, id
 	for j := range min(n, 3*lookDist) {
@@ -63,7 +63,7 @@ func (l *lookahead) resolve(h *Host, j int) {
 // next returns entry i's group (nil if unknown), having prefetched the
 // index slot of entry i+3*lookDist, resolved entry i+2*lookDist and
 // prefetched the node and awake state of entry i+lookDist. Calls must
-// come in order of i. h.mu is held.
+// come in order of i. h.gmu or h.mu is held.
 func (l *lookahead) next(h *Host, i int) *group {
 	if j := i + 3*lookDist; j < l.n {
 		l.prefetchSlot(h, j)
@@ -72,9 +72,11 @@ func (l *lookahead) next(h *Host, i int) *group {
 		l.resolve(h, j)
 	}
 	if j := i + lookDist; j < l.n {
-		if g := l.ring[j%lookRing]; g != nil && g.node != nil {
-			prefetchNode(g.node)
-			prefetch.Line(uintptr(unsafe.Pointer(g.a)))
+		if g := l.ring[j%lookRing]; g != nil {
+			if a := g.fast.Load(); a != nil {
+				prefetchNode(a.node)
+				prefetch.Line(uintptr(unsafe.Pointer(a)))
+			}
 		}
 	}
 	return l.ring[i%lookRing]

@@ -95,3 +95,71 @@ func TestRealTime(t *testing.T) {
 	defer mu.Unlock()
 	require.NoError(t, check.Err())
 }
+
+// TestParallelSteps steps heartbeat and answer batches from two peers
+// into one Host on two goroutines at once (the lock-free path), while a
+// third touches groups and the peers tell groups to hibernate, and a
+// fourth reads statuses (run it with -race). It checks the host's
+// accounting: every entry is delivered or ignored, none lost between the
+// lock-free path and the locked one.
+func TestParallelSteps(t *testing.T) {
+	wcfg := wheel.DefaultConfig()
+	wcfg.Metrics = &metrics.BlackholeSink{}
+	w, err := wheel.New(wcfg)
+	require.NoError(t, err)
+	defer w.Stop()
+	cfg := multiraft.DefaultConfig()
+	cfg.ID = 1
+	cfg.Election.ElectionTimeout = time.Minute // no election while it runs
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.HibernateAfter = 20 * time.Millisecond
+	cfg.LivenessTimeout = time.Hour
+	h, err := multiraft.NewHost(cfg, w, multiraft.TransportFunc(func(multiraft.Batch) {}))
+	require.NoError(t, err)
+	defer h.Stop()
+	const groups = 512
+	voters := []election.ID{1, 2, 3}
+	batches := map[election.ID]*multiraft.Batch{2: {From: 2, To: 1}, 3: {From: 3, To: 1}}
+	for g := range groups {
+		id := multiraft.GroupID(g + 1)
+		leader := election.ID(2 + g%2)
+		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: id, Voters: voters, Storage: election.NewMemoryStorage(), Leader: leader}))
+		b := batches[leader]
+		b.Heartbeats = append(b.Heartbeats, multiraft.Heartbeat{Group: id, Term: 1})
+		b.Responses = append(b.Responses, multiraft.HeartbeatResponse{Group: id, Term: 1, Granted: true}) // not its leader: ignored by the node
+	}
+	const rounds = 200
+	var wg sync.WaitGroup
+	for _, from := range []election.ID{2, 3} {
+		b := *batches[from]
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(from), 1))
+			for r := range rounds {
+				b := b
+				if r%16 == 0 {
+					g := b.Heartbeats[rng.IntN(len(b.Heartbeats))].Group
+					b.Controls = []multiraft.Control{{Kind: multiraft.Hibernate, Group: g, Term: 1}}
+				}
+				h.Step(b)
+			}
+		})
+	}
+	wg.Go(func() {
+		rng := rand.New(rand.NewPCG(4, 1))
+		for range rounds * 4 {
+			_ = h.Touch(multiraft.GroupID(1 + rng.IntN(groups)))
+		}
+	})
+	wg.Go(func() {
+		for r := range rounds {
+			_, err := h.Status(multiraft.GroupID(1 + r%groups))
+			require.NoError(t, err)
+		}
+	})
+	wg.Wait()
+	s := h.Stats()
+	entries := uint64(2 * rounds * groups) // heartbeats and answers of both peers
+	require.Equal(t, entries, s.Delivered+s.Ignored, "every entry delivered or ignored: %+v", s)
+	require.Zero(t, s.Ignored, "every entry's group and sender are known")
+	t.Logf("%d hibernations, %d wakes, %d answered asleep", s.Hibernations, s.Wakes, s.AnsweredAsleep)
+}

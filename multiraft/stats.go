@@ -64,7 +64,13 @@ func (h *Host) Stats() Stats {
 	h.unlock()
 	s.Behind, s.LaggingSkips = h.behind.Load(), h.laggingSkips.Load()
 	h.outMu.Lock()
-	o := &h.ostats
+	var sum outStats
+	for _, ob := range *h.outs.Load() {
+		ob.mu.Lock()
+		sum.add(&ob.stats)
+		ob.mu.Unlock()
+	}
+	o := &sum
 	s.Messages, s.Batches, s.Coalesced, s.Liveness = o.messages, o.batches, o.heartbeats, o.liveness
 	s.TickBatches, s.AnswerBatches, s.LooseBatches, s.ControlBatches, s.DirectBatches = o.tick, o.answer, o.loose, o.control, o.direct
 	h.outMu.Unlock()

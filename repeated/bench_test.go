@@ -9,14 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftick/raftick/bench/raftmix"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
 // BenchmarkRepeatedReset is the heartbeat path: a running election timer
 // (150ms, Proportional(1)) pushed back by Reset. impl=repeated runs on a
-// real-time wheel; impl=std is raftmix.StdTimer on time.Timer with the same jitter.
+// real-time wheel; impl=std is stdTimer on time.Timer with the same jitter.
 func BenchmarkRepeatedReset(b *testing.B) {
 	b.Run("impl=repeated", func(b *testing.B) {
 		w, err := wheel.New(wheel.DefaultConfig())
@@ -37,7 +36,7 @@ func BenchmarkRepeatedReset(b *testing.B) {
 		tm.Destroy()
 	})
 	b.Run("impl=std", func(b *testing.B) {
-		s := raftmix.NewStdTimer(150*ms, repeated.Proportional(1), seeded(1), func() {})
+		s := newStdTimer(150*ms, repeated.Proportional(1), seeded(1), func() {})
 		s.Start()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -105,7 +104,7 @@ func (g *repeatedGroup) stop() {
 	g.snapshot.Destroy()
 }
 
-type stdGroup struct{ election, stepDown, snapshot *raftmix.StdTimer }
+type stdGroup struct{ election, stepDown, snapshot *stdTimer }
 
 func (g *stdGroup) heartbeat() { g.election.Reset() }
 func (g *stdGroup) stop() {
@@ -190,8 +189,8 @@ func benchRaftMix(b *testing.B, n int, impl string) {
 			}
 		}
 	case "std":
-		mk := func(i int, d time.Duration, f func(), j repeated.Jitter, k int) *raftmix.StdTimer {
-			s := raftmix.NewStdTimer(d, j, rng(i, k), f)
+		mk := func(i int, d time.Duration, f func(), j repeated.Jitter, k int) *stdTimer {
+			s := newStdTimer(d, j, rng(i, k), f)
 			s.Start()
 			return s
 		}
@@ -258,7 +257,7 @@ func benchRaftMix(b *testing.B, n int, impl string) {
 // order, as a batch of heartbeats visits its groups. layout=embedded keeps
 // the timers in one slice (Init), as a multi-raft host keeps them in its
 // per-group structs; layout=new allocates each (New, WithRand); impl=std
-// is raftmix.StdTimer. With this many timers a Reset is mostly cache
+// is stdTimer. With this many timers a Reset is mostly cache
 // misses, so the memory a Reset touches is what this measures.
 func BenchmarkRepeatedResetMany(b *testing.B) {
 	const n = 100_000
@@ -313,9 +312,9 @@ func BenchmarkRepeatedResetMany(b *testing.B) {
 		}
 	})
 	b.Run("impl=std", func(b *testing.B) {
-		timers := make([]*raftmix.StdTimer, n)
+		timers := make([]*stdTimer, n)
 		for i := range timers {
-			timers[i] = raftmix.NewStdTimer(150*ms, repeated.Proportional(1), seeded(uint64(i)), func() {})
+			timers[i] = newStdTimer(150*ms, repeated.Proportional(1), seeded(uint64(i)), func() {})
 			timers[i].Start()
 		}
 		run(b, func(i int) { timers[i].Reset() })

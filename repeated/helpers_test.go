@@ -15,6 +15,7 @@ import (
 const ms = time.Millisecond
 
 func TestMain(m *testing.M) {
+	repeated.QuietDefaultLogger()
 	goleak.VerifyTestMain(m)
 }
 

@@ -2,6 +2,8 @@ package repeated
 
 import (
 	"math/rand/v2"
+	"os"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -85,9 +87,23 @@ func WithOnDestroy(f func()) Option {
 	return func(o *options) { o.onDestroy = f }
 }
 
-// WithLogger sets the logger for recovered panics, jitter results that had
-// to be clamped, rejected arguments and scheduling failures. The default,
-// and the meaning of nil, is hclog.NewNullLogger().
+// WithLogger sets the logger for recovered panics (with their stack),
+// jitter results that had to be clamped, rejected arguments and
+// scheduling failures. The default, and the meaning of nil, is
+// DefaultLogger: hclog's logger to standard error, as hashicorp/raft
+// does, so that a failure is never silent; pass hclog.NewNullLogger() to
+// turn logging off.
 func WithLogger(l hclog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
+
+// DefaultLogger returns the logger of every Timer made without
+// WithLogger (or with WithLogger(nil)): hclog's logger to standard error,
+// named raftick.repeated, made once and shared.
+func DefaultLogger() hclog.Logger { return defaultLogger() }
+
+// defaultLogger makes DefaultLogger's logger (tests of the package may
+// replace it before they start, to keep their output quiet).
+var defaultLogger = sync.OnceValue(func() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick.repeated", Output: os.Stderr})
+})

@@ -1,8 +1,11 @@
 package repeated_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,4 +123,54 @@ func TestJitterPanicIsContained(t *testing.T) {
 		require.True(t, errors.As(tm.Err(), &pe))
 		hangGuard(t, "Wheel.Stop", func() { w.Stop() })
 	})
+}
+
+// TestDefaultLoggerPrintsPanics: with default options a panicking trigger
+// is printed to standard error with its stack (in a child process, whose
+// DefaultLogger is the real one), and Err reports it.
+func TestDefaultLoggerPrintsPanics(t *testing.T) {
+	if os.Getenv(repeated.ChildEnv) != "" {
+		v, err := wheel.NewVirtual(wheel.DefaultConfig())
+		require.NoError(t, err)
+		tm := mustNew(t, v.Wheel, "loud", ms, func() { panic("child trigger boom") })
+		require.NoError(t, tm.Start())
+		v.AdvanceBy(ms)
+		var pe *wheel.PanicError
+		require.ErrorAs(t, tm.Err(), &pe)
+		v.Stop()
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDefaultLoggerPrintsPanics$", "-test.count=1")
+	cmd.Env = append(os.Environ(), repeated.ChildEnv+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	out := stderr.String()
+	require.Contains(t, out, "raftick.repeated")
+	require.Contains(t, out, "child trigger boom")
+	require.Contains(t, out, "panic_test.go", "the panic's stack")
+}
+
+// TestTriggerPanickingEveryTimeKeepsFiring: a timer whose trigger panics
+// on every fire keeps its schedule, firing every timeout; each panic is
+// counted, Err reports the latest, and the log holds the 1st, 2nd, 4th,
+// 8th... of them.
+func TestTriggerPanickingEveryTimeKeepsFiring(t *testing.T) {
+	v := newVirtual(t)
+	var log strings.Builder
+	n := 0
+	tm := mustNew(t, v.Wheel, "always", 10*ms, func() { n++; panic(n) },
+		repeated.WithLogger(hclog.New(&hclog.LoggerOptions{Output: &log})))
+	require.NoError(t, tm.Start())
+	v.AdvanceTo(100 * ms)
+	require.Equal(t, 10, n, "one fire every timeout")
+	require.True(t, tm.IsRunning())
+	require.EqualValues(t, 10, tm.Stats().Panics)
+	var pe *wheel.PanicError
+	require.ErrorAs(t, tm.Err(), &pe)
+	require.Equal(t, 10, pe.Value, "the latest panic")
+	require.Equal(t, 4, strings.Count(log.String(), "recovered panic"), "panics 1, 2, 4 and 8 logged")
+	require.NoError(t, tm.Restart())
+	require.NoError(t, tm.Err(), "Restart clears Err")
+	tm.Destroy()
 }

@@ -3,10 +3,7 @@ package repeated
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"math/rand/v2"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,31 +36,6 @@ var (
 	// (by New or Init).
 	ErrInitialized = errors.New("repeated: timer already initialized")
 )
-
-// Stats counts what happened to one Timer since New. All counters only grow.
-type Stats struct {
-	// Schedules is the number of times the timer was armed on the wheel.
-	// Each drew a delay from the jitter policy, but for the Resets of a
-	// timer made WithResetKeepsDelay, which reuse the last one.
-	Schedules uint64
-	// Triggers is the number of trigger invocations (wheel fires and
-	// RunOnceNow).
-	Triggers uint64
-	// Stale is the number of wheel callbacks ignored because the schedule
-	// they belonged to had been replaced, stopped or run by RunOnceNow
-	// while the callback was already on its way (real-time wheel only).
-	Stale uint64
-	// Panics is the number of trigger, jitter policy and on-destroy hook
-	// panics recovered (see Err).
-	Panics uint64
-	// Clamped is the number of jitter results <= 0 replaced by the base.
-	Clamped uint64
-	// ScheduleErrors is the number of times the wheel refused a schedule
-	// (wheel stopped, too many pending timers); the timer stopped each time.
-	ScheduleErrors uint64
-	// Rejected is the number of ResetTimeout calls with a duration <= 0.
-	Rejected uint64
-}
 
 // Timer is a repeating timer on a wheel: once started it calls its trigger,
 // waits a (jittered) timeout, calls it again, and so on, until stopped or
@@ -138,114 +110,6 @@ const (
 
 // is reports whether flag f is set. mu held.
 func (t *Timer) is(f uint8) bool { return t.flags&f != 0 }
-
-// spanPolicy in Timer.span: schedules draw through the policy's Next.
-// Below it, Timer.span holds a kept delay (see keptSpan).
-const spanPolicy = -1
-
-// keptSpan is what Timer.span holds for a WithResetKeepsDelay timer whose
-// last schedule's delay is d > 0: -2-d, below spanPolicy, so that the
-// lock-free Reset reads the delay where the others read their span.
-func keptSpan(d time.Duration) int64 { return -2 - int64(d) }
-
-// setTimeout sets the base timeout to d and how schedules draw their
-// delay (Timer.span) for the timer's policy: the built-in policies that
-// draw a uniform delay (Proportional, UniformExtra) are computed inline,
-// from the timer's key; other policies, and any policy with a source of
-// the caller's (WithRand), go through Next. A WithResetKeepsDelay
-// timer's Resets take the lock until its next schedule draws (its kept
-// delay is of the old timeout). mu held, or Init.
-func (t *Timer) setTimeout(d time.Duration) {
-	span := time.Duration(spanPolicy)
-	if !t.cold.rngGiven {
-		switch j := t.cold.jitter.(type) {
-		case none:
-			span = 0
-		case proportional:
-			span = clampSpan(d, j.span(d))
-		case uniformExtra:
-			span = clampSpan(d, j.max)
-		}
-	}
-	t.timeout.Store(int64(d))
-	if t.is(fKeepDelay) {
-		c := t.cold
-		c.span, c.kept = span, 0
-		span = spanPolicy
-	}
-	t.span.Store(int64(span))
-}
-
-// drawSpan returns how a schedule draws its delay (see Timer.span). mu
-// held, or Init.
-func (t *Timer) drawSpan() time.Duration {
-	if t.is(fKeepDelay) {
-		return t.cold.span
-	}
-	return time.Duration(t.span.Load())
-}
-
-// countTrigger and countSchedule count a trigger (also in consecutive) and
-// a schedule, carrying into the cold state only when the low 32 bits wrap,
-// so that the common case reads nothing outside the timer. mu held.
-func (t *Timer) countTrigger() {
-	if t.consecutive++; t.consecutive == 0 {
-		t.cold.consecutiveHi++
-	}
-	if t.triggers++; t.triggers == 0 {
-		t.cold.triggersHi++
-	}
-}
-
-func (t *Timer) countSchedule() {
-	if t.schedules++; t.schedules == 0 {
-		t.cold.schedulesHi++
-	}
-}
-
-// uniformDraw returns the uniform draw from [0, n), n > 0, of the
-// schedule with index i of a timer keyed by key: the i-th output of
-// SplitMix64 seeded with key, reduced to [0, n) by multiplying and keeping
-// the high word (Lemire's method), with rejection, so without bias. A
-// draw is a function of (key, i): it needs no state but the index, so
-// that the lock-free Reset can draw without a lock (see Reset).
-// Schedules made under the lock and by the lock-free Reset take their
-// indexes from two counters, in disjoint halves of the index space
-// (lockedDraw sets the top bit).
-func uniformDraw(key, i uint64, n int64) int64 {
-	un := uint64(n)
-	x := mix64(key + (i+1)*golden)
-	hi, lo := bits.Mul64(x, un)
-	if lo < un {
-		thresh := -un % un
-		for lo < thresh {
-			x = mix64(x + golden)
-			hi, lo = bits.Mul64(x, un)
-		}
-	}
-	return int64(hi)
-}
-
-// golden is SplitMix64's increment, 2^64 divided by the golden ratio.
-const golden = 0x9e3779b97f4a7c15
-
-// mix64 is SplitMix64's output function (a bijection of the 64-bit words).
-func mix64(z uint64) uint64 {
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
-// lockedDraw is the index bit of schedules made under the lock (see
-// uniformDraw).
-const lockedDraw = 1 << 63
-
-// seedKey turns WithSeed's two words (or two from the operating system)
-// into a timer's key.
-func seedKey(seed [2]uint64) uint64 { return seed[0] ^ mix64(seed[1]+golden) }
-
-// join returns the count kept as hi and lo (see countTrigger).
-func join(lo, hi uint32) uint64 { return uint64(hi)<<32 | uint64(lo) }
 
 // coldState is the part of a Timer read only on errors, by accessors and
 // by Stats. Guarded by the timer's mu, but for the immutable fields.
@@ -342,7 +206,7 @@ func (t *Timer) Init(w *wheel.Wheel, name string, timeout time.Duration, trigger
 		o.jitter = none{}
 	}
 	if o.logger == nil {
-		o.logger = hclog.NewNullLogger()
+		o.logger = DefaultLogger()
 	}
 	if err := t.wt.InitNext(w, fire); err != nil {
 		return fmt.Errorf("repeated: timer %q: %w", name, err)
@@ -610,117 +474,6 @@ func (t *Timer) Destroy() {
 	}
 }
 
-// fire is the wheel callback, a wheel.NextFunc: it runs the trigger and
-// returns the delay of the next schedule, which the wheel makes as fire
-// returns, or 0. The wheel calls it for every schedule that comes due,
-// possibly (real-time wheel, executor) after the timer has been re-armed,
-// stopped or run by RunOnceNow. A callback belongs to the live schedule
-// exactly when the timer is armed and the wheel no longer holds a pending
-// schedule for it: re-arming always leaves wt pending again, so a callback
-// that finds wt pending belongs to a replaced schedule. Such stale
-// callbacks, and any callback while a trigger is running (nothing is armed
-// then), are ignored.
-//
-// The trigger runs with no recover here: the wheel recovers its panic and
-// calls fire again with it (a *wheel.PanicError), as it does when it
-// cannot make the schedule fire asked for (see fireFailed).
-func fire(wt *wheel.Timer, err error) time.Duration {
-	t := (*Timer)(unsafe.Pointer(wt))
-	if err != nil {
-		t.fireFailed(err)
-		return 0
-	}
-	t.mu.Lock()
-	if !t.is(fArmed) || t.is(fInvoking) || t.wt.Pending() {
-		t.cold.stats.Stale++
-		t.mu.Unlock()
-		return 0
-	}
-	t.flags &^= fArmed
-	t.beginLocked()
-	t.mu.Unlock()
-	t.trigger()
-	t.mu.Lock()
-	d := t.endLocked()
-	if d > 0 {
-		t.flags |= fArmed // the wheel makes the schedule as fire returns
-	}
-	hook := t.takeHookLocked()
-	t.mu.Unlock()
-	if hook {
-		t.runHook()
-	}
-	return d
-}
-
-// fire finds its Timer from the wheel timer, the Timer's first field.
-var _ [-unsafe.Offsetof(Timer{}.wt)]struct{}
-
-// fireFailed is fire told by the wheel that the trigger it ran panicked
-// (it ends the invocation as after any trigger, re-arming a running
-// timer), or that the schedule fire asked for was refused (the timer
-// stops, as when armLocked fails).
-func (t *Timer) fireFailed(err error) {
-	if p, ok := err.(*wheel.PanicError); ok {
-		t.notePanic("trigger", p)
-		t.finish()
-		return
-	}
-	t.mu.Lock()
-	if t.is(fArmed) && !t.wt.Pending() {
-		t.refuseLocked(err)
-	}
-	t.mu.Unlock()
-}
-
-func (t *Timer) beginLocked() {
-	t.flags |= fInvoking
-	t.countTrigger()
-}
-
-// invoke runs the trigger with no lock held, recovering a panic.
-func (t *Timer) invoke() {
-	defer t.recoverPanic("trigger")
-	t.trigger()
-}
-
-// finish ends an invocation (of RunOnceNow, or a fire whose trigger
-// panicked): it re-arms a running timer, or runs the on-destroy hook if
-// the timer was destroyed during the trigger.
-func (t *Timer) finish() {
-	t.mu.Lock()
-	if d := t.endLocked(); d > 0 {
-		t.arm(d)
-	}
-	hook := t.takeHookLocked()
-	t.mu.Unlock()
-	if hook {
-		t.runHook()
-	}
-}
-
-// endLocked ends an invocation and returns the delay of the next schedule
-// if the timer is to re-arm (running, not destroyed, not re-armed), else
-// 0. mu held.
-func (t *Timer) endLocked() time.Duration {
-	t.flags &^= fInvoking
-	if t.is(fDestroyed) || !t.is(fRunning) || t.is(fArmed) {
-		return 0
-	}
-	return t.delayLocked()
-}
-
-// takeHookLocked reports whether the on-destroy hook is to run now (the
-// timer was destroyed and the hook has not run), and marks it run. mu
-// held, after endLocked.
-func (t *Timer) takeHookLocked() bool {
-	if !t.is(fDestroyed) || t.is(fHookDone) {
-		return false
-	}
-	t.flags |= fHookDone
-	return true
-}
-
 // armLocked replaces the timer's schedule with one at now plus the
 // adjusted timeout. On a wheel error the timer stops and records it.
 func (t *Timer) armLocked() error {
@@ -749,201 +502,11 @@ func (t *Timer) refuseLocked(err error) error {
 	return c.err
 }
 
-// delayLocked draws the delay of the next schedule (> 0) and counts the
-// schedule. mu held.
-func (t *Timer) delayLocked() time.Duration {
-	timeout := time.Duration(t.timeout.Load())
-	d := timeout
-	switch span := t.drawSpan(); {
-	case span > 0:
-		// The index is the low 32 bits of the count (the stream repeats
-		// after 2^32 schedules): a draw reads nothing outside the timer.
-		d += time.Duration(uniformDraw(t.key, lockedDraw|uint64(t.schedules), int64(span)))
-	case span == spanPolicy:
-		c := t.cold
-		st := State{First: t.is(fFirst), Consecutive: int(min(join(t.consecutive, c.consecutiveHi), math.MaxInt))}
-		d = t.policyNext(timeout, st)
-	}
-	t.flags &^= fFirst
-	t.countSchedule()
-	if d <= 0 {
-		t.cold.stats.Clamped++
-		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
-			"timer", t.cold.name, "delay", d, "timeout", timeout)
-		d = timeout
-	}
-	if t.is(fKeepDelay) {
-		c := t.cold
-		// Resets reuse d: tell the wheel that they land d ahead (a hint;
-		// one that raced with this still works, see SetMinReset).
-		c.kept = d
-		t.wt.SetMinReset(d)
-		if c.span != spanPolicy {
-			t.span.Store(keptSpan(d))
-		}
-	}
-	return d
-}
-
-// policyNext returns the delay the timer's policy draws for a schedule of
-// base timeout timeout in state st. A panic of the policy is recovered,
-// logged, counted and recorded for Err (notePanicLocked), and the
-// schedule takes the base timeout: the timer's lock stays held by its
-// holder, never by a panic on its way out. mu held.
-func (t *Timer) policyNext(timeout time.Duration, st State) (d time.Duration) {
-	c := t.cold
-	defer func() {
-		if r := recover(); r != nil {
-			t.notePanicLocked("jitter", &wheel.PanicError{Value: r, Stack: debug.Stack()})
-			d = timeout
-		}
-	}()
-	return c.jitter.Next(timeout, st, c.rng)
-}
-
 func (t *Timer) disarmLocked() {
 	if t.is(fArmed) {
 		t.flags &^= fArmed
 		t.wt.Stop()
 	}
-}
-
-func (t *Timer) runHook() {
-	onDestroy := t.c().onDestroy
-	if onDestroy == nil {
-		return
-	}
-	defer t.recoverPanic("on-destroy hook")
-	onDestroy()
-}
-
-// recoverPanic must be deferred directly.
-func (t *Timer) recoverPanic(what string) {
-	if r := recover(); r != nil {
-		t.notePanic(what, &wheel.PanicError{Value: r, Stack: debug.Stack()})
-	}
-}
-
-// notePanic is notePanicLocked for a caller that does not hold mu.
-func (t *Timer) notePanic(what string, p *wheel.PanicError) {
-	t.mu.Lock()
-	t.notePanicLocked(what, p)
-	t.mu.Unlock()
-}
-
-// notePanicLocked counts panic p, recovered from what (the trigger, the
-// jitter policy or the on-destroy hook), records it for Err and logs it
-// with its stack: the 1st, 2nd, 4th, 8th... panic of the timer, so that
-// a trigger that panics on every fire cannot flood the log. mu held.
-func (t *Timer) notePanicLocked(what string, p *wheel.PanicError) {
-	c := t.cold
-	c.stats.Panics++
-	c.err = fmt.Errorf("repeated: timer %q: %s: %w", c.name, what, p)
-	if n := c.stats.Panics; n&(n-1) == 0 {
-		c.logger.Error("repeated: recovered panic", "timer", c.name, "in", what,
-			"panic", p.Value, "panics", n, "stack", string(p.Stack))
-	}
-}
-
-// Name returns the name given to New.
-func (t *Timer) Name() string { return t.c().name }
-
-// Timeout returns the current base timeout (before jitter).
-func (t *Timer) Timeout() time.Duration {
-	return time.Duration(t.timeout.Load())
-}
-
-// IsRunning reports whether the timer is started: Start or Restart was
-// called and neither Stop nor Destroy since, and the wheel accepted the
-// last schedule. A running timer has a pending deadline or a trigger in
-// flight after which it re-arms.
-func (t *Timer) IsRunning() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.is(fRunning)
-}
-
-// IsStopped reports whether the timer is not running: never started,
-// stopped, destroyed, or stopped by a scheduling error (see Err). It is
-// always the negation of IsRunning.
-func (t *Timer) IsStopped() bool { return !t.IsRunning() }
-
-// IsDestroyed reports whether Destroy was called.
-func (t *Timer) IsDestroyed() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.is(fDestroyed)
-}
-
-// IsInvoking reports whether a trigger of the timer is running now.
-func (t *Timer) IsInvoking() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.is(fInvoking)
-}
-
-// Deadline returns the wheel time (see wheel.Wheel.Now) at which the
-// pending trigger is due, and whether one is pending. It is false while
-// stopped and while a trigger runs.
-func (t *Timer) Deadline() (time.Duration, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.is(fArmed) {
-		return 0, false
-	}
-	d, _ := t.wt.Deadline()
-	return d, true
-}
-
-// Err returns the timer's last failure, or nil. A failure is either a
-// schedule the wheel refused, which stopped the timer (the wheel's error,
-// wrapped with the timer's name), or a panic recovered from the trigger,
-// the jitter policy or the on-destroy hook (a *wheel.PanicError, wrapped
-// with the timer's name and which of the three panicked; errors.As finds
-// it). After a panic the timer goes on: a panicked trigger is followed by
-// the next schedule as a returning one is, and a panicked draw schedules
-// the base timeout, so a timer whose trigger panics on every fire keeps
-// firing every timeout, and Err reports its latest panic. Start and
-// Restart clear Err.
-func (t *Timer) Err() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.c().err
-}
-
-// Stats returns a snapshot of the timer's counters.
-func (t *Timer) Stats() Stats {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	st := t.c().stats
-	st.Schedules = join(t.schedules, t.c().schedulesHi) + t.fastSchedules.Load()
-	st.Triggers = join(t.triggers, t.c().triggersHi)
-	return st
-}
-
-// String describes the timer's name, base timeout, jitter policy and
-// state, for logs and debugging.
-func (t *Timer) String() string {
-	t.mu.Lock()
-	state := "stopped"
-	switch {
-	case t.is(fDestroyed):
-		state = "destroyed"
-	case t.is(fRunning):
-		state = "running"
-	}
-	timeout, invoking, armed := time.Duration(t.timeout.Load()), t.is(fInvoking), t.is(fArmed)
-	var deadline time.Duration
-	if armed {
-		deadline, _ = t.wt.Deadline()
-	}
-	t.mu.Unlock()
-	next := "none"
-	if armed {
-		next = deadline.String()
-	}
-	return fmt.Sprintf("repeated.Timer{name=%q timeout=%v jitter=%v state=%s invoking=%t next=%s}",
-		t.c().name, timeout, t.c().jitter, state, invoking, next)
 }
 
 // A Timer is at most 128 bytes (two cache lines; see Timer).

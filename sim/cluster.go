@@ -41,6 +41,10 @@ type Config struct {
 	// Trace, if set, receives one line per fault the cluster injects
 	// (crash, restart, pause, resume, partition), for --trace.
 	Trace func(at time.Duration, node election.ID, what string)
+	// PerNode, if set, adjusts each node's configuration after the
+	// template's per-node fields are set (a timer rate per server, say).
+	// It runs once per node at NewCluster and at each Restart.
+	PerNode func(id election.ID, ec *election.Config)
 	// Logger is given to the nodes; nil means a null logger. (The cluster
 	// wraps it to notice panics its nodes' timers recover: see Err.)
 	Logger hclog.Logger
@@ -84,8 +88,9 @@ type Cluster struct {
 	stats   NetStats
 	mail    *vnet.Courier[election.Message]
 	voters  []election.ID
-	check   *electiontest.Checker // fed every event of every node
-	err     error                 // why Run stopped early: the context's error
+	check   *electiontest.Checker    // fed every event of every node
+	leases  []electiontest.LeaseView // checkLeases' buffer
+	err     error                    // why Run stopped early: the context's error
 }
 
 // NewCluster builds a cluster of cfg.Nodes servers, none started.
@@ -150,6 +155,9 @@ func (c *Cluster) newNode(sv *server) error {
 				obs(e)
 			}
 		}
+	}
+	if c.cfg.PerNode != nil {
+		c.cfg.PerNode(sv.id, &ec)
 	}
 	tr := election.TransportFunc(func(msg election.Message) { c.send(sv, msg) })
 	n, err := election.NewNode(ec, c.w.Wheel, tr, sv.store, sv.log)
@@ -254,7 +262,9 @@ func (c *Cluster) Start(ids ...election.ID) error {
 // (checked before each instant is processed, and once more after the
 // last) or the next deadline lies beyond limit. It returns done(). It
 // also stops, returning false, when Config.Context is cancelled (Err
-// then reports why).
+// then reports why). Before each instant, as done, it gives the safety
+// checker the lease view of every running server (electiontest's lease
+// invariant: no lease in a term below another leader's).
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
 	var stop func() bool
 	if ctx := c.cfg.Context; ctx != nil {
@@ -266,7 +276,30 @@ func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
 			return false
 		}
 	}
-	return vnet.Run(c.w.Virtual, limit, done, stop, CheckEvery)
+	if ec := &c.cfg.Election; !ec.CheckQuorum && !ec.LeaderStickiness {
+		// Without them no node holds a lease (election.Node.QuorumContact).
+		return vnet.Run(c.w.Virtual, limit, done, stop, CheckEvery)
+	}
+	return vnet.Run(c.w.Virtual, limit, func() bool {
+		c.checkLeases()
+		return done()
+	}, stop, CheckEvery)
+}
+
+// checkLeases gives the checker every running server's lease view: Run
+// does it between instants, when every node has handled what the last
+// instant brought.
+func (c *Cluster) checkLeases() {
+	views := c.leases[:0]
+	for _, sv := range c.servers {
+		if !sv.up {
+			continue
+		}
+		st := sv.node.Status()
+		views = append(views, electiontest.LeaseView{ID: sv.id, Term: st.Term, Leader: st.Role == election.Leader, Lease: sv.node.QuorumContact()})
+	}
+	c.leases = views
+	c.check.Leases(views)
 }
 
 // RunFor is Run with the limit d after the current virtual time

@@ -342,3 +342,26 @@ func TestClusterChecksSafety(t *testing.T) {
 	require.ErrorAs(t, c.Err(), &se)
 	require.Contains(t, se.Error(), "safety violated")
 }
+
+// TestClusterChecksLeases: between instants, Run gives the checker every
+// running server's lease view, and with CheckQuorum a stable leader holds
+// its lease there (the lease check is not vacuous).
+func TestClusterChecksLeases(t *testing.T) {
+	ec := election.DefaultConfig()
+	ec.ElectionTimeout, ec.HeartbeatInterval = 150*ms, 50*ms
+	ec.PreVote, ec.CheckQuorum = true, true
+	c, err := NewCluster(Config{Nodes: 3, Election: ec, Network: Network{Latency: Fixed(ms)}, Rand: TrialRand(testseed.Seed(t), 0)})
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Start())
+	leased := false
+	c.RunFor(2*time.Second, func() bool {
+		for _, v := range c.leases {
+			leased = leased || v.Lease
+		}
+		return false
+	})
+	require.True(t, leased, "no server ever held a lease")
+	require.Len(t, c.leases, 3)
+	require.NoError(t, c.Err())
+}

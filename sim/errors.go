@@ -35,9 +35,10 @@ func fieldErr(field string, value any, format string, args ...any) error {
 // A SafetyError reports a run whose servers broke election safety, as
 // electiontest.Checker defines it (at most one leader per term, one vote
 // per server and term, terms that never go back, leaders elected by a
-// majority, followers that follow their term's leader): a defect of the
-// simulated nodes, never an outcome. Every Cluster checks the events of
-// its nodes and reports a violation through Err.
+// majority, followers that follow their term's leader, no leader lease in
+// a term below another leader's): a defect of the simulated nodes, never
+// an outcome. Every Cluster checks the events of its nodes (and, between
+// instants, their leases) and reports a violation through Err.
 type SafetyError struct{ Err error }
 
 func (e *SafetyError) Error() string { return "sim: election safety violated: " + e.Err.Error() }

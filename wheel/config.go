@@ -2,6 +2,8 @@ package wheel
 
 import (
 	"errors"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -55,8 +57,11 @@ type Config struct {
 	// goroutine that advances time. Default nil (callbacks run on the driver).
 	Executor Executor
 
-	// Logger receives panics recovered from callbacks and driver events.
-	// Default: a null logger.
+	// Logger receives panics recovered from callbacks (with their stack),
+	// rejected Resets and driver events. nil means hclog's logger to
+	// standard error, named raftick.wheel (DefaultLogger), as
+	// hashicorp/raft does, so that a failure is never silent; pass
+	// hclog.NewNullLogger() to turn logging off. Default nil.
 	Logger hclog.Logger
 
 	// Metrics receives the wheel's metrics (raftick.wheel.*, listed in the
@@ -73,8 +78,9 @@ type Config struct {
 }
 
 // DefaultConfig returns the default configuration: a 1ms tick, no pending
-// limit, callbacks on the driver goroutine, no logging, metrics to
-// go-metrics' global sink every DefaultMetricsInterval.
+// limit, callbacks on the driver goroutine, logging to standard error
+// (DefaultLogger), metrics to go-metrics' global sink every
+// DefaultMetricsInterval.
 func DefaultConfig() Config {
 	return Config{Tick: time.Millisecond}
 }
@@ -94,6 +100,17 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// DefaultLogger returns the logger of every wheel whose Config.Logger is
+// nil: hclog's logger to standard error, named raftick.wheel, made once
+// and shared.
+func DefaultLogger() hclog.Logger { return defaultLogger() }
+
+// defaultLogger makes DefaultLogger's logger (tests of the package may
+// replace it before they start, to keep their output quiet).
+var defaultLogger = sync.OnceValue(func() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "raftick.wheel", Output: os.Stderr})
+})
 
 // An Executor runs due callbacks somewhere other than the driver goroutine,
 // for example on a worker pool. It must eventually call task.Run exactly once.

@@ -48,10 +48,11 @@
 //   - Never early. A timer never fires before the Reset (or AfterFunc) call
 //     plus its delay, on either driver.
 //   - Lateness. A virtual wheel fires every timer at its exact deadline. A
-//     real-time wheel fires it late by up to about a tick (1ms by default),
-//     plus the time the driver takes to wake (up to a millisecond, less on
-//     Linux), plus the time the callbacks ahead of it take. Stats reports
-//     the largest lateness seen and how many fires came later than a tick.
+//     real-time wheel fires it late by up to a tick (1ms by default) plus
+//     100µs, plus the time the driver takes to wake (up to a millisecond,
+//     less on a busy Linux wheel), plus the time the callbacks ahead of it
+//     take. Stats.MaxLateness is the largest lateness seen, Stats.LateFires
+//     the fires later than a tick.
 //   - Order. A virtual wheel fires in (deadline, schedule order) order:
 //     deadlines are exact, not rounded to ticks, so sub-millisecond delays
 //     interleave correctly. Timers due together on a real-time wheel have
@@ -107,6 +108,5 @@
 //
 // How the wheel keeps these promises cheaply at a million timers (levels
 // and slots, the lock-free Reset's coarse clock, the driver's batches and
-// lanes) is described in docs/wheel.md of the repository; each field's
-// locking rule is written where the field is declared.
+// lanes) is described in docs/wheel.md of the repository.
 package wheel

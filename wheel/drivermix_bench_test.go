@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -20,16 +19,15 @@ import (
 // (scalemix's process CPU varies by ±10% from run to run on a shared
 // machine).
 //
-// timers=wheel uses wheel.Timers, each followed by 160 bytes as a
-// repeated.Timer would be, re-armed from their callbacks; timers=repeated
-// uses repeated.Timers (Proportional(1) election, None step-down).
+// The timers are wheel.Timers, each followed by 160 bytes as a
+// repeated.Timer would be, re-armed from their callbacks. (The same mix
+// on repeated.Timers is bench/scalemix's: a test of the wheel imports
+// nothing above it.)
 func BenchmarkDriverMix(b *testing.B) {
-	for _, kind := range []string{"wheel", "repeated"} {
-		for _, groups := range []int{10_000, 100_000} {
-			b.Run(fmt.Sprintf("timers=%s/groups=%d", kind, groups), func(b *testing.B) {
-				benchDriverMix(b, kind, groups)
-			})
-		}
+	for _, groups := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("timers=wheel/groups=%d", groups), func(b *testing.B) {
+			benchDriverMix(b, groups)
+		})
 	}
 }
 
@@ -38,7 +36,7 @@ type paddedTimer struct {
 	pad [160]byte
 }
 
-func benchDriverMix(b *testing.B, kind string, groups int) {
+func benchDriverMix(b *testing.B, groups int) {
 	w, err := wheel.New(wheel.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -48,39 +46,20 @@ func benchDriverMix(b *testing.B, kind string, groups int) {
 	const et, sd = 150 * time.Millisecond, 75 * time.Millisecond
 	rng := rand.New(rand.NewPCG(1, 2))
 	fires := 0
-	var heartbeat func(i int)
-	var start func(i int)
-	switch kind {
-	case "wheel":
-		election := make([]paddedTimer, groups)
-		stepDown := make([]paddedTimer, groups)
-		for i := range groups {
-			e, s := &election[i].t, &stepDown[i].t
-			if err := e.Init(w, func() {}); err != nil {
-				b.Fatal(err)
-			}
-			e.SetMinReset(et)
-			if err := s.Init(w, func() { fires++; s.Reset(sd) }); err != nil {
-				b.Fatal(err)
-			}
+	election := make([]paddedTimer, groups)
+	stepDown := make([]paddedTimer, groups)
+	for i := range groups {
+		e, s := &election[i].t, &stepDown[i].t
+		if err := e.Init(w, func() {}); err != nil {
+			b.Fatal(err)
 		}
-		heartbeat = func(i int) { election[i].t.Reset(et + time.Duration(rng.Int64N(int64(et)))) }
-		start = func(i int) { heartbeat(i); stepDown[i].t.Reset(sd) }
-	default:
-		election := make([]repeated.Timer, groups)
-		stepDown := make([]repeated.Timer, groups)
-		for i := range groups {
-			err := election[i].Init(w, "election", et, func() {}, repeated.WithJitter(repeated.Proportional(1)), repeated.WithSeed(uint64(i), 1))
-			if err == nil {
-				err = stepDown[i].Init(w, "stepdown", sd, func() { fires++ }, repeated.WithSeed(uint64(i), 2))
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+		e.SetMinReset(et)
+		if err := s.Init(w, func() { fires++; s.Reset(sd) }); err != nil {
+			b.Fatal(err)
 		}
-		heartbeat = func(i int) { election[i].Reset() }
-		start = func(i int) { election[i].Start(); stepDown[i].Start() }
 	}
+	heartbeat := func(i int) { election[i].t.Reset(et + time.Duration(rng.Int64N(int64(et)))) }
+	start := func(i int) { heartbeat(i); stepDown[i].t.Reset(sd) }
 	// Start the groups spread over a step-down period, as scalemix does,
 	// and run into the steady state.
 	per := groups / 75

@@ -1,6 +1,11 @@
 package wheel
 
-import "time"
+import (
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
 
 // DriveByHand takes the driver's place on a real-time wheel that has not
 // started its driver: step moves the wheel's clock forward (on top of the
@@ -59,3 +64,17 @@ func NewInBubble(cfg Config) (*Wheel, error) {
 	}
 	return w, err
 }
+
+// QuietDefaultLogger makes DefaultLogger a null logger for the tests of
+// the package, which provoke panics and rejections on purpose, unless
+// the process is a child that a test runs to see what the default
+// logger prints (see TestDefaultLoggerPrintsPanics).
+func QuietDefaultLogger() {
+	if os.Getenv(ChildEnv) == "" {
+		defaultLogger = hclog.NewNullLogger
+	}
+}
+
+// ChildEnv names the environment variable that tells a test binary it
+// runs as a test's child process.
+const ChildEnv = "RAFTICK_WHEEL_TEST_CHILD"

@@ -85,6 +85,15 @@ func TestRealtimeModel(t *testing.T) {
 	}
 }
 
+// pauser returns how a randomized race test paces its goroutines: a
+// sleep, on the bubble's clock in a bubble (napMin < 0), else on the
+// real clock. The real-time variants are those whose driver naps on its
+// timerfd, which no bubble can hold; for them the pause only paces the
+// race, and no assertion depends on how long it lasts.
+func pauser(napMin int) func(d time.Duration) {
+	return time.Sleep
+}
+
 // inBubbleUnlessNap runs f in a bubble (inBubble) unless the driver is to
 // nap on its timerfd (napMin >= 0), whose expiry is the kernel's time:
 // those configurations run in real time, where their sleeps only pace the
@@ -104,6 +113,7 @@ func testRealtimeModel(t *testing.T, tick time.Duration, napMin int) {
 			seed := rtSeed(t)
 			w := newRealtime(t, tick)
 			w.napMin = napMin
+			pause := pauser(napMin)
 			const (
 				owners   = 4
 				perOwner = 64
@@ -141,7 +151,8 @@ func testRealtimeModel(t *testing.T, tick time.Duration, napMin int) {
 						}
 						m.reset(tm, d, since())
 						if k%32 == 0 {
-							time.Sleep(time.Duration(rng.Int64N(int64(tick)))) // let the driver fire; no synchronization relies on it
+							// Let the driver fire; no synchronization relies on it.
+							pause(time.Duration(rng.Int64N(int64(tick))))
 						}
 					}
 				})
@@ -174,10 +185,32 @@ func testRealtimeModel(t *testing.T, tick time.Duration, napMin int) {
 // no fire may be early, each timer fires exactly once per schedule that was
 // not stopped, and the wheel's Stop returns the rest.
 func TestRealtimeSlotInTransitRaces(t *testing.T) {
+	for _, napMin := range []int{0, -1} {
+		t.Run(fmt.Sprintf("napMin=%d", napMin), func(t *testing.T) {
+			inBubbleUnlessNap(t, napMin, func(t *testing.T) { testSlotInTransitRaces(t, napMin) })
+		})
+	}
+}
+
+func testSlotInTransitRaces(t *testing.T, napMin int) {
 	seed := rtSeed(t)
 	w := newRealtime(t, time.Millisecond)
-	w.napMin = 0
+	w.napMin = napMin
 	other := newRealtime(t, time.Millisecond)
+	// yield lets the other goroutines run: in real time by yielding the
+	// processor, in a bubble (napMin < 0) by sleeping, since the bubble's
+	// clock moves only when every goroutine is blocked.
+	pause := pauser(napMin)
+	yield := runtime.Gosched
+	waitUntil := func(at time.Time) {
+		for time.Now().Before(at) {
+			runtime.Gosched()
+		}
+	}
+	if napMin < 0 {
+		yield = func() { pause(time.Microsecond) }
+		waitUntil = func(at time.Time) { pause(time.Until(at)) }
+	}
 	const (
 		owners   = 4
 		perOwner = 1024
@@ -209,9 +242,7 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 				// Race the driver from a little before the slot is due to
 				// a little after, and at least minOps times: on a loaded
 				// machine the resets above may end after that window.
-				for time.Now().Before(due.Add(-300 * time.Microsecond)) {
-					runtime.Gosched()
-				}
+				waitUntil(due.Add(-300 * time.Microsecond))
 				for ops := 0; ops < minOps || time.Now().Before(due.Add(3*time.Millisecond)); ops++ {
 					i := g*perOwner + rng.IntN(perOwner)
 					m, tm := &models[i], &timers[i]
@@ -233,18 +264,18 @@ func TestRealtimeSlotInTransitRaces(t *testing.T) {
 					case 2:
 						reset(i, 0)
 					default:
-						runtime.Gosched()
+						yield()
 					}
 				}
 			})
 		}
 		if round < rounds-1 {
 			wg.Wait()
-			time.Sleep(6 * time.Millisecond) // let what the owners pushed later fire
+			pause(6 * time.Millisecond) // let what the owners pushed later fire
 			continue
 		}
 		// The last round: stop the wheel while the slot is being run.
-		time.Sleep(time.Until(due.Add(500 * time.Microsecond)))
+		waitUntil(due.Add(500 * time.Microsecond))
 		left := w.Stop()
 		wg.Wait()
 		select {

@@ -1,6 +1,10 @@
 package wheel
 
-import "time"
+import (
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
 
 // Stats is a snapshot of a wheel's counters. Counters are read one by one, so
 // a snapshot taken while timers change may be slightly inconsistent. Once the
@@ -56,9 +60,9 @@ func (w *Wheel) warnRejected(err error) {
 	}
 }
 
-// told returns a Reset's result, logging its rejection if warn (see
+// resetResult returns a Reset's result, logging its rejection if warn (see
 // warnRejected).
-func (w *Wheel) told(warn, pending bool, err error) (bool, error) {
+func (w *Wheel) resetResult(warn, pending bool, err error) (bool, error) {
 	if warn && err != nil {
 		w.warnRejected(err)
 	}
@@ -87,4 +91,17 @@ func (w *Wheel) pendingNow() int64 {
 	}
 	gone := w.fired.Load() + w.cancelled.Load() + w.dropped.Load()
 	return max(0, w.scheduled.Load()-gone)
+}
+
+// uninitializedResets counts the Resets of Timers never bound to a wheel
+// (see Timer), in the whole process.
+var uninitializedResets atomic.Int64
+
+// warnUninitialized logs a Reset of a Timer never bound to a wheel: the
+// 1st, 2nd, 4th, 8th... of the process, with the caller's stack.
+func warnUninitialized() {
+	if n := uninitializedResets.Add(1); n&(n-1) == 0 {
+		DefaultLogger().Error("Reset of a wheel.Timer that was never initialized (call Init or InitNext first); nothing was scheduled",
+			"resets", n, "stack", string(debug.Stack()))
+	}
 }

@@ -98,8 +98,9 @@ var PhaseNames = [numPhases]string{"before", "during", "after"}
 type PhaseResult struct {
 	BurnCores int     `json:"burn_cores"`
 	BurnAtSec float64 `json:"burn_at_sec"` // from the window's start
-	// BurnForSec is how long the burn lasted as planned; the burners
-	// start and are killed within a few milliseconds of the plan.
+	// BurnForSec is how long the burn lasted as planned. The phases run
+	// from when the burners had started until they had all exited, a
+	// little later on a busy machine (Seconds).
 	BurnForSec float64 `json:"burn_for_sec"`
 	// Seconds is each phase's wall time, Cores the run's process CPU per
 	// wall second in it (the burners, other processes, not counted).
@@ -109,6 +110,16 @@ type PhaseResult struct {
 	// phase, StepDowns the leaders stepped down by CheckQuorum.
 	Elections [numPhases]int64 `json:"elections"`
 	StepDowns [numPhases]int64 `json:"step_downs"`
+	// HeartbeatPace and CheckRate are Result's HeartbeatPace and
+	// StepDownRate in each phase: whether the hosts kept up, not only
+	// whether they held their elections.
+	HeartbeatPace [numPhases]float64 `json:"heartbeat_pace"`
+	CheckRate     [numPhases]float64 `json:"check_rate"`
+	// BehindSpells and LaggingSkips sum multiraft.Stats's over the hosts
+	// in each phase: the times a host fell behind, and the timers that
+	// came due while it was and did nothing.
+	BehindSpells [numPhases]uint64 `json:"behind_spells"`
+	LaggingSkips [numPhases]uint64 `json:"lagging_skips"`
 	// LastElectionAfterBurnSec is the time from the burn's end to the
 	// last election started in the window, in seconds; 0 if none started
 	// after the burn ended.
@@ -122,17 +133,31 @@ type PhaseResult struct {
 // step-downs happen, by phase of a burn. Its methods are safe for
 // concurrent use; record may be called before the window (it is ignored).
 type phases struct {
-	at, span time.Duration // the burn's start from the window's start, and length
-	start    atomic.Int64  // the window's start, unix ns; 0 until it starts
-	done     atomic.Bool   // the window ended
+	now func() time.Time // the clock: time.Now but in tests
+	// counts returns the counters so far, and hbDue and checkDue how many
+	// heartbeats and checks are due a second.
+	counts          func() phaseCounts
+	hbDue, checkDue float64
+	start           atomic.Int64 // the window's start, unix ns; 0 until it starts
+	done            atomic.Bool  // the window ended
+	// burnStart and burnEnd are when the burners had started and had
+	// all exited, since the window's start, in ns; 0 until then.
+	burnStart, burnEnd atomic.Int64
 
 	elections, stepDowns [numPhases]atomic.Int64
 	lastElection         atomic.Int64 // since the window's start, ns
 	perSec               []atomic.Int64
 }
 
+// phaseCounts are the counters a phase reports the growth of.
+type phaseCounts struct {
+	hbs, checks   int64  // heartbeats sent to followers, step-down checks
+	spells, skips uint64 // multiraft.Stats's BehindSpells and LaggingSkips
+}
+
 func newPhases(c Config) *phases {
-	return &phases{at: c.BurnAt, span: c.BurnFor, perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second))}
+	return &phases{now: time.Now, perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second)),
+		counts: func() phaseCounts { return phaseCounts{} }}
 }
 
 // since returns the time since the window started, or false outside it.
@@ -141,14 +166,16 @@ func (p *phases) since() (time.Duration, bool) {
 	if s == 0 || p.done.Load() {
 		return 0, false
 	}
-	return time.Duration(time.Now().UnixNano() - s), true
+	return time.Duration(p.now().UnixNano() - s), true
 }
 
+// phase returns the phase of d, a time since the window's start: the
+// burn runs from when its processes started until they all exited.
 func (p *phases) phase(d time.Duration) int {
-	switch {
-	case d < p.at:
+	switch start, end := p.burnStart.Load(), p.burnEnd.Load(); {
+	case start == 0 || int64(d) < start:
 		return phaseBefore
-	case d < p.at+p.span:
+	case end == 0 || int64(d) < end:
 		return phaseDuring
 	}
 	return phaseAfter
@@ -187,23 +214,30 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 	p.start.Store(t0.UnixNano())
 	cpu := [numPhases + 1]time.Duration{processCPU()}
 	wall := [numPhases + 1]time.Time{t0}
+	var cs [numPhases + 1]phaseCounts
+	cs[0] = p.counts()
 	sleepUntil := func(d time.Duration) {
 		if ahead := time.Until(t0.Add(d)); ahead > 0 {
 			time.Sleep(ahead)
 		}
 	}
 	sleepUntil(c.BurnAt)
-	cpu[1], wall[1] = processCPU(), time.Now()
 	b, err := startBurn(c.BurnCores)
 	if err != nil {
 		p.done.Store(true)
 		return PhaseResult{}, err
 	}
+	cpu[1], wall[1] = processCPU(), time.Now()
+	cs[1] = p.counts()
+	p.burnStart.Store(max(1, int64(wall[1].Sub(t0))))
 	sleepUntil(c.BurnAt + c.BurnFor)
 	b.stop()
 	cpu[2], wall[2] = processCPU(), time.Now()
+	p.burnEnd.Store(max(1, int64(wall[2].Sub(t0))))
+	cs[2] = p.counts()
 	sleepUntil(c.Duration)
 	cpu[3], wall[3] = processCPU(), time.Now()
+	cs[3] = p.counts()
 	p.done.Store(true)
 	for k := range numPhases {
 		secs := wall[k+1].Sub(wall[k]).Seconds()
@@ -211,11 +245,19 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 		if secs > 0 && cpu[k] >= 0 && cpu[k+1] >= 0 {
 			res.Cores[k] = (cpu[k+1] - cpu[k]).Seconds() / secs
 		}
+		if secs > 0 && p.hbDue > 0 {
+			res.HeartbeatPace[k] = float64(cs[k+1].hbs-cs[k].hbs) / (secs * p.hbDue)
+		}
+		if secs > 0 && p.checkDue > 0 {
+			res.CheckRate[k] = float64(cs[k+1].checks-cs[k].checks) / (secs * p.checkDue)
+		}
+		res.BehindSpells[k] = cs[k+1].spells - cs[k].spells
+		res.LaggingSkips[k] = cs[k+1].skips - cs[k].skips
 		res.Elections[k] = p.elections[k].Load()
 		res.StepDowns[k] = p.stepDowns[k].Load()
 	}
 	if last := time.Duration(p.lastElection.Load()); res.Elections[phaseAfter] > 0 {
-		res.LastElectionAfterBurnSec = (last - c.BurnAt - c.BurnFor).Seconds()
+		res.LastElectionAfterBurnSec = (last - wall[2].Sub(t0)).Seconds()
 	}
 	for k := range p.perSec {
 		res.ElectionsPerSec = append(res.ElectionsPerSec, p.perSec[k].Load())

@@ -111,6 +111,16 @@ type HostResult struct {
 	// host's heartbeat tick and every leader's step-down check).
 	LateFiresPerSec float64 `json:"late_fires_per_sec"`
 	MaxLatenessMs   float64 `json:"max_lateness_ms"`
+	// BehindSpells and LaggingSkips sum multiraft.Stats's over the hosts
+	// in the window: the times a host fell behind, and the election and
+	// vote timers and CheckQuorum checks that came due while it was and
+	// did nothing. BehindAtEnd counts the hosts behind at the window's
+	// end; MaxSweepLatenessMs is the latest any host's periodic check
+	// ran since the build (multiraft.Stats.MaxLateness).
+	BehindSpells       uint64  `json:"behind_spells"`
+	LaggingSkips       uint64  `json:"lagging_skips"`
+	BehindAtEnd        int     `json:"behind_at_end"`
+	MaxSweepLatenessMs float64 `json:"max_sweep_lateness_ms"`
 }
 
 // hostNet is the benchmark's transport: one inbound queue and goroutine
@@ -321,6 +331,7 @@ func runHost(cfg Config) (Result, error) {
 		ws          wheel.Stats
 		touch       int64
 		checks, hbs int64
+		behind      int // hosts behind
 	}
 	take := func() snap {
 		var s snap
@@ -341,6 +352,12 @@ func runHost(cfg Config) (Result, error) {
 			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
 			s.st.Groups += hs.Groups
+			s.st.BehindSpells += hs.BehindSpells
+			s.st.LaggingSkips += hs.LaggingSkips
+			s.st.MaxLateness = max(s.st.MaxLateness, hs.MaxLateness)
+			if hs.Behind {
+				s.behind++
+			}
 		}
 		s.ws, s.touch = w.Stats(), touches.Load()
 		s.checks, s.hbs = checks.Load(), net.hbs.Load()
@@ -369,6 +386,17 @@ func runHost(cfg Config) (Result, error) {
 			}
 		}
 	}()
+	ph.counts = func() phaseCounts {
+		c := phaseCounts{hbs: net.hbs.Load(), checks: checks.Load()}
+		for _, h := range net.hosts {
+			st := h.Stats()
+			c.spells += st.BehindSpells
+			c.skips += st.LaggingSkips
+		}
+		return c
+	}
+	ph.hbDue = float64(nActive*(replicas-1)) / hb.Seconds()
+	ph.checkDue = float64(nActive) / sd.Seconds()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
 	var phases *PhaseResult
@@ -420,6 +448,10 @@ func runHost(cfg Config) (Result, error) {
 		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
 		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
 		CheckQuorumStepDowns:  stepDowns.Load(),
+		BehindSpells:          s1.st.BehindSpells - s0.st.BehindSpells,
+		LaggingSkips:          s1.st.LaggingSkips - s0.st.LaggingSkips,
+		BehindAtEnd:           s1.behind,
+		MaxSweepLatenessMs:    float64(s1.st.MaxLateness) / 1e6,
 		TimeoutElections:      timeouts.Load(),
 	}
 	if hr.BatchesPerSec > 0 {

@@ -267,6 +267,10 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 			if o.rounds > 1 {
 				out.Round = round
 			}
+			if slices.Contains(raftmix.ProductImpls, impl) {
+				ok, short := shortfalls(res)
+				out.KeepsUp, out.Short = &ok, strings.Join(short, ", ")
+			}
 			if err := pr.enc.Encode(out); err != nil {
 				return nil, fmt.Errorf("scalemix: %v", err)
 			}
@@ -302,10 +306,14 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 	return results, nil
 }
 
-// jsonResult is one run's JSON object: the Result, and with -rounds > 1
-// the round it belongs to (from 1).
+// jsonResult is one run's JSON object: the Result, with -rounds > 1 the
+// round it belongs to (from 1), and for the rows that run elections the
+// table's verdict (keepsUp): whether the run kept up, and if not, what
+// fell short.
 type jsonResult struct {
-	Round int `json:"round,omitempty"`
+	Round   int    `json:"round,omitempty"`
+	KeepsUp *bool  `json:"keeps_up,omitempty"`
+	Short   string `json:"falls_behind,omitempty"`
 	raftmix.Result
 }
 
@@ -555,6 +563,8 @@ func hostLines(r, first raftmix.Result) []string {
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
 			h.CheckQuorumStepDowns, h.TimeoutElections),
+		fmt.Sprintf("raftick-host: %d spells behind, %d timers held while behind; %d of %d hosts behind at the end; latest sweep %.1f ms late (since the build)",
+			h.BehindSpells, h.LaggingSkips, h.BehindAtEnd, h.Nodes, h.MaxSweepLatenessMs),
 		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
 			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
 	}
@@ -575,8 +585,8 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	var lines []string
 	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
 	for k, name := range raftmix.PhaseNames {
-		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores",
-			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k]))
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k]))
 	}
 	last := "no election after the burn"
 	if p.Elections[2] > 0 {
@@ -607,6 +617,14 @@ const (
 // (etcd-tick's ticks may come early after a late one, as any tick loop's:
 // not counted against it). Otherwise it lists what fell short.
 func keepsUp(r raftmix.Result) string {
+	if ok, short := shortfalls(r); !ok {
+		return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
+	}
+	return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
+}
+
+// shortfalls reports whether r kept up (see keepsUp), and what fell short.
+func shortfalls(r raftmix.Result) (bool, []string) {
 	var short []string
 	if r.SpuriousElections > keepUpSpurious {
 		short = append(short, fmt.Sprintf("%d spurious elections", r.SpuriousElections))
@@ -631,8 +649,5 @@ func keepsUp(r raftmix.Result) string {
 	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
 	}
-	if len(short) == 0 {
-		return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
-	}
-	return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
+	return len(short) == 0, short
 }

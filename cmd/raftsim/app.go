@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -106,6 +107,18 @@ type app struct {
 	// mergedTrials trials.
 	merged       []sim.Accumulator
 	mergedTrials []int
+	// started, if not nil, is called once when the run has work to show:
+	// its first trial finished (multiraft: its run began). Tests
+	// interrupt the run there.
+	started     func()
+	startedOnce sync.Once
+}
+
+// markStarted calls a.started the first time it is called.
+func (a *app) markStarted() {
+	if a.started != nil {
+		a.startedOnce.Do(a.started)
+	}
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -120,16 +133,17 @@ and a seed reproduces a run byte for byte.
 Start with "raftsim paper", which reproduces Figure 16 of the Raft paper.
 
 Output: a table on stdout (progress and messages on stderr), or with --json
-JSON Lines: one self-describing object per line, whatever the command.
-Every object has "record" (result, tune-candidate, tune-verdict), "tool",
-"version", "command", "seed", "preset" (the --model), "params" (every model
-parameter; durations in ms), the trial counts ("trials", "censored": cut at
---max-time and counted there, "no_leader": never had the leader the
-measurement starts from, left out) and the statistics in ms (min, p10,
-p50, mean, p90, p95, p99, p999, max); "lower_bounds" names those that are
-only lower bounds because of censored trials, and "percentiles_exact" is
-false beyond 131072 trials, where percentiles come from a histogram with a
-relative error of at most 0.1%. --csv has the same fields as columns.
+JSON Lines (one self-describing object per line) or with --csv the same
+fields as columns. Every subcommand's records follow one schema: each says
+what wrote it (tool, version, command), the model, the seed, every model
+parameter ("params", durations in ms), the trials requested and finished,
+and whether an interrupt stopped the run; statistics are in ms (min_ms,
+p10_ms, p50_ms, mean_ms, p90_ms, p95_ms, p99_ms, p999_ms, max_ms). See
+"raftsim help records" for every field.
+
+Ctrl-C stops a run after the trials in progress: it prints what finished,
+marked as interrupted, gives no verdict or recommendation, and exits with
+status 130.
 
 Large runs scale out: --shard K/N runs one share of the trials anywhere,
 and "raftsim merge" prints the output of the whole run from the shards.`,
@@ -147,10 +161,10 @@ and "raftsim merge" prints the output of the whole run from the shards.`,
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
-	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd())
+	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd())
 	root.Version = version()
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.AddCommand(a.mergeCmd())
+	root.AddCommand(a.mergeCmd(), a.recordsHelp())
 	return root
 }
 
@@ -180,6 +194,20 @@ func (a *app) progress(what string) (func(done, total int), func()) {
 // progressBar is progress with the count of trials shown (count) or only
 // the percentage of the work (trials weighted by their cost).
 func (a *app) progressBar(what string, count bool) (func(done, total int), func()) {
+	update, finish := a.bar(what, count)
+	if a.started == nil {
+		return update, finish
+	}
+	return func(done, total int) {
+		a.markStarted()
+		if update != nil {
+			update(done, total)
+		}
+	}, finish
+}
+
+// bar is progressBar without the started mark.
+func (a *app) bar(what string, count bool) (func(done, total int), func()) {
 	if !a.stderrIsTerminal() {
 		return nil, func() {}
 	}

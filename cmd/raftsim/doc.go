@@ -16,14 +16,17 @@
 //	raftsim merge shard-*.jsonl                                 # the whole run's output
 //
 // Every subcommand has --help. Results go to stdout (a table, --json:
-// JSON Lines of self-describing objects, or --csv with the same fields);
+// JSON Lines of self-describing objects, or --csv with the same fields,
+// one schema for every subcommand: raftsim help records);
 // progress bars, errors and where a --plot figure (PDF, SVG or PNG) went
 // go to stderr. Setups that cannot measure what they are asked are refused
 // before anything runs. Bad flags or values exit
 // with status 2, a failed trial (a simulation that broke) with status 1
 // and the command that reproduces it. An interrupt (Ctrl-C) stops the
-// trials that are running, prints what finished and exits with status
-// 130; a second interrupt exits at once.
+// trials that are running, prints what finished marked as interrupted
+// (every table and record, with the trials requested and finished), gives
+// no verdict or recommendation and exits with status 130; a second
+// interrupt exits at once.
 //
 // The command is thin wiring: flags become a sim/experiment value, which
 // runs on the sim engine (or, with --engine hashicorp, on

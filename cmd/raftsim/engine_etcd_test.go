@@ -70,7 +70,7 @@ func TestEtcdEngineFlags(t *testing.T) {
 	require.Contains(t, out, `"experiment":"bootstrap"`)
 	require.Contains(t, out, `"timeout_min_ms":1000`)
 	require.Contains(t, out, `"heartbeat_ms":100`)
-	require.Contains(t, out, `"model":"etcd-engine"`)
+	require.Contains(t, out, `"engine":"etcd"`)
 
 	// etcd's vote lease is CheckQuorum: turning it off is one setting.
 	code, out, _ = raftsim(t, "failover", "--engine", "etcd", "--checkquorum=false", "--trials", "30", "--json")
@@ -86,7 +86,7 @@ func TestEtcdEngineFlags(t *testing.T) {
 func TestEtcdEngineSweep(t *testing.T) {
 	code, out, _ := raftsim(t, "sweep", "--engine", "etcd", "--timeout", "1s", "--over", "prevote=false,true", "--trials", "40", "--json")
 	require.Equal(t, 0, code)
-	require.Equal(t, 2, strings.Count(out, `"model":"etcd-engine"`), out)
+	require.Equal(t, 2, strings.Count(out, `"engine":"etcd"`), out)
 	require.Contains(t, out, `"label":"prevote=true"`)
 	code, _, errs := raftsim(t, "sweep", "--engine", "etcd", "--over", "timeout=1s-2s", "--trials", "5")
 	require.Equal(t, 2, code)

@@ -49,10 +49,14 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addColumnsHelp(cmd)
 	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
 	addEtcdFlags(cmd, o)
 	addCrashFlags(cmd, o)
 	addUntilFlag(cmd, o, "all, the paper's")
+	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors for paper")
+	addTimersAtCrashFlag(cmd, o)
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 
@@ -72,8 +76,11 @@ on real etcd raft nodes (see failover).`,
 	}
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
+	addColumnsHelp(cmd)
 	addEtcdFlags(cmd, o)
 	addUntilFlag(cmd, o, "majority")
+	addShortLogsFlag(cmd, o, "0")
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 
@@ -126,13 +133,13 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	}
 	a.reportChecked(o, rs)
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, o.seed)
+		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, %s, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, shortLogsNote(s, bootstrap), o.seed)
 	}
-	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
+	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false), []int{o.trials}, interrupted); err != nil {
 		return err
 	}
 	title := map[bool]string{false: "Failover: time without a leader after the leader crashes", true: "Bootstrap: time to the first leader"}[bootstrap]
-	if err := writePlot(a.stderr, o, figure(o, title, s.Describe(), []plot.Panel{{Results: rs}})); err != nil {
+	if err := writePlot(a.stderr, o, figure(o, title, s.Describe()+", "+shortLogsNote(s, bootstrap), []plot.Panel{{Results: rs}}), interrupted); err != nil {
 		return err
 	}
 	if interrupted {
@@ -179,11 +186,11 @@ func (a *app) runHashicorp(ctx context.Context, o *opts, s experiment.Setup) err
 		}
 		fmt.Fprintf(a.stdout, "failover on real hashicorp/raft nodes (real time, %d servers, latency %s, pre-vote %v); hashicorp's timers are not seeded\n", s.Nodes, lat, s.PreVote)
 	}
-	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false)); err != nil {
+	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false), []int{o.trials}, interrupted); err != nil {
 		return err
 	}
 	fig := figure(o, "Failover on real hashicorp/raft nodes (real time)", fmt.Sprintf("%d servers, pre-vote %v", s.Nodes, s.PreVote), []plot.Panel{{Results: rs}})
-	if err := writePlot(a.stderr, o, fig); err != nil {
+	if err := writePlot(a.stderr, o, fig, interrupted); err != nil {
 		return err
 	}
 	if interrupted {

@@ -35,8 +35,9 @@ type opts struct {
 	trace       bool
 	traceTrial  int
 	check       bool
-	v           variantOpts // variants.go
-	command     string      // the subcommand, for the output records
+	v           variantOpts  // variants.go
+	fid         fidelityOpts // fidelity.go
+	command     string       // the subcommand, for the output records
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -68,7 +69,7 @@ func addRunFlags(cmd *cobra.Command, o *opts, defTrials int, withPlot bool) {
 	f.IntVar(&o.trials, "trials", defTrials, "number of trials")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same output, whatever the number of workers")
 	f.IntVar(&o.workers, "workers", 0, "parallel workers (0: GOMAXPROCS); changes speed, never results")
-	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per experiment; see raftsim --help) instead of a table")
+	f.BoolVar(&o.json, "json", false, "print JSON Lines (one self-describing object per table row; see raftsim help records) instead of a table")
 	f.BoolVar(&o.csv, "csv", false, "print CSV instead of a table")
 	f.BoolVar(&o.cdf, "cdf", false, "with --json, include each experiment's CDF as [ms, fraction] pairs")
 	if withPlot {
@@ -120,10 +121,10 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 // setupFlags names the flag that sets each Setup field; fields no flag
 // sets come from the --model preset.
 var setupFlags = map[string]string{
-	"Nodes": "nodes", "ShortLogs": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
+	"Nodes": "nodes", "ShortLogs": "short-logs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
-	"CrashAfterHeartbeat": "crash-offset", "Until": "until",
+	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -189,6 +190,9 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 		s.CheckQuorum = o.checkquorum
 	}
 	if err := o.v.apply(cmd, &s); err != nil {
+		return s, m, err
+	}
+	if err := o.fid.apply(cmd, &s); err != nil {
 		return s, m, err
 	}
 	if o.maxTime <= 0 {

@@ -8,20 +8,21 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-// specHelp explains the latency specs of --latency, --disk and --noise.
+// specHelp explains the latency specs of --latency, --disk and --lateness.
 const specHelp = `
-Latency specs (--latency, --disk, --noise): a distribution of one delay,
+Latency specs (--latency, --disk, --lateness): a distribution of one delay,
 with durations in Go syntax (250us, 5ms, 1.5s):
 
   fixed:5ms            always 5ms ("5ms" alone means the same)
   uniform:1ms,5ms      uniform between 1ms and 5ms
   normal:5ms,2ms       normal with mean 5ms and standard deviation 2ms,
-                       negative draws cut to 0
+                       negative draws cut to 0 (the default, ",clamp")
+  normal:5ms,2ms,redraw  the same, negative draws drawn again
   lognormal:5ms,0.8    log-normal with median 5ms; 0.8 is the standard
                        deviation of the delay's natural logarithm (the
                        p99 is about 5ms * e^(2.33*0.8) = 32ms: a long tail)
   empirical:1ms,2ms,7ms  each listed value equally likely
-  none                 no delay (--disk, --noise)`
+  none                 no delay (--disk, --lateness)`
 
 // modelHelp lists the --model presets and what each sets.
 func modelHelp() string {
@@ -72,3 +73,18 @@ func addModelHelp(cmd *cobra.Command) {
 		_ = cmd.MarkFlagFilename("plot", "pdf", "svg", "png")
 	}
 }
+
+// columnsHelp explains the columns of the experiment tables.
+const columnsHelp = `
+Table columns: trials (with "(N cut)": N trials reached --max-time and
+count there; statistics they touch show as >=), min to max (statistics of
+the measured time; p99.9 is the 99.9th percentile), split (the fraction of
+election terms that ended without a leader), terms (the mean number of
+terms from the crash to the winning term), msgs (the mean number of
+messages until the end of the measurement). --json and --csv give the same
+as fields (split_vote_rate, mean_terms, messages_per_election, p50_ms...):
+see "raftsim help records".`
+
+// addColumnsHelp appends the table columns to the help of a command that
+// prints experiment tables.
+func addColumnsHelp(cmd *cobra.Command) { cmd.Long += "\n" + columnsHelp }

@@ -9,13 +9,21 @@ import (
 )
 
 func main() {
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr, nil))
+}
+
+// runMain runs raftsim as the command does, with interrupts (SIGINT)
+// handled by watchInterrupts, and returns the exit status; started, if
+// not nil, is the app's started hook (tests interrupt the run there).
+func runMain(args []string, stdout, stderr io.Writer, started func()) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
-	ctx, stop := watchInterrupts(context.Background(), sigs, os.Stderr, os.Exit)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	ctx, stop := watchInterrupts(context.Background(), sigs, stderr, os.Exit)
+	a := &app{stdout: stdout, stderr: stderr, args: args, started: started}
+	code := a.exit(a.execute(ctx))
 	signal.Stop(sigs)
 	stop()
-	os.Exit(code)
+	return code
 }
 
 // watchInterrupts returns a context that the first signal on sigs

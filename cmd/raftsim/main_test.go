@@ -203,7 +203,7 @@ func TestFailoverOutputs(t *testing.T) {
 
 	code, out, _ = raftsim(t, "failover", "--trials", "30", "--csv", "--model", "plain", "--latency", "normal:5ms,2ms", "--disk", "none")
 	require.Equal(t, 0, code)
-	require.True(t, strings.HasPrefix(out, "record,tool,version,command,experiment,label,nodes"), out)
+	require.True(t, strings.HasPrefix(out, "record,schema,tool,version,command,model,interrupted,experiment,label,nodes"), out)
 	require.Contains(t, out, "normal:5ms,2ms")
 
 	code, out, _ = raftsim(t, "failover", "--trials", "30", "--model", "hashicorp", "--timeout", "100ms", "--prevote")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
 	"github.com/raftick/raftick/sim/multiraftsim"
+	"github.com/raftick/raftick/sim/report"
 )
 
 type multiraftOpts struct {
@@ -106,22 +106,36 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	if err := c.Validate(); err != nil {
 		return configError(err, multiraftFlags, "window")
 	}
+	if a.shard.n > 0 {
+		return flagError("shard", "is not available with multiraft: it runs one cluster, which does not split into shares")
+	}
+	a.markStarted()
 	r, err := multiraftsim.Run(cmd.Context(), c)
-	if err != nil {
-		if cmd.Context().Err() != nil {
-			return errInterrupted
-		}
+	if err != nil && cmd.Context().Err() == nil {
 		return err
+	}
+	if err != nil {
+		// Interrupted: nothing was measured, and the output says so.
+		if o.json {
+			if err := multiraftRecord(r, c, true).WriteJSON(a.stdout); err != nil {
+				return err
+			}
+		} else {
+			a.multiraftHeader(c, o)
+			if err := writeInterrupted(a.stdout, 0, 1, "runs"); err != nil {
+				return err
+			}
+		}
+		return errInterrupted
 	}
 	if r.Safety != nil {
 		return fmt.Errorf("multiraft: election safety violated (seed %d): %w", c.Seed, r.Safety)
 	}
 	if o.json {
-		return json.NewEncoder(a.stdout).Encode(multiraftJSON(r, "multiraft"))
+		return multiraftRecord(r, c, false).WriteJSON(a.stdout)
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d\n",
-		c.Groups, c.Replicas, c.Nodes, c.Active, c.HibernateAfter, o.coalesce, c.TimeoutMin, c.TimeoutMax, c.Latency, c.Seed)
+	a.multiraftHeader(c, o)
 	fmt.Fprintf(w, "node %d crashed, leading %d groups; %d of them have a leader again (%d woken by liveness)\n",
 		r.Crashed, r.Affected, r.Recovered, r.LivenessWakes)
 	fmt.Fprintf(w, "recovery: p50 %v  p99 %v  max %v  (2x max election timeout: %v)\n",
@@ -143,28 +157,53 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	return nil
 }
 
-// multiraftJSON is the --json form of a result, self-describing like every
-// raftsim record (record kind, tool, version, command, every parameter):
-// durations in ms.
-func multiraftJSON(r multiraftsim.Result, command string) map[string]any {
+// multiraftHeader prints the first line of the table: the run's setup.
+func (a *app) multiraftHeader(c multiraftsim.Config, o *multiraftOpts) {
+	fmt.Fprintf(a.stdout, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d\n",
+		c.Groups, c.Replicas, c.Nodes, c.Active, c.HibernateAfter, o.coalesce, c.TimeoutMin, c.TimeoutMax, c.Latency, c.Seed)
+}
+
+// multiraftRecord is the --json form of a result: the fields every
+// raftsim record has (its one model is named "multiraft", its one trial
+// the run), every parameter, and what was measured unless interrupted.
+// Durations are in ms.
+func multiraftRecord(r multiraftsim.Result, c multiraftsim.Config, interrupted bool) *report.Record {
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	c := r.Config
-	rates := func(x multiraftsim.Rates) map[string]float64 {
-		return map[string]float64{"messages": x.Messages, "batches": x.Batches, "timer_events": x.TimerEvents, "deliveries": x.Deliveries}
+	hb := c.Heartbeat
+	if hb == 0 {
+		hb = c.TimeoutMin / 10 // election's default: a tenth of the timeout
 	}
-	return map[string]any{
-		"record": "result", "tool": "raftsim", "version": version(), "command": command,
-		"latency": latencySpec(c.Latency), "heartbeat_ms": ms(c.Heartbeat),
-		"warmup_ms": ms(c.Warmup), "window_ms": ms(c.Window), "settle_ms": ms(c.Settle),
-		"experiment": "multiraft", "groups": c.Groups, "nodes": c.Nodes, "replicas": c.Replicas, "active": c.Active,
-		"hibernate_after_ms": ms(c.HibernateAfter), "coalesce": c.Coalesce,
-		"timeout_min_ms": ms(c.TimeoutMin), "timeout_max_ms": ms(c.TimeoutMax), "seed": c.Seed,
-		"crashed": r.Crashed, "affected": r.Affected, "recovered": r.Recovered,
-		"p50_ms": ms(r.P50), "p99_ms": ms(r.P99), "max_ms": ms(r.Max),
-		"unaffected_new_leaders": r.UnaffectedNewLeaders, "liveness_wakes": r.LivenessWakes,
-		"before": rates(r.Before), "after": rates(r.After), "awake_before": r.AwakeBefore,
-		"virtual_ms": ms(r.VirtualTotal),
+	m := report.Meta{Tool: "raftsim", Version: version(), Command: "multiraft", Model: "multiraft", Interrupted: interrupted}
+	done := 1
+	if interrupted {
+		done = 0
 	}
+	rec := m.NewRecord("multiraft", c.Seed, done, 1)
+	if !interrupted {
+		rates := func(x multiraftsim.Rates) map[string]float64 {
+			return map[string]float64{"messages": x.Messages, "batches": x.Batches, "timer_events": x.TimerEvents, "deliveries": x.Deliveries}
+		}
+		rec.Add("crashed", r.Crashed)
+		rec.Add("affected", r.Affected)
+		rec.Add("recovered", r.Recovered)
+		rec.Add("p50_ms", ms(r.P50))
+		rec.Add("p99_ms", ms(r.P99))
+		rec.Add("max_ms", ms(r.Max))
+		rec.Add("unaffected_new_leaders", r.UnaffectedNewLeaders)
+		rec.Add("liveness_wakes", r.LivenessWakes)
+		rec.Add("before", rates(r.Before))
+		rec.Add("after", rates(r.After))
+		rec.Add("awake_before", r.AwakeBefore)
+		rec.Add("virtual_ms", ms(r.VirtualTotal))
+	}
+	rec.AddParams([]experiment.Param{
+		{Name: "groups", Value: c.Groups}, {Name: "nodes", Value: c.Nodes}, {Name: "replicas", Value: c.Replicas},
+		{Name: "active", Value: c.Active}, {Name: "hibernate_after_ms", Value: ms(c.HibernateAfter)}, {Name: "coalesce", Value: c.Coalesce},
+		{Name: "timeout_min_ms", Value: ms(c.TimeoutMin)}, {Name: "timeout_max_ms", Value: ms(c.TimeoutMax)},
+		{Name: "heartbeat_ms", Value: ms(hb)}, {Name: "latency", Value: latencySpec(c.Latency)},
+		{Name: "warmup_ms", Value: ms(c.Warmup)}, {Name: "window_ms", Value: ms(c.Window)}, {Name: "settle_ms", Value: ms(c.Settle)},
+	})
+	return rec
 }
 
 // latencySpec is a latency model's spec, "none" for none.

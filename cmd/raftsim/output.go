@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"errors"
-	"fmt"
-	"io"
 
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
@@ -20,18 +20,35 @@ import (
 // meta returns what the output records say about the run besides the
 // results: the tool, its version, the subcommand and the model preset.
 func (o *opts) meta() report.Meta {
-	return report.Meta{Tool: "raftsim", Version: version(), Command: o.command, Preset: o.model}
+	return report.Meta{Tool: "raftsim", Version: version(), Command: o.command, Model: o.model}
 }
 
-// writeResults prints results as JSON Lines, CSV or a table.
-func writeResults(w io.Writer, o *opts, rs []experiment.Result, table report.Table) error {
+// partialMeta is meta for a run that an interrupt may have stopped:
+// requested are the trials asked of each result.
+func (o *opts) partialMeta(interrupted bool, requested []int) report.Meta {
+	m := o.meta()
+	m.Interrupted, m.Requested = interrupted, requested
+	return m
+}
+
+// writeResults prints results as JSON Lines, CSV or a table; requested
+// are the trials asked of each result, and interrupted marks the output
+// of a run an interrupt stopped.
+func writeResults(w io.Writer, o *opts, rs []experiment.Result, table report.Table, requested []int, interrupted bool) error {
+	m := o.partialMeta(interrupted, requested)
 	switch {
 	case o.json:
-		return o.meta().WriteJSONLines(w, rs, o.cdf)
+		return m.WriteJSONLines(w, rs, o.cdf)
 	case o.csv:
-		return o.meta().WriteCSV(w, rs)
+		return m.WriteCSV(w, rs)
 	}
-	return table.Write(w)
+	if err := table.Write(w); err != nil {
+		return err
+	}
+	if interrupted {
+		return writeInterrupted(w, finishedTrials(rs), sum(requested), "trials")
+	}
+	return nil
 }
 
 // checkPlotPath refuses a --plot file that could not be written, before
@@ -51,9 +68,17 @@ func checkPlotPath(cmd *cobra.Command, path string) error {
 		return flagError("plot", "%q is a directory", path)
 	}
 	dir := filepath.Dir(path)
+	if file := fileOnPath(dir); file != "" {
+		return flagError("plot", "%q is not a directory", file)
+	}
 	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return flagError("plot", "directory %q does not exist", dir)
+	case err != nil:
+		return flagError("plot", "cannot use directory %q: %v", dir, errors.Unwrap(err))
+	case !fi.IsDir():
+		return flagError("plot", "%q is not a directory", dir)
 	}
 	f, err := os.CreateTemp(dir, ".raftsim-plot-*")
 	if err != nil {
@@ -65,10 +90,37 @@ func checkPlotPath(cmd *cobra.Command, path string) error {
 	return nil
 }
 
+// fileOnPath returns the first element of dir, from the root down, that
+// exists and is not a directory (/etc/passwd of /etc/passwd/sub), or "".
+func fileOnPath(dir string) string {
+	var up []string
+	for d := dir; ; d = filepath.Dir(d) {
+		up = append(up, d)
+		if next := filepath.Dir(d); next == d {
+			break
+		}
+	}
+	for i := len(up) - 1; i >= 0; i-- {
+		fi, err := os.Stat(up[i])
+		if err != nil {
+			return ""
+		}
+		if !fi.IsDir() {
+			return up[i]
+		}
+	}
+	return ""
+}
+
 // writePlot writes the --plot file, if asked for, and says on stderr
-// where it went.
-func writePlot(stderr io.Writer, o *opts, fig plot.Figure) error {
+// where it went. An interrupted run writes none: a figure cannot say
+// that its curves hold only part of the trials.
+func writePlot(stderr io.Writer, o *opts, fig plot.Figure, interrupted bool) error {
 	if o.plot == "" {
+		return nil
+	}
+	if interrupted {
+		fmt.Fprintf(stderr, "raftsim: interrupted: %s not written\n", o.plot)
 		return nil
 	}
 	if err := plot.WriteFile(o.plot, fig); err != nil {

@@ -44,6 +44,7 @@ cluster; see sim/README.md for how it was chosen.`,
 	mt := cmd.Flags().Lookup("max-time")
 	_ = mt.Value.Set(PaperMaxTime.String())
 	mt.DefValue = mt.Value.String()
+	addColumnsHelp(cmd)
 	return cmd
 }
 
@@ -78,7 +79,8 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 	if o.trace {
 		return traceTrial(cmd.Context(), a.stdout, o, all[2]) // 150-155ms: the interesting one
 	}
-	rs, interrupted, err := a.runExperiments(cmd.Context(), "paper", all, experiment.PaperTrials(perRow), o.seed, o.workers)
+	trials := experiment.PaperTrials(perRow)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), "paper", all, trials, o.seed, o.workers)
 	if err != nil {
 		return err
 	}
@@ -88,11 +90,18 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 		panels[r.Row.Panel].Title = paperPanelShort[r.Row.Panel]
 		panels[r.Row.Panel].Results = append(panels[r.Row.Panel].Results, rs[i])
 	}
+	m := o.partialMeta(interrupted, trials)
 	switch {
 	case o.json:
-		err = o.meta().WriteJSONLines(a.stdout, rs, o.cdf)
+		err = m.WriteJSONLines(a.stdout, rs, o.cdf)
 	case o.csv:
-		err = o.meta().WriteCSV(a.stdout, rs)
+		err = m.WriteCSV(a.stdout, rs)
+	case interrupted:
+		// The tables, but not the comparison with the paper: partial
+		// rows would compare unlike with like.
+		if err = report.WritePaperTables(a.stdout, s, o.seed, rs); err == nil {
+			err = writeInterrupted(a.stdout, finishedTrials(rs), sum(trials), "trials")
+		}
 	default:
 		err = report.WritePaperText(a.stdout, s, o.seed, rs)
 	}
@@ -100,7 +109,7 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 		return err
 	}
 	fig := figure(o, "Time without a leader after the leader crashes (Raft paper, Figure 16)", s.Describe(), panels[:])
-	if err := writePlot(a.stderr, o, fig); err != nil {
+	if err := writePlot(a.stderr, o, fig, interrupted); err != nil {
 		return err
 	}
 	if interrupted {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,6 +75,9 @@ func (a *app) runPartition(cmd *cobra.Command, o *partitionOpts) error {
 	if o.window <= 0 {
 		return flagError("for", "must be positive, got %v", o.window)
 	}
+	if a.shard.n > 0 {
+		return flagError("shard", "is not available with partition: its windows are summarized together, so shards would not merge (run it whole)")
+	}
 	models, err := splitList(o.model, "all", func(m experiment.Model) string { return m.Name }, experiment.Models(), "model")
 	if err != nil {
 		return err
@@ -144,10 +146,8 @@ func (a *app) runPartition(cmd *cobra.Command, o *partitionOpts) error {
 		fmt.Fprintf(a.stderr, "raftsim: --check: election safety held in all %d trials checked\n", n)
 	}
 	switch {
-	case o.json:
-		err = writePartitionJSON(a.stdout, rows, o.seed)
-	case o.csv:
-		err = writePartitionCSV(a.stdout, rows)
+	case o.json || o.csv:
+		err = writePartition(a.stdout, o, rows, interrupted)
 	default:
 		fmt.Fprintf(a.stdout, "partition: %d x %v windows per row after the leader settled, seed %d\n", o.trials, o.window, o.seed)
 		for _, m := range models {
@@ -159,6 +159,13 @@ func (a *app) runPartition(cmd *cobra.Command, o *partitionOpts) error {
 			}
 		}
 		err = partitionTable(rows).Write(a.stdout)
+		if err == nil && interrupted {
+			done := 0
+			for _, r := range rows {
+				done += r.sum.Trials
+			}
+			err = writeInterrupted(a.stdout, done, len(rows)*o.trials, "windows")
+		}
 	}
 	if err != nil {
 		return err
@@ -178,6 +185,9 @@ func splitList[T any](list, all string, name func(T) string, items []T, flag str
 	var out []T
 	for _, n := range strings.Split(list, ",") {
 		n = strings.TrimSpace(n)
+		if n == all {
+			return nil, flagError(flag, "%s names every %s; it cannot be combined with other names, got %q", all, flag, list)
+		}
 		found := false
 		for _, it := range items {
 			if name(it) == n {
@@ -207,69 +217,65 @@ func perHour(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 func partitionTable(rows []partitionRow) report.Table {
 	t := report.Table{Header: []string{"model", "shape", "prevote", "checkquorum", "elections/h", "prevotes/h", "leader chg/h", "leaderless/h", "unsettled"}}
 	for _, r := range rows {
+		row := []string{r.model, r.p.Shape.Name, onOff(r.p.PreVote), onOff(r.p.CheckQuorum)}
+		if r.sum.Trials == 0 {
+			// No window finished (an interrupt): nothing was measured,
+			// which is not a rate of 0.
+			t.Rows = append(t.Rows, append(row, "–", "–", "–", "–", "–"))
+			continue
+		}
 		hours := r.sum.Measured.Hours()
-		t.Rows = append(t.Rows, []string{r.model, r.p.Shape.Name, onOff(r.p.PreVote), onOff(r.p.CheckQuorum),
-			perHour(float64(r.sum.Elections) / max(hours, 1e-12)), perHour(float64(r.sum.PreVotes) / max(hours, 1e-12)),
+		t.Rows = append(t.Rows, append(row,
+			perHour(float64(r.sum.Elections)/max(hours, 1e-12)), perHour(float64(r.sum.PreVotes)/max(hours, 1e-12)),
 			perHour(r.sum.LeaderChangesPerHour), r.sum.LeaderlessPerHour.Round(time.Millisecond).String(),
-			strconv.Itoa(r.sum.Unsettled)})
+			strconv.Itoa(r.sum.Unsettled)))
 	}
 	return t
 }
 
-type partitionJSON struct {
-	Record               string  `json:"record"`
-	Tool                 string  `json:"tool"`
-	Version              string  `json:"version"`
-	Command              string  `json:"command"`
-	Preset               string  `json:"preset"`
-	Model                string  `json:"model"`
-	Shape                string  `json:"shape"`
-	Setup                string  `json:"setup"`
-	PreVote              bool    `json:"prevote"`
-	CheckQuorum          bool    `json:"checkquorum"`
-	Windows              int     `json:"windows"`
-	Hours                float64 `json:"hours"`
-	Unsettled            int     `json:"unsettled"`
-	Elections            int     `json:"elections"`
-	PreVotes             int     `json:"prevotes"`
-	LeaderChanges        int     `json:"leader_changes"`
-	ElectionsPerHour     float64 `json:"elections_per_hour"`
-	PreVotesPerHour      float64 `json:"prevotes_per_hour"`
-	LeaderChangesPerHour float64 `json:"leader_changes_per_hour"`
-	LeaderlessSPerHour   float64 `json:"leaderless_s_per_hour"`
-	Seed                 uint64  `json:"seed"`
-	// Params is every parameter of the row's setup (report.Params).
-	Params json.Marshaler `json:"params"`
+// partitionRecord returns the output record of one row; requested are
+// the windows asked of it.
+func partitionRecord(m report.Meta, r partitionRow, seed uint64, requested int) *report.Record {
+	h := max(r.sum.Measured.Hours(), 1e-12)
+	rec := m.NewRecord("partition", seed, r.sum.Trials, requested)
+	rec.Add("shape", r.p.Shape.Name)
+	rec.Add("setup", r.p.Describe())
+	rec.Add("prevote", r.p.PreVote)
+	rec.Add("checkquorum", r.p.CheckQuorum)
+	rec.Add("hours", r.sum.Measured.Hours())
+	rec.Add("unsettled", r.sum.Unsettled)
+	rec.Add("elections", r.sum.Elections)
+	rec.Add("prevotes", r.sum.PreVotes)
+	rec.Add("leader_changes", r.sum.LeaderChanges)
+	rec.Add("elections_per_hour", float64(r.sum.Elections)/h)
+	rec.Add("prevotes_per_hour", float64(r.sum.PreVotes)/h)
+	rec.Add("leader_changes_per_hour", r.sum.LeaderChangesPerHour)
+	rec.Add("leaderless_s_per_hour", r.sum.LeaderlessPerHour.Seconds())
+	rec.AddParams(r.p.Result(nil).Setup.Params()) // the heartbeat made explicit
+	return rec
 }
 
-func writePartitionJSON(w io.Writer, rows []partitionRow, seed uint64) error {
-	enc := json.NewEncoder(w)
-	for _, r := range rows {
-		h := max(r.sum.Measured.Hours(), 1e-12)
-		if err := enc.Encode(partitionJSON{
-			Record: "partition", Tool: "raftsim", Version: version(), Command: "partition",
-			Params: report.Params(r.p.Setup), Preset: r.model,
-			Model: r.model, Shape: r.p.Shape.Name, Setup: r.p.Describe(), PreVote: r.p.PreVote, CheckQuorum: r.p.CheckQuorum,
-			Windows: r.sum.Trials, Hours: r.sum.Measured.Hours(), Unsettled: r.sum.Unsettled,
-			Elections: r.sum.Elections, PreVotes: r.sum.PreVotes, LeaderChanges: r.sum.LeaderChanges,
-			ElectionsPerHour: float64(r.sum.Elections) / h, PreVotesPerHour: float64(r.sum.PreVotes) / h,
-			LeaderChangesPerHour: r.sum.LeaderChangesPerHour, LeaderlessSPerHour: r.sum.LeaderlessPerHour.Seconds(), Seed: seed,
-		}); err != nil {
+// writePartition writes the rows as JSON Lines or CSV, one record each.
+func writePartition(w io.Writer, o *partitionOpts, rows []partitionRow, interrupted bool) error {
+	cw := csv.NewWriter(w)
+	for i, r := range rows {
+		m := o.partialMeta(interrupted, nil)
+		m.Model = r.model
+		rec := partitionRecord(m, r, o.seed, o.trials)
+		var err error
+		if o.json {
+			err = rec.WriteJSON(w)
+		} else {
+			if i == 0 {
+				err = cw.Write(rec.CSVHeader())
+			}
+			if err == nil {
+				err = cw.Write(rec.CSVRow())
+			}
+		}
+		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func writePartitionCSV(w io.Writer, rows []partitionRow) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"model", "shape", "prevote", "checkquorum", "windows", "hours", "unsettled", "elections_per_hour", "prevotes_per_hour", "leader_changes_per_hour", "leaderless_s_per_hour"})
-	for _, r := range rows {
-		h := max(r.sum.Measured.Hours(), 1e-12)
-		_ = cw.Write([]string{r.model, r.p.Shape.Name, strconv.FormatBool(r.p.PreVote), strconv.FormatBool(r.p.CheckQuorum),
-			strconv.Itoa(r.sum.Trials), strconv.FormatFloat(r.sum.Measured.Hours(), 'g', 6, 64), strconv.Itoa(r.sum.Unsettled),
-			strconv.FormatFloat(float64(r.sum.Elections)/h, 'f', 3, 64), strconv.FormatFloat(float64(r.sum.PreVotes)/h, 'f', 3, 64),
-			strconv.FormatFloat(r.sum.LeaderChangesPerHour, 'f', 3, 64), strconv.FormatFloat(r.sum.LeaderlessPerHour.Seconds(), 'f', 3, 64)})
 	}
 	cw.Flush()
 	return cw.Error()

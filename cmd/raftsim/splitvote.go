@@ -61,6 +61,7 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	if o.alive == 0 {
 		o.alive = max(o.nodes-1, 1)
 	}
+	o.model = "splitvote-" + o.svModel // the records' model: this command has no --model
 	base := experiment.SplitVote{Nodes: o.nodes, Alive: o.alive, Model: o.svModel}
 	if err := base.Set("range", o.rangeW); err != nil {
 		return configError(err, nil, "range")
@@ -115,7 +116,7 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	if !o.json && !o.csv {
 		fmt.Fprintf(a.stdout, "split votes, %d of %d servers alive, timeouts uniform over %s, model %s, seed %d\n", o.alive, o.nodes, o.rangeW, o.svModel, o.seed)
 	}
-	if err := writeResults(a.stdout, &o.opts, rs, report.SplitVoteTable(rs)); err != nil {
+	if err := writeResults(a.stdout, &o.opts, rs, report.SplitVoteTable(rs), trials, interrupted); err != nil {
 		return err
 	}
 	if interrupted {

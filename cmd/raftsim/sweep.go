@@ -36,6 +36,7 @@ Values are separated by commas, or by semicolons when they contain commas
 	}
 	addModelFlags(cmd, &o.opts, true)
 	addRunFlags(cmd, &o.opts, 1000, true)
+	addColumnsHelp(cmd)
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
 	addEtcdFlags(cmd, &o.opts)
@@ -61,6 +62,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	}
 	if base, err = o.etcdSetup(cmd, base); err != nil {
 		return err
+	}
+	if o.experiment == "bootstrap" && !isColdStart(cmd) {
+		base.ShortLogs = 0 // a bootstrap has equal logs unless shortlogs= (or a cold-start model) says otherwise
 	}
 	var axes []experiment.Axis
 	for _, s := range o.over {
@@ -113,13 +117,13 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	table := report.SummaryTable(rs, false)
 	table.Header[0] = "parameters"
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), o.seed)
+		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), sweptLogs(base, axes, o.experiment == "bootstrap"), o.seed)
 	}
-	if err := writeResults(a.stdout, &o.opts, rs, table); err != nil {
+	if err := writeResults(a.stdout, &o.opts, rs, table, trials, interrupted); err != nil {
 		return err
 	}
 	fig := figure(&o.opts, "Sweep of "+o.experiment+" over "+strings.Join(o.over, " and "), sweptDescribe(base, axes), []plot.Panel{{Results: rs}})
-	if err := writePlot(a.stderr, &o.opts, fig); err != nil {
+	if err := writePlot(a.stderr, &o.opts, fig, interrupted); err != nil {
 		return err
 	}
 	if interrupted {

@@ -160,6 +160,9 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 	if err := cfg.Validate(); err != nil {
 		return configError(err, tuneFlags, "model")
 	}
+	if o.maxRounds < 0 {
+		return flagError("max-rounds", "must not be negative (0: no refinement rounds), got %d", o.maxRounds)
+	}
 	cfg.MaxRounds = o.maxRounds
 	if o.maxRounds == 0 {
 		cfg.MaxRounds = -1
@@ -192,7 +195,7 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		return accs
 	}
 	r, err := experiment.TuneWith(cmd.Context(), cfg, sim.RunOptions{Seed: o.seed, Workers: o.workers}, runner)
-	interrupted := false
+	interrupted, done := false, 0
 	var te *sim.TrialError
 	var ue usageError
 	switch {
@@ -202,13 +205,15 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		return trialFailure{what: "tune", err: te}
 	case err != nil && cmd.Context().Err() != nil:
 		interrupted = true
-		done := 0
 		for _, c := range r.Candidates {
 			if c.Complete {
 				done++
 			}
 		}
 		fmt.Fprintf(a.stderr, "raftsim: interrupted: showing the %d of %d candidates that finished (the others are marked partial)\n", done, len(r.Candidates))
+		// A search stopped midway recommends nothing: the candidates
+		// it did not finish might have won.
+		r.Best, r.RunnerUp = -1, -1
 	case err != nil:
 		return err
 	case a.merged == nil && (time.Since(start) > time.Second || a.forceProgress):
@@ -218,11 +223,12 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 		}
 		fmt.Fprintf(a.stderr, "raftsim: %d candidates in %.1fs on %d workers\n", len(r.Candidates), time.Since(start).Seconds(), w)
 	}
+	m := o.partialMeta(interrupted, nil)
 	switch {
 	case o.json:
-		err = o.meta().WriteTuneJSON(a.stdout, r)
+		err = m.WriteTuneJSON(a.stdout, r)
 	case o.csv:
-		err = o.meta().WriteTuneCSV(a.stdout, r)
+		err = m.WriteTuneCSV(a.stdout, r)
 	default:
 		hb := "half of min"
 		switch {
@@ -236,10 +242,14 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 			desc.Settle = 0
 			hb += ", crash T+[0, T/5) after the leader is known (harness, T = min)"
 		}
-		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", desc.Describe(), hb, o.seed)
+		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, %s, seed %d\n", desc.Describe(), hb, shortLogsNote(desc, false), o.seed)
 		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows (95%% intervals)\n",
 			o.objective, o.trials, o.maxElections, r.RoundsCounted(), o.stableTrials, o.stableFor)
-		if err = report.TuneTable(r).Write(a.stdout); err == nil {
+		switch err = report.TuneTable(r).Write(a.stdout); {
+		case err != nil:
+		case interrupted:
+			err = writeInterrupted(a.stdout, done, len(r.Candidates), "candidates")
+		default:
 			_, err = fmt.Fprintln(a.stdout, report.Recommendation(r))
 		}
 	}

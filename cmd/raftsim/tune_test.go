@@ -92,7 +92,7 @@ func TestTuneTinyRun(t *testing.T) {
 
 	code, csvOut, _ := raftsim(t, append(tinyTune, "--csv")...)
 	require.Equal(t, 0, code)
-	require.True(t, strings.HasPrefix(csvOut, "record,tool,version,command,seed,preset,label,timeout_min_ms"), csvOut)
+	require.True(t, strings.HasPrefix(csvOut, "record,schema,tool,version,command,model,interrupted,seed,trials,trials_requested,label,timeout_min_ms"), csvOut)
 	require.Equal(t, 5, strings.Count(csvOut, "\n"))
 }
 
@@ -127,7 +127,8 @@ func TestTuneInterrupt(t *testing.T) {
 	require.Equal(t, 130, code)
 	require.Contains(t, errOut, "interrupted")
 	require.Contains(t, out, "partial")
-	require.Contains(t, out, "no candidate is feasible")
+	require.Contains(t, out, "interrupted: 0 of 4 candidates finished")
+	require.NotContains(t, out, "no candidate is feasible", "an interrupted search gives no verdict")
 }
 
 func TestTuneProgress(t *testing.T) {

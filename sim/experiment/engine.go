@@ -93,22 +93,15 @@ type Raftick struct{}
 // NewCluster builds s's sim.Cluster.
 func (Raftick) NewCluster(ctx context.Context, s Setup, rng *rand.Rand, h Hooks) (Cluster, error) {
 	rc := &raftickCluster{tr: newTracker(s.Nodes)}
-	cfg := s.Config(rng)
-	cfg.Context = ctx
-	cfg.Trace = tracerFor(h.Trace)
-	trace, changed, obs := h.Trace, h.Changed, h.Observer
-	cfg.Observer = func(e election.Event) {
-		rc.tr.observe(e)
+	changed, obs := h.Changed, h.Observer
+	cfg := s.clusterConfig(ctx, rng, h.Trace, rc.tr, func(e election.Event) {
 		if obs != nil {
 			obs(e)
-		}
-		if trace != nil && e.Type != election.EventIgnored {
-			trace(sim.FormatEvent(e.At, e.Node, sim.EventText(e)))
 		}
 		if changed != nil {
 			changed()
 		}
-	}
+	})
 	if h.Heartbeat != nil {
 		cfg.OnSend = func(m election.Message) {
 			if m.Type == election.MsgHeartbeat {

@@ -30,6 +30,8 @@ func TestSetupValidate(t *testing.T) {
 		{func(s *Setup) { s.Loss = 1 }, "Loss"},
 		{func(s *Setup) { s.Duplicate = 2 }, "Duplicate"},
 		{func(s *Setup) { s.ShortLogs = 4 }, "ShortLogs"},
+		{func(s *Setup) { s.ShortLogs = -1 }, "ShortLogs"},
+		{func(s *Setup) { s.Nodes, s.ShortLogs = 2, 1 }, "ShortLogs"},
 		{func(s *Setup) { s.Granularity = -1 }, "Granularity"},
 		{func(s *Setup) { s.MaxTime = -1 }, "MaxTime"},
 	} {
@@ -167,4 +169,12 @@ func TestParseAxisAndGrid(t *testing.T) {
 	require.Len(t, g, 6)
 	require.Equal(t, "timeout=150-155ms nodes=3", GridLabel(g[0]))
 	require.Equal(t, "timeout=150-200ms nodes=7", GridLabel(g[5]))
+}
+
+// TestMaxTime: a trial's limit is MaxTime, or DefaultMaxTime for 0.
+func TestMaxTime(t *testing.T) {
+	s := PaperModel()
+	require.Equal(t, DefaultMaxTime, s.maxTime())
+	s.MaxTime = 3 * time.Second
+	require.Equal(t, 3*time.Second, s.maxTime())
 }

@@ -203,9 +203,12 @@ type Candidate struct {
 	// RateHigh are its exact (Garwood) 95% Poisson confidence interval.
 	Unnecessary       float64
 	RateLow, RateHigh float64
-	// Complete reports that all trials of the candidate ran (false after
-	// an interrupt); an incomplete candidate is never recommended.
-	Complete bool
+	// FailoverRequested and StableRequested are the failover trials and
+	// stable windows asked of the candidate so far (the refinement rounds
+	// included); Complete reports that all of them ran (false after an
+	// interrupt). An incomplete candidate is never recommended.
+	FailoverRequested, StableRequested int
+	Complete                           bool
 	// Status is what the trials say about the bound: "feasible" (the
 	// rate's interval lies at or below it), "infeasible" (above it),
 	// "uncertain" (the interval contains it), "unsettled" (a stable
@@ -384,6 +387,7 @@ func (r *TuneResult) evaluate(fos []Failover, foAcc, stAcc []sim.Accumulator, fo
 			cd.Unnecessary += cd.Stability.PreVotesPerNodeHour
 		}
 		cd.RateLow, cd.RateHigh = PoissonInterval(count, cd.Stability.NodeHours)
+		cd.FailoverRequested, cd.StableRequested = foRan[i], stRan[i]
 		cd.Complete = cd.Failover.Trials == foRan[i] && cd.Stability.Trials == stRan[i]
 		bound := c.MaxElectionsPerNodeHour
 		switch {

@@ -102,6 +102,22 @@ func fmtMS(d time.Duration) string {
 // shape check. rs are the results of experiment.PaperExperiments, in
 // order.
 func WritePaperText(w io.Writer, s experiment.Setup, seed uint64, rs []experiment.Result) error {
+	if err := WritePaperTables(w, s, seed, rs); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "The paper's figures beside the simulator's:")
+	if err := WriteComparison(w, rs); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	_, err := fmt.Fprintln(w, PaperShape(rs))
+	return err
+}
+
+// WritePaperTables writes what WritePaperText writes up to the comparison
+// with the paper: the model and both panels' tables. It is all a run
+// that was interrupted can say.
+func WritePaperTables(w io.Writer, s experiment.Setup, seed uint64, rs []experiment.Result) error {
 	bt := experiment.BroadcastTimes(s)
 	fmt.Fprintf(w, "Raft paper, Figure 16: time without a leader after the leader crashes (seed %d)\n", seed)
 	fmt.Fprintf(w, "model: %s\n", s.Describe())
@@ -120,11 +136,5 @@ func WritePaperText(w io.Writer, s experiment.Setup, seed uint64, rs []experimen
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "The paper's figures beside the simulator's:")
-	if err := WriteComparison(w, rs); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	_, err := fmt.Fprintln(w, PaperShape(rs))
-	return err
+	return nil
 }

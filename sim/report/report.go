@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/raftick/raftick/sim"
@@ -15,13 +16,19 @@ import (
 
 // Meta is what a program knows about a run that its Results do not say,
 // written into every JSON Lines record and CSV row so that each stands
-// on its own: the tool and its version, the subcommand and the model
-// preset the setup started from.
+// on its own: the tool and its version, the subcommand, the model preset
+// the setup started from, and whether the run was interrupted.
 type Meta struct {
 	Tool    string // e.g. "raftsim"
 	Version string // the tool's version
 	Command string // e.g. "paper", "failover", "sweep"
-	Preset  string // the model preset: "paper", "plain", "hashicorp"
+	Model   string // the model preset (raftsim's --model): "paper", "plain", "hashicorp"
+	// Interrupted marks every record of a run that was stopped before all
+	// its trials ran.
+	Interrupted bool
+	// Requested are the trials asked for, one per result written, in
+	// order; a result with none listed was asked for the trials it ran.
+	Requested []int
 }
 
 // toMS converts d to milliseconds rounded to the microsecond.
@@ -37,12 +44,25 @@ func spec(l interface{ String() string }) string {
 	return l.String()
 }
 
-// head adds the fields that say what wrote a record.
+// head adds the fields that say what wrote a record and whether its run
+// was interrupted.
 func (m Meta) head(r *record, kind string) {
 	r.add("record", kind)
+	r.add("schema", SchemaVersion)
 	r.opt("tool", m.Tool)
 	r.opt("version", m.Version)
 	r.opt("command", m.Command)
+	r.opt("model", m.Model)
+	r.add("interrupted", m.Interrupted)
+}
+
+// requested returns the trials asked for of the i-th result written,
+// which ran done of them.
+func (m Meta) requested(i, done int) int {
+	if i >= 0 && i < len(m.Requested) {
+		return m.Requested[i]
+	}
+	return done
 }
 
 // paramList is the parameters of a setup: a JSON object with the
@@ -122,7 +142,7 @@ func lowerBounds(s sim.Summary) []string {
 // resultRecord returns the fields of r's output object. The names up to
 // messages_per_election are those of earlier versions; the others were
 // added with the self-describing records.
-func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
+func (m Meta) resultRecord(s experiment.Result, requested int, withCDF bool) record {
 	var r record
 	m.head(&r, "result")
 	r.add("experiment", s.Experiment)
@@ -137,9 +157,12 @@ func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
 	r.opt("loss", s.Setup.Loss)
 	r.opt("prevote", s.Setup.PreVote)
 	r.opt("checkquorum", s.Setup.CheckQuorum)
-	r.opt("model", s.Model)
+	engine, svModel := engineOf(s)
+	r.opt("engine", engine)
+	r.opt("sv_model", svModel)
 	r.opt("latency_fraction", s.LatencyFraction)
 	r.add("trials", s.Trials)
+	r.add("trials_requested", requested)
 	r.add("timed_out", s.TimedOut)
 	r.add("seed", s.Seed)
 	r.stats(s.Summary)
@@ -157,7 +180,6 @@ func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
 		paper = append(paper, paperJSON{Stat: f.Stat, Relation: f.Relation, MS: toMS(f.Value), SimMS: toMS(f.Statistic(s.Summary))})
 	}
 	r.opt("paper", paper)
-	r.opt("preset", m.Preset)
 	r.add("censored", s.TimedOut)
 	r.add("lower_bounds", nonNil(lowerBounds(s.Summary)))
 	r.add("no_leader", s.NoLeader)
@@ -183,6 +205,21 @@ func (m Meta) resultRecord(s experiment.Result, withCDF bool) record {
 	return r
 }
 
+// engineOf splits Result.Model into the engine that ran the trials
+// (raftick, etcd or hashicorp, as raftsim's --engine names them) and
+// splitvote's model (race or cluster).
+func engineOf(s experiment.Result) (engine, svModel string) {
+	switch {
+	case s.Experiment == "splitvote":
+		return "", s.Model
+	case strings.HasSuffix(s.Model, "-engine"):
+		return strings.TrimSuffix(s.Model, "-engine"), ""
+	case s.Model == "":
+		return "raftick", ""
+	}
+	return s.Model, ""
+}
+
 func nonNil(ss []string) []string {
 	if ss == nil {
 		return []string{}
@@ -205,13 +242,13 @@ func WriteJSON(w io.Writer, r experiment.Result, cdf bool) error {
 // percentiles are exact. With cdf it includes the CDF as [ms, fraction]
 // pairs.
 func (m Meta) WriteJSON(w io.Writer, r experiment.Result, cdf bool) error {
-	return m.resultRecord(r, cdf).writeJSON(w)
+	return m.resultRecord(r, m.requested(0, r.Trials), cdf).writeJSON(w)
 }
 
 // WriteJSONLines writes one JSON object per result (see Meta.WriteJSON).
 func (m Meta) WriteJSONLines(w io.Writer, rs []experiment.Result, cdf bool) error {
-	for _, r := range rs {
-		if err := m.WriteJSON(w, r, cdf); err != nil {
+	for i, r := range rs {
+		if err := m.resultRecord(r, m.requested(i, r.Trials), cdf).writeJSON(w); err != nil {
 			return err
 		}
 	}
@@ -223,15 +260,20 @@ func WriteCSV(w io.Writer, ss []experiment.Result) error { return Meta{}.WriteCS
 
 // WriteCSV writes a header and one row per result, with the fields of
 // the JSON records (Meta.WriteJSON) as columns, lists space-separated and
-// params as a JSON object.
+// params as one column per parameter, as the first result (all results
+// of one run share an experiment) names them.
 func (m Meta) WriteCSV(w io.Writer, ss []experiment.Result) error {
 	cw := csv.NewWriter(w)
-	hdr := m.resultRecord(experiment.Result{}, false).csvHeader()
+	first := experiment.Result{}
+	if len(ss) > 0 {
+		first = ss[0]
+	}
+	hdr := m.resultRecord(first, 0, false).csvHeader()
 	if err := cw.Write(hdr); err != nil {
 		return err
 	}
-	for _, s := range ss {
-		if err := cw.Write(m.resultRecord(s, false).csvRow()); err != nil {
+	for i, s := range ss {
+		if err := cw.Write(m.resultRecord(s, m.requested(i, s.Trials), false).csvRow()); err != nil {
 			return err
 		}
 	}

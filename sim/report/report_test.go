@@ -47,14 +47,14 @@ func TestJSONFieldNames(t *testing.T) {
 	require.NotContains(t, m, "analytic_split_vote_rate")
 
 	b.Reset()
-	meta := Meta{Tool: "raftsim", Version: "v1.2.3", Command: "paper", Preset: "paper"}
+	meta := Meta{Tool: "raftsim", Version: "v1.2.3", Command: "paper", Model: "paper"}
 	require.NoError(t, meta.WriteJSONLines(&b, []experiment.Result{s, s}, true))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	require.Len(t, lines, 2)
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &m))
 	require.Contains(t, m, "cdf")
 	require.Equal(t, "v1.2.3", m["version"])
-	require.Equal(t, "paper", m["preset"])
+	require.Equal(t, "paper", m["model"])
 	require.Equal(t, "result", m["record"])
 	require.Equal(t, true, m["percentiles_exact"])
 	ps := m["params"].(map[string]any)
@@ -65,7 +65,7 @@ func TestJSONFieldNames(t *testing.T) {
 	b.Reset()
 	require.NoError(t, WriteJSON(&b, sv, false))
 	require.Contains(t, b.String(), `"analytic_split_vote_rate":0.0523,`)
-	require.Contains(t, b.String(), `"model":"race"`)
+	require.Contains(t, b.String(), `"sv_model":"race"`)
 	require.NotContains(t, b.String(), "heartbeat_ms")
 }
 
@@ -76,7 +76,7 @@ func TestCSVAndTable(t *testing.T) {
 	require.NoError(t, WriteCSV(&buf, []experiment.Result{a, b}))
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	require.Len(t, lines, 3)
-	require.True(t, strings.HasPrefix(lines[0], "record,tool,version,command,experiment,label,nodes,alive,timeout_min_ms"), lines[0])
+	require.True(t, strings.HasPrefix(lines[0], "record,schema,tool,version,command,model,interrupted,experiment,label,nodes,alive,timeout_min_ms"), lines[0])
 	require.Contains(t, lines[0], ",p95_ms,")
 	require.Contains(t, lines[0], ",p999_ms,")
 	require.Contains(t, lines[0], ",params.candidates_wait,")

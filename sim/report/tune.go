@@ -56,6 +56,13 @@ func TuneTable(r experiment.TuneResult) Table {
 		case r.RunnerUp:
 			status += "  <- runner-up"
 		}
+		if c.Failover.Trials == 0 && c.Stability.Trials == 0 {
+			// Nothing ran (an interrupt): no figure, rather than zeros
+			// that read as measurements.
+			t.Rows = append(t.Rows, []string{fmtMS(c.TimeoutMin), fmtMS(c.TimeoutMax), fmt.Sprintf("%g", c.Spread),
+				"–", "–", "0", "–", "–", "–", "–", "–", status})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{
 			fmtMS(c.TimeoutMin), fmtMS(c.TimeoutMax), fmt.Sprintf("%g", c.Spread), o,
 			interval(c.ObjectiveLow, c.ObjectiveHigh, c.ObjectiveBounded), trials,
@@ -115,7 +122,8 @@ func (m Meta) tuneCandidateRecord(r experiment.TuneResult, i int) record {
 	var rec record
 	m.head(&rec, "tune-candidate")
 	rec.add("seed", r.Seed)
-	rec.add("preset", m.Preset)
+	rec.add("trials", f.Trials+s.Trials)
+	rec.add("trials_requested", c.FailoverRequested+c.StableRequested)
 	rec.add("label", experiment.RangeLabel(c.TimeoutMin, c.TimeoutMax))
 	rec.add("timeout_min_ms", toMS(c.TimeoutMin))
 	rec.add("timeout_max_ms", toMS(c.TimeoutMax))
@@ -168,7 +176,13 @@ func (m Meta) tuneVerdictRecord(r experiment.TuneResult) record {
 	var rec record
 	m.head(&rec, "tune-verdict")
 	rec.add("seed", r.Seed)
-	rec.add("preset", m.Preset)
+	done, requested := 0, 0
+	for _, c := range r.Candidates {
+		done += c.Failover.Trials + c.Stability.Trials
+		requested += c.FailoverRequested + c.StableRequested
+	}
+	rec.add("trials", done)
+	rec.add("trials_requested", requested)
 	rec.add("objective", r.Config.Objective)
 	rec.add("max_elections_per_node_hour", r.Config.MaxElectionsPerNodeHour)
 	label := func(i int) any {
@@ -208,6 +222,9 @@ func (m Meta) WriteTuneJSON(w io.Writer, r experiment.TuneResult) error {
 		if err := m.tuneCandidateRecord(r, i).writeJSON(w); err != nil {
 			return err
 		}
+	}
+	if m.Interrupted {
+		return nil // a search stopped midway has no verdict
 	}
 	return m.tuneVerdictRecord(r).writeJSON(w)
 }

@@ -201,3 +201,29 @@ func TestEventsCoverTheTrackerTypes(t *testing.T) {
 		require.True(t, seen[typ], "no %v event in 20 failovers", typ)
 	}
 }
+
+// The shared procedure gives the etcd engine the failover's options:
+// two servers crash at once, the clock stops at the election, the crash
+// comes right after the heartbeat broadcast.
+func TestFailoverOptions(t *testing.T) {
+	seed := testSeed(t)
+	s := fastSetup(5)
+	s.Crash, s.ShortLogs = 2, 1
+	s.Until, s.CrashAfterHeartbeat = experiment.UntilElected, true
+	require.NoError(t, Failover{Setup: s}.Check())
+	for i := range 20 {
+		o, lines := trial(t, s, false, trialRand(seed, i))
+		require.True(t, o.OK, "seed %d trial %d: %+v", seed, i, o)
+		crashes := 0
+		for _, l := range lines {
+			if strings.HasSuffix(l, "  crash") {
+				crashes++
+			}
+			if strings.Contains(l, "heartbeat broadcast; crash in") {
+				require.True(t, strings.HasSuffix(l, "crash in 1ns"), l)
+			}
+		}
+		require.Equal(t, 2, crashes, "seed %d trial %d", seed, i)
+	}
+	require.Equal(t, 3, Failover{Setup: s}.Result(nil).Alive)
+}

@@ -59,7 +59,7 @@ func TestResult(t *testing.T) {
 	require.Equal(t, 1, r.Trials)
 	var b bytes.Buffer
 	require.NoError(t, report.WriteJSON(&b, r, false))
-	require.Contains(t, b.String(), `"latency":"fixed:1ms","prevote":true,"model":"hashicorp-engine"`)
+	require.Contains(t, b.String(), `"latency":"fixed:1ms","prevote":true,"engine":"hashicorp"`)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b.Bytes(), &m))
 	require.NotContains(t, m, "heartbeat_ms", "hashicorp's heartbeat is its own, not a setting")

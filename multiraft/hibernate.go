@@ -1,0 +1,271 @@
+package multiraft
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/raftick/raftick/election"
+)
+
+// setAwake adds g to the awake list. h.mu is held.
+func (h *Host) setAwake(g *group) {
+	g.a.at = len(h.awakeL)
+	h.awakeL = append(h.awakeL, g)
+}
+
+// setAsleep removes g (awake) from the awake list. h.mu is held.
+func (h *Host) setAsleep(g *group) {
+	i, last := g.a.at, len(h.awakeL)-1
+	h.awakeL[i] = h.awakeL[last]
+	h.awakeL[i].a.at = i
+	h.awakeL[last] = nil
+	h.awakeL = h.awakeL[:last]
+	g.awake.Store(false)
+}
+
+// wake wakes a hibernating group: its node is created and resumes from d
+// (see election.Node.Resume); ping asks the leader in d to wake its
+// replica too. h.mu is held.
+func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
+	h.stats.Hibernating--
+	h.stats.Wakes++
+	if err := h.startNode(g, d); err != nil {
+		return err
+	}
+	if ping && d.Leader != election.None && d.Leader != h.id {
+		h.control(d.Leader, Control{Kind: Wake, Group: g.id, Term: d.Term})
+	}
+	return nil
+}
+
+// startNode creates the group's node and starts it, resuming from d.
+// h.mu is held.
+func (h *Host) startNode(g *group, d election.Dormant) error {
+	cfg := h.ecfg
+	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
+	if cfg.Lagging == nil {
+		cfg.Lagging = h.laggingFn
+	}
+	if h.metrics != nil {
+		cfg.Metrics = h.metrics.nodeSink(g.id, h.cfg.GroupLabels)
+	}
+	if obs := h.cfg.Observer; obs != nil {
+		id := g.id
+		cfg.Observer = func(e election.Event) { obs(id, e) }
+	}
+	var lv election.LogView = emptyLog
+	if g.log != nil {
+		lv = g.log
+	}
+	n, err := election.NewNode(cfg, h.w, groupTransport{h, g.id}, g.st, lv)
+	if err != nil {
+		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
+	}
+	a := &awakeState{node: n, lastActive: h.w.Now()}
+	if nv := len(g.voters.ids); nv <= smallGroup {
+		a.acks = a.small[:nv]
+	} else {
+		a.acks = make([]ack, nv)
+	}
+	if err := n.Resume(d); err != nil {
+		g.dormant = d
+		h.stats.Hibernating++
+		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
+	}
+	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
+	h.setAwake(g)
+	g.fast.Store(a)
+	g.awake.Store(true)
+	h.listLeader(g)
+	return nil
+}
+
+// hibernate puts an awake group to sleep; it reports whether the node
+// agreed. h.mu is held.
+func (h *Host) hibernate(g *group) bool {
+	g.awake.Store(false) // a Touch from now on takes mu
+	if h.touchedWithin(g) {
+		g.awake.Store(true)
+		return false
+	}
+	// A Step on its lock-free path from now on takes mu; one that found
+	// the node before steps into it, and after Hibernate the node ignores
+	// the message (lost, as Raft allows).
+	g.fast.Store(nil)
+	d, err := g.node.Hibernate()
+	if err != nil {
+		g.fast.Store(g.a)
+		g.awake.Store(true)
+		return false
+	}
+	h.setAsleep(g)
+	g.node, g.a, g.dormant = nil, nil, d
+	h.stats.Hibernating++
+	h.stats.Hibernations++
+	return true
+}
+
+// wakeFor wakes a hibernating group for message m from peer from, in the
+// safe state for it. h.mu is held.
+func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
+	d := g.dormant
+	// moved: the group went on to a higher term.
+	moved := m.Term > d.Term && m.Type != election.MsgPreVote && !(m.Type == election.MsgPreVoteResp && m.Granted)
+	switch {
+	case d.Leader == h.id && moved:
+		// A hibernating leader holds no lease: it starts as a plain
+		// follower.
+		return h.wake(g, election.Dormant{}, false)
+	case d.Leader == h.id:
+		return h.wake(g, d, false)
+	case !h.leaderAlive(d.Leader):
+		return h.wake(g, election.Dormant{Term: d.Term}, false)
+	case moved:
+		// The replica still knows d.Leader and when it last heard from
+		// it (d.Contact, kept up by the heartbeats answered asleep):
+		// resumed so, it refuses a vote inside the lease those answers
+		// gave, as an awake follower would with LeaderStickiness.
+		return h.wake(g, d, false)
+	}
+	return h.wake(g, d, from != d.Leader)
+}
+
+// touchedWithin reports whether the group was touched within
+// HibernateAfter: a follower with local activity refuses to hibernate,
+// and no group hibernates just after a Touch.
+func (h *Host) touchedWithin(g *group) bool {
+	t, ok := g.lastTouch()
+	return ok && h.w.Now()-t < h.cfg.HibernateAfter
+}
+
+// lastActive returns when the awake group was last active: woken, in a
+// new term, or touched. h.mu is held.
+func (h *Host) lastActive(g *group) time.Duration {
+	if t, ok := g.lastTouch(); ok && t > g.a.lastActive {
+		return t
+	}
+	return g.a.lastActive
+}
+
+// sweepLeader hibernates g, led by this host, if it has been idle for
+// HibernateAfter and its followers are caught up, and reports whether it
+// did. h.mu is held.
+func (h *Host) sweepLeader(g *group, now time.Duration) bool {
+	st := g.node.Status()
+	if st.Term != g.a.term {
+		g.a.term, g.a.lastActive = st.Term, now
+		return false
+	}
+	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
+		return false
+	}
+	ok, behind := h.followersCaughtUp(g, st.Term, now)
+	if !ok || !h.hibernate(g) {
+		return false
+	}
+	g.behind = behind
+	for _, v := range g.voters.ids {
+		if v != h.id {
+			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+		}
+	}
+	return true
+}
+
+// followersCaughtUp reports whether every follower answered a heartbeat
+// of term within the lease, or lives on a node liveness takes for dead.
+// It also returns the followers it skipped as dead.
+func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok bool, behind uint64) {
+	for i, v := range g.voters.ids {
+		if v == h.id {
+			continue
+		}
+		if !h.leaderAlive(v) {
+			behind |= bit(i)
+			continue
+		}
+		if a := &g.a.acks[i]; a.term.Load() != term || now-time.Duration(a.at.Load()) > h.lease {
+			return false, 0
+		}
+	}
+	return true, behind
+}
+
+// wakeLocal wakes a group for a local call if it hibernates, asking its
+// leader to wake too. h.mu is held.
+func (h *Host) wakeLocal(g *group) error {
+	if g.node == nil {
+		d := g.dormant
+		if d.Leader != h.id && !h.leaderAlive(d.Leader) {
+			d.Leader = election.None
+		}
+		return h.wake(g, d, true)
+	}
+	return nil
+}
+
+// Touch records activity of a group (a proposal, a read): it wakes the
+// group if it hibernates, asking its leader to wake too, and postpones
+// its hibernation by HibernateAfter. Errors: ErrStopped, ErrUnknownGroup,
+// and the error of waking the group when Touch wakes it itself.
+//
+// Touch never waits for the host: touching an awake group takes no
+// host-wide lock (only a shared read lock on the group index), and a
+// hibernating group is woken at once if the host is idle, otherwise by
+// the Step or timer that holds the host's lock, as soon as it lets go
+// (a wake that fails then is counted in Stats.WakeFailures).
+func (h *Host) Touch(gid GroupID) error {
+	h.gmu.RLock()
+	g := h.groups.get(gid)
+	h.gmu.RUnlock()
+	if g == nil || h.halted.Load() {
+		if err := h.lock(); err != nil {
+			return err
+		}
+		defer h.unlock()
+		_, err := h.lookup(gid) // the error
+		return err
+	}
+	g.touched.Store(int64(h.w.Now()) + 1)
+	if g.awake.Load() {
+		return nil
+	}
+	if h.tryLock() {
+		defer h.unlock()
+		if h.stopped {
+			return ErrStopped
+		}
+		return h.wakeLocal(g)
+	}
+	// The host is busy (a Step, a timer): its lock's holder wakes the
+	// group when it lets go (see unlock), so that Touch never waits for
+	// a long batch and a burst of touches on sleeping groups does not
+	// fall behind.
+	if g.queued.CompareAndSwap(false, true) {
+		h.pendMu.Lock()
+		h.pend = append(h.pend, g)
+		h.npend.Store(int32(len(h.pend)))
+		h.pendMu.Unlock()
+	}
+	if h.tryLock() { // the holder may have let go before it saw g
+		h.unlock()
+	}
+	return nil
+}
+
+// wakePending wakes the groups Touch queued. A wake that fails (the
+// Storage's error) is counted in Stats.WakeFailures, as Touch returned
+// already. h.mu is held.
+func (h *Host) wakePending() {
+	h.pendMu.Lock()
+	gs := h.pend
+	h.pend = nil
+	h.npend.Store(0)
+	h.pendMu.Unlock()
+	for _, g := range gs {
+		g.queued.Store(false)
+		if !h.stopped && h.wakeLocal(g) != nil {
+			h.stats.WakeFailures++
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package multiraft
+
+import (
+	"time"
+
+	"github.com/raftick/raftick/election"
+)
+
+// Step delivers an inbound batch. Entries for unknown groups, from
+// non-voters, or addressed to another host are ignored and counted in
+// Stats; Step never panics on them. A batch from a peer node resets that
+// node's liveness timer. The coalesced heartbeats and answers of awake
+// groups are stepped without the host's lock, so that Steps from several
+// peers run in parallel; the other entries (those of hibernating groups,
+// single messages, controls) follow in order under the lock, which a long
+// batch lets other calls and the host's timers take in between.
+//
+// Step panics with ErrReentrant if its goroutine is inside a call of the
+// same Host that holds the host's lock: a Transport that delivers
+// synchronously, or an Observer that calls Step.
+func (h *Host) Step(b Batch) {
+	if h.holding() {
+		panic(ErrReentrant)
+	}
+	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
+		h.step(b)
+		return
+	}
+	// The answers to b's heartbeats wait in the outbox of b's sender
+	// and leave together when the Step ends.
+	h.beginAnswers(b.From)
+	h.step(b)
+	h.endAnswers(b.From)
+}
+
+// step is Step without sending the answers.
+func (h *Host) step(b Batch) {
+	now, ok := h.admit(b)
+	if !ok {
+		return
+	}
+	var in inbound
+	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
+	slowHB := stepFast(h, &in, now, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+		hb.Term, hb.Sent = e.Term, e.Sent
+		return e.Group, hb
+	})
+	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
+	slowResp := stepFast(h, &in, now, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
+		return e.Group, resp
+	})
+
+	h.mustLock()
+	defer h.unlock()
+	h.stats.Delivered += in.delivered
+	h.stats.Ignored += in.ignored
+	if h.stopped {
+		return
+	}
+	h.stepNow = h.w.Now()
+	k := 0
+	for _, i := range slowHB {
+		if !h.yield(&k) {
+			return
+		}
+		e := b.Heartbeats[i]
+		hb.Term, hb.Sent = e.Term, e.Sent
+		h.deliver(e.Group, hb)
+	}
+	for _, i := range slowResp {
+		if !h.yield(&k) {
+			return
+		}
+		e := b.Responses[i]
+		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
+		h.deliver(e.Group, resp)
+	}
+	for _, gm := range b.Msgs {
+		if gm.Msg.From != b.From || gm.Msg.To != h.id {
+			h.stats.Ignored++
+			continue
+		}
+		h.deliver(gm.Group, gm.Msg)
+	}
+	for _, c := range b.Controls {
+		h.onControl(b.From, c)
+	}
+}
+
+// admit counts batch b and checks where it comes from and goes to; for a
+// batch from a known peer to this host it restarts the peer's liveness
+// timer and returns the wheel time the batch is stepped at. h.mu is not
+// held.
+func (h *Host) admit(b Batch) (time.Duration, bool) {
+	h.mustLock()
+	defer h.unlock()
+	if h.stopped {
+		return 0, false
+	}
+	h.stats.BatchesReceived++
+	p := h.peers[b.From]
+	if b.To != h.id || p == nil {
+		h.stats.Ignored += uint64(max(b.Len(), 1))
+		return 0, false
+	}
+	h.heard(p)
+	return h.w.Now(), true
+}
+
+// inbound counts what a Step's lock-free path did, for Stats.
+type inbound struct{ delivered, ignored uint64 }
+
+// stepFast steps the coalesced entries es of awake groups, each as the
+// message msg makes of it, without the host's lock: an awake group's
+// node and acks are published in group.fast, and a node serializes its
+// own messages. An answer's ack is recorded at now. It returns the
+// indexes of the entries whose group hibernates (or is being put to
+// sleep or woken), for the caller to deliver under the lock, in order.
+// Unknown groups and senders are counted as ignored. Neither h.mu nor
+// outMu is held; h.gmu is taken for reading.
+func stepFast[E any](h *Host, in *inbound, now time.Duration, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
+	if len(es) == 0 {
+		return nil
+	}
+	h.gmu.RLock()
+	defer h.gmu.RUnlock()
+	var ahead lookahead
+	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+	for i, e := range es {
+		g := ahead.next(h, i)
+		_, m := msg(e)
+		from := -1
+		if g != nil {
+			from = g.voters.index(m.From)
+		}
+		if from < 0 {
+			in.ignored++
+			continue
+		}
+		a := g.fast.Load()
+		if a == nil {
+			slow = append(slow, i)
+			continue
+		}
+		if m.Type == election.MsgHeartbeatResp && m.Granted {
+			a.acks[from].set(m.Term, now)
+		}
+		a.node.Step(m)
+		in.delivered++
+	}
+	return slow
+}
+
+// stepChunk is how many entries Step delivers under the host's lock
+// before it lets other users of the lock in: a batch may hold one entry
+// per hibernating group, and a Touch that wakes a group or a timer of the
+// host should not wait for all of them.
+const stepChunk = 64
+
+// yield counts one entry of a Step in *k and, every stepChunk entries,
+// releases and retakes the host's lock. It reports false if the host
+// stopped meanwhile. Entries are still delivered in the batch's order,
+// and the batch's controls after its heartbeats. h.mu is held.
+//
+// It does not yield the processor (runtime.Gosched): that made the wheel's
+// driver run sooner, but also let followers' election timers fire while
+// the heartbeats that would have reset them waited in batches not yet
+// stepped, and the scalemix runs made with it did not get better.
+func (h *Host) yield(k *int) bool {
+	if *k++; *k%stepChunk != 0 {
+		return true
+	}
+	h.unlock()
+	h.mustLock()
+	h.stepNow = h.w.Now()
+	return !h.stopped
+}
+
+// deliver steps one message into its group, waking the group if it
+// hibernates and the message calls for it. h.mu is held.
+func (h *Host) deliver(gid GroupID, m election.Message) {
+	h.deliverTo(h.groups.get(gid), m)
+}
+
+// deliverTo is deliver to group g, nil if unknown. h.mu is held.
+func (h *Host) deliverTo(g *group, m election.Message) {
+	var from int
+	if g == nil {
+		from = -1
+	} else {
+		from = g.voters.index(m.From)
+	}
+	if from < 0 {
+		h.stats.Ignored++
+		return
+	}
+	h.stats.Delivered++
+	if g.node == nil {
+		d := g.dormant
+		switch {
+		case m.Type == election.MsgHeartbeat && m.Term == d.Term && m.From == d.Leader:
+			// The leader it sleeps under: answer as an awake follower
+			// would, without waking (its timers would only be pushed back).
+			h.stats.AnsweredAsleep++
+			g.dormant.Contact = h.stepNow // the lease counts on this answer
+			h.send(g.id, election.Message{Type: election.MsgHeartbeatResp, From: h.id, To: m.From, Term: d.Term, Granted: true, Sent: m.Sent})
+			return
+		case m.Type.IsResponse() && m.Term <= d.Term:
+			// A late answer: a hibernating replica has no request out.
+			h.stats.IgnoredAsleep++
+			return
+		}
+		if h.wakeFor(g, m.From, m) != nil {
+			return
+		}
+	}
+	if m.Type == election.MsgHeartbeatResp && m.Granted {
+		g.a.acks[from].set(m.Term, h.stepNow)
+	}
+	g.node.Step(m)
+	if m.Type == election.MsgVoteResp {
+		h.listLeader(g) // elected
+	}
+}
+
+// onControl handles a hibernation message. h.mu is held.
+func (h *Host) onControl(from election.ID, c Control) {
+	g := h.groups.get(c.Group)
+	if g == nil || g.voters.index(from) < 0 {
+		h.stats.Ignored++
+		return
+	}
+	switch c.Kind {
+	case Hibernate:
+		ok := false
+		if g.node == nil {
+			ok = g.dormant.Term == c.Term && g.dormant.Leader == from
+		} else if st := g.node.Status(); st.Role == election.Follower && st.Term == c.Term && st.Leader == from && !h.touchedWithin(g) {
+			ok = h.hibernate(g)
+		}
+		h.control(from, Control{Kind: HibernateAck, Group: c.Group, Term: c.Term, OK: ok})
+	case HibernateAck:
+		if !c.OK && g.node == nil && g.dormant.Term == c.Term && g.dormant.Leader == h.id {
+			h.stats.HibernateRefused++
+			_ = h.wake(g, g.dormant, false)
+		}
+	case Wake:
+		if g.node == nil && c.Term >= g.dormant.Term {
+			_ = h.wakeFor(g, from, election.Message{Term: c.Term})
+		}
+	default:
+		h.stats.Ignored++
+	}
+}

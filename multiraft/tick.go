@@ -1,0 +1,92 @@
+package multiraft
+
+import (
+	"time"
+)
+
+// onSweep runs every heartbeat interval: it hibernates the groups whose
+// leader is this host and that have been idle for HibernateAfter.
+// It also measures how late the host runs (see overload.go).
+func (h *Host) onSweep() {
+	h.mustLock()
+	defer h.unlock()
+	if h.stopped {
+		return
+	}
+	now := h.w.Now()
+	h.noteLateness(now, now-h.sweepDue)
+	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
+	h.sweepDue = now + h.ecfg.HeartbeatInterval
+	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
+		return
+	}
+	old := len(h.leadersL)
+	leaders := h.leadersL[:0] // nothing wakes during the sweep
+	for i := 0; i < len(h.awakeL); i++ {
+		g := h.awakeL[i]
+		prefetchAwake(h.awakeL, i)
+		if !g.node.Leading() { // only a leader decides; skip the others cheaply
+			continue
+		}
+		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
+			i-- // the last awake group moved to index i
+			continue
+		}
+		g.a.listed = true
+		leaders = append(leaders, g)
+	}
+	clear(h.leadersL[len(leaders):old])
+	h.leadersL = leaders
+}
+
+// listLeader adds g to the tick's leaders if its node leads and it is
+// not listed. h.mu is held.
+func (h *Host) listLeader(g *group) {
+	if h.cfg.Coalesce && !g.a.listed && g.node.Leading() {
+		g.a.listed = true
+		h.leadersL = append(h.leadersL, g)
+	}
+}
+
+// heartbeatTick returns the period of the host's heartbeat tick for the
+// groups' heartbeat interval hb: a tenth less, so that a leader's own
+// heartbeat timer, re-armed a full hb later by every tick, never comes
+// due while the host ticks (a jittered period shorter than that may still
+// fire it: one extra heartbeat, out of phase).
+func heartbeatTick(hb time.Duration) time.Duration {
+	return max(hb-hb/10, 1)
+}
+
+// onHeartbeatTick runs every hbTick with Coalesce: every awake group this
+// host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
+// re-arms the leader's heartbeat timer a full interval later), so all of
+// the host's heartbeats enter the outboxes together and leave in the same
+// flush. It visits only the host's list of leaders (leadersL, kept by the
+// sweep, wakes and elections), skipping the groups in it that sleep or no
+// longer lead (election.Node.Leading, lock-free); a leader missing from
+// it heartbeats on its own timer until the next sweep lists it.
+func (h *Host) onHeartbeatTick() {
+	h.beginTick()
+	h.tick()
+	h.endTick() // the heartbeats, one batch per peer
+}
+
+// tick is onHeartbeatTick without the flush.
+func (h *Host) tick() {
+	h.mustLock()
+	defer h.unlock()
+	if h.stopped {
+		return
+	}
+	h.hbT.Reset(h.hbTick)
+	for i, g := range h.leadersL {
+		prefetchLeaders(h.leadersL, i)
+		if g.node == nil || !g.node.Leading() {
+			if g.a != nil {
+				g.a.listed = false
+			}
+			continue
+		}
+		_ = g.node.BroadcastHeartbeat()
+	}
+}
