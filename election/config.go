@@ -108,6 +108,21 @@ type Config struct {
 	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
 	// gets a fresh timeout.
 	KeepTimerOnStepDown bool
+	// GrantOnlyAsFollower makes a candidate or leader that a vote request
+	// of a higher term deposes refuse that request: it adopts the term and
+	// votes for nobody in it; only a server that was a follower already
+	// grants. This is the rule of Howard et al.'s ocaml-raft simulator
+	// (its requestVoteRq grants only if the mode before the step-down was
+	// Follower). Without it the deposed server grants as any follower
+	// would, as the Raft paper's does.
+	GrantOnlyAsFollower bool
+	// BackoffOnRejections changes what VoteJitter's State.Consecutive
+	// counts, as ocaml-raft's candidate backoff does: a new round counts
+	// only if at least half of the other servers rejected the previous
+	// one, and the count restarts whenever the node steps down (a higher
+	// term, a leader) or wins. Without it every round counts until the
+	// node knows a leader.
+	BackoffOnRejections bool
 	// Lagging, if set, reports whether the node's host runs behind its
 	// own timers, so that the silence a timer measures may be the host's
 	// backlog rather than the peers' (package multiraft sets it while its
@@ -174,15 +189,16 @@ type Config struct {
 	LeaderStickiness bool
 	// Stickiness decides for how long a node stays loyal to a leader it
 	// knows, refusing pre-votes (with PreVote) and votes (with
-	// LeaderStickiness). StickyByContact (the zero value): while it heard
-	// from the leader within ElectionTimeout (the thesis, etcd, SOFAJRaft).
-	// StickyUntilTimeout: as long as it knows the leader, however long ago
-	// the last contact was, except to the leader itself campaigning; it
-	// forgets the leader only when its own election timer fires and
-	// finds the leader silent, or when it campaigns or moves to a higher
-	// term (hashicorp/raft). After a leader crash, a candidate then wins
-	// only once a quorum of survivors have each timed out on their own
-	// timers.
+	// CheckQuorum or LeaderStickiness). StickyByContact (the zero value):
+	// while it heard from the leader within ElectionTimeout (the thesis,
+	// etcd, SOFAJRaft). StickyUntilTimeout: as long as it knows the
+	// leader, however long ago the last contact was, except to the leader
+	// itself campaigning; it forgets the leader only when its own election
+	// timer fires and finds the leader silent, or when it campaigns or
+	// moves to a higher term (hashicorp/raft). After a leader crash, a
+	// candidate then wins only once a quorum of survivors have each timed
+	// out on their own timers. Either way a node stays loyal for
+	// ElectionTimeout after it heard a leader (see Node.QuorumContact).
 	Stickiness StickinessMode
 
 	// Priority is this node's election priority; >= 0, 0 disables priority

@@ -71,10 +71,12 @@
 // out runs a pre-vote again before its next term (as etcd's does), so a
 // candidate cut off from the group does not raise its term at every vote
 // timeout. CheckQuorum makes a leader that lost its majority step down.
-// LeaderStickiness makes nodes ignore vote requests while a leader is
-// alive. Stickiness says what "alive" means: heard from within
-// ElectionTimeout (StickyByContact), or known until the node's own timer
-// finds it silent (StickyUntilTimeout, hashicorp/raft).
+// LeaderStickiness, and CheckQuorum too (as etcd's does; see The leader
+// lease), make nodes ignore vote requests while a leader is alive.
+// Stickiness says what "alive" means: heard from within ElectionTimeout
+// (StickyByContact), or known until the node's own timer finds it silent
+// (StickyUntilTimeout, hashicorp/raft); either way a node that heard a
+// leader stays loyal for ElectionTimeout after it.
 //
 // # The leader lease
 //
@@ -198,7 +200,8 @@
 //     pre-vote, priority and leader stickiness;
 //   - make a follower take the sender for the leader of the term
 //     (MsgHeartbeat), after which it refuses pre-votes (and, with
-//     LeaderStickiness, votes) until its leader falls silent.
+//     CheckQuorum or LeaderStickiness, votes) until its leader falls
+//     silent.
 //
 // No message can make a node vote twice in a term, lower or wrap its term,
 // campaign beyond MaxTerm, or act on a term or vote it failed to persist;

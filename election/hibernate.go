@@ -25,8 +25,8 @@ type Dormant struct {
 	// resume itself as contact. A host that answers Leader's heartbeats
 	// for the dormant follower must advance Contact with each one it
 	// answers: the leader's lease counts on those answers, and the
-	// resumed follower's loyalty (pre-votes, and votes with
-	// LeaderStickiness, refused until Contact+ElectionTimeout) is what
+	// resumed follower's loyalty (pre-votes, and votes with CheckQuorum
+	// or LeaderStickiness, refused until Contact+ElectionTimeout) is what
 	// makes that lease sound.
 	Contact time.Duration
 }

@@ -131,6 +131,9 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	n.role = Follower
 	n.leading.Store(false)
 	n.votes, n.acks = nil, n.acks[:0]
+	if n.cfg.BackoffOnRejections {
+		n.voteJ.leaderKnown() // ocaml-raft: any step-down restarts the backoff
+	}
 	var keepAt time.Duration
 	keep := false
 	if old == Candidate && n.keep != nil {

@@ -145,10 +145,10 @@ func (w *Wheel) slackFor(tag, now int64) int64 {
 	return remembered
 }
 
-// look returns when a timer with real-time deadline when may fire, as of
+// fireableAt returns when a timer with real-time deadline when may fire, as of
 // now: once the slack of the coarse-clock epoch it was scheduled in has
 // passed too (see slackFor). Driver goroutine only.
-func (w *Wheel) look(when, now int64) int64 { return when + w.slackFor(when&tagMask, now) }
+func (w *Wheel) fireableAt(when, now int64) int64 { return when + w.slackFor(when&tagMask, now) }
 
 // suspendCoarse unpublishes the coarse clock and records the epoch it ends.
 // It returns the time. Driver goroutine only.

@@ -9,7 +9,7 @@ import "sync/atomic"
 // re-armed and re-arms each from the coarse clock, so their new deadlines
 // come in the order of the old ones: the timers of one delay form a queue
 // sorted by deadline without any sorting, and a fire needs no
-// re-bucketing (no aim, no slot, no chunk to move): the driver takes the
+// re-bucketing (no locating, no slot, no chunk to move): the driver takes the
 // front of the queue as it comes due and puts each re-armed timer at the
 // back. A lane is that queue, a ring of (timer, deadline) entries.
 //
@@ -136,7 +136,7 @@ func (w *Wheel) join(t *Timer, period int64) bool {
 	}
 	t.slotStart.Store(w.laneSentinel(li))
 	if t.due.Load() != due {
-		return false // moved meanwhile: the caller places it (aim publishes its slot)
+		return false // moved meanwhile: the caller places it (locate publishes its slot)
 	}
 	t.loc, t.slot = locLane, uint16(li)
 	l.push(t, due-1)
@@ -158,7 +158,7 @@ func (w *Wheel) laneWake(now int64) int64 {
 		}
 		mask := uint64(len(l.ring) - 1)
 		r := l.front()
-		at := w.look(r, now)
+		at := w.fireableAt(r, now)
 		if end := w.tickStart(r/w.tick + 1); end != never {
 			// The last entry before the end of r's tick: the lane is in
 			// deadline order (to within a tick, see fits).
@@ -182,7 +182,7 @@ func (w *Wheel) laneWake(now int64) int64 {
 // Driver goroutine, mu held.
 func (w *Wheel) lanesDue(now int64) bool {
 	for _, l := range w.lanes {
-		if l.head != l.tail && w.look(l.front(), now) <= now {
+		if l.head != l.tail && w.fireableAt(l.front(), now) <= now {
 			return true
 		}
 	}
@@ -247,7 +247,7 @@ func (w *Wheel) walkLane(p *lanePass) (done bool) {
 			prefetchFire(l.ring[k&mask].t)
 		}
 		e := l.ring[p.i&mask]
-		if w.look(e.r, p.now) > p.now {
+		if w.fireableAt(e.r, p.now) > p.now {
 			break // the lane's due front ends here
 		}
 		p.i++

@@ -253,6 +253,7 @@ func testRealtimeLaneRaces(t *testing.T, tick time.Duration, napMin int) {
 			const (
 				owners   = 4
 				perOwner = 256
+				minOps   = 2048
 			)
 			period := 3 * tick
 			start := time.Now()
@@ -283,7 +284,9 @@ func testRealtimeLaneRaces(t *testing.T, tick time.Duration, napMin int) {
 			for g := range owners {
 				wg.Go(func() {
 					rng := rand.New(rand.NewPCG(seed, uint64(g)))
-					for time.Now().Before(raceUntil) {
+					// At least minOps operations: on a loaded machine the
+					// race window alone may hold too few to rebind a timer.
+					for ops := 0; ops < minOps || time.Now().Before(raceUntil); ops++ {
 						i := g*perOwner + rng.IntN(perOwner)
 						m, tm := &models[i], &timers[i]
 						switch rng.IntN(16) {

@@ -60,9 +60,9 @@ func (w *Wheel) warnRejected(err error) {
 	}
 }
 
-// told returns a Reset's result, logging its rejection if warn (see
+// resetResult returns a Reset's result, logging its rejection if warn (see
 // warnRejected).
-func (w *Wheel) told(warn, pending bool, err error) (bool, error) {
+func (w *Wheel) resetResult(warn, pending bool, err error) (bool, error) {
 	if warn && err != nil {
 		w.warnRejected(err)
 	}

@@ -52,19 +52,32 @@ type Timer struct {
 	// Guarded by w.mu: where the timer is (loc), and if in a slot, which
 	// (slot: level<<slotLevelShift | index on the level) and where in its
 	// bucket (chunk ch, entry pos); if in a lane, slot is the lane's index.
+	// A wheel reads loc of a timer found through a possibly stale entry
+	// only after boundTo.
 	ch *chunk
 	// minReset is SetMinReset's promise, in ticks (0: none), whether f is
 	// a NextFunc (kindNext), and SetPeriodic's hint (kindPeriodic).
+	// Atomic: any goroutine.
 	minReset atomic.Uint32
 	slot     uint16
 	pos      uint8
 	loc      uint8
 
+	// w is the wheel t is bound to, nil before Init. Written only by bind
+	// (Init, InitNext), atomically, after unlinking t under the lock of
+	// the wheel it was bound to. Read plainly by t's own methods, which
+	// must not run concurrently with its Init (its owner's calls are
+	// ordered), and atomically (boundTo) by a wheel that reaches t through
+	// an entry that may be stale (a ready-heap entry, a collected batch).
 	w *Wheel
 	// f is the callback: a func() (Init), or a NextFunc stored as one
 	// (InitNext, see next); either is a pointer to the function's closure.
+	// Written by bind, atomically; read plainly under the lock of the
+	// wheel t is bound to, or atomically (loadF) by the driver's walks.
 	f func()
-	// seq orders timers with equal deadlines by when they were scheduled.
+	// seq orders timers with equal deadlines by when they were scheduled:
+	// the wheel's schedule sequence, stored under its lock, read
+	// atomically by the driver and Stop.
 	seq atomic.Uint64
 }
 
@@ -193,7 +206,7 @@ func (t *Timer) Reset(d time.Duration) bool {
 
 // TryExtend is Reset for a pending timer where that takes no lock: t is
 // pending on a real-time wheel and the new deadline, d from now, is not
-// before the start of the slot the wheel last aimed t at (which is not
+// before the start of the slot the wheel last located t in (which is not
 // before the slot t waits in; a later deadline, such as a heartbeat's,
 // always qualifies; see SetMinReset). Then it records the new
 // deadline, as Reset would, and returns true. Otherwise it changes nothing
@@ -249,7 +262,7 @@ func (t *Timer) TryReset(d time.Duration) (wasPending bool, err error) {
 }
 
 // reset is TryReset; with warn, Reset's, it also logs a rejection (see
-// Wheel.told). Reset and TryReset are wrappers small enough for Go to
+// Wheel.resetResult). Reset and TryReset are wrappers small enough for Go to
 // inline, and the deadline's common case (coarseDeadline) is inline here:
 // a Reset of a timer out of the cache (a heartbeat's, or one of a
 // million) waits for that miss, and the fewer calls and instructions it
@@ -291,7 +304,7 @@ func (t *Timer) reset(d time.Duration, warn bool) (wasPending bool, err error) {
 				w.scheduled.Add(1) // no pending count without MaxPending
 				if w.closed.Load() {
 					pending, err := w.unschedule(t, when)
-					return w.told(warn, pending, err)
+					return w.resetResult(warn, pending, err)
 				}
 				if s2 := t.slotStart.Load(); s2 < 0 || when < s2 {
 					w.fixup(t)
@@ -307,14 +320,14 @@ func (t *Timer) reset(d time.Duration, warn bool) (wasPending bool, err error) {
 				w.scheduled.Add(1) // no pending count without MaxPending
 				if w.closed.Load() {
 					pending, err := w.unschedule(t, when)
-					return w.told(warn, pending, err)
+					return w.resetResult(warn, pending, err)
 				}
 				return false, nil
 			}
 		}
 	}
 	pending, err := w.schedule(t, when)
-	return w.told(warn, pending, err)
+	return w.resetResult(warn, pending, err)
 }
 
 // SetMinReset tells the wheel that every later Reset of t will schedule it
@@ -455,64 +468,6 @@ func (t *Timer) Deadline() (time.Duration, bool) {
 
 // Wheel returns the wheel t is bound to, or nil before Init.
 func (t *Timer) Wheel() *Wheel { return t.w }
-
-// entry is a ready-heap element: a timer due before the cursor tick, with
-// the deadline and sequence it had when pushed. An entry is stale (skipped)
-// when the timer has moved since.
-type entry struct {
-	t    *Timer
-	when int64 // the timer's deadline when pushed
-	key  int64 // when it may fire: when, plus its epoch's slack on real time
-	seq  uint64
-}
-
-func (a entry) less(b entry) bool {
-	return a.key < b.key || (a.key == b.key && a.seq < b.seq)
-}
-
-// readyHeap is a binary min-heap of entries ordered by (when, seq).
-type readyHeap []entry
-
-func (h *readyHeap) push(e entry) {
-	s := append(*h, e)
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].less(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-	*h = s
-}
-
-func (h *readyHeap) pop() entry {
-	s := *h
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s[n] = entry{}
-	s = s[:n]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && s[r].less(s[l]) {
-			m = r
-		}
-		if !s[m].less(s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
 
 // The first 32 bytes of a Timer hold what the driver's re-bucketing visit
 // touches (see Timer), and Timer.slot has room for every level.

@@ -73,6 +73,9 @@ func (v *Virtual) AdvanceTo(t time.Duration) int {
 			return n
 		}
 		f, ok := w.popDue(target)
+		if invariants {
+			w.checkLocked()
+		}
 		if !ok {
 			w.vnow.Store(target)
 			w.moveCursor(target/w.tick + 1)
