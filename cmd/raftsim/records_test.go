@@ -27,6 +27,7 @@ var schemaRuns = [][]string{
 	{"tune", "--min", "100ms", "--spread", "1", "--trials", "20", "--stable-trials", "1", "--stable-for", "1m"},
 	{"partition", "--model", "plain", "--shape", "chain", "--prevote", "--checkquorum", "--for", "1m", "--trials", "1"},
 	{"multiraft", "--groups", "300", "--nodes", "3"},
+	{"ticks", "--trials", "20", "--stable-trials", "1", "--window", "1m", "--ticks", "0,10ms"},
 }
 
 // TestRecordsFollowTheSchema: every record every subcommand writes, as
