@@ -207,3 +207,25 @@ func TestHelpDefinesColumns(t *testing.T) {
 	require.Contains(t, out, "p50_ms", "the help names the statistics as the records do")
 	require.Contains(t, out, "exits with\nstatus 130")
 }
+
+// TestEverySubcommandIsChecked: each subcommand that runs an experiment
+// is among the runs whose records and interrupts the tests check, so a
+// new subcommand cannot leave the schema unnoticed.
+func TestEverySubcommandIsChecked(t *testing.T) {
+	a := &app{}
+	for _, c := range a.rootCmd().Commands() {
+		name := c.Name()
+		if !c.Runnable() || name == "merge" || name == "completion" || name == "help" {
+			continue
+		}
+		for _, runs := range map[string][][]string{"schemaRuns": schemaRuns, "interruptRuns": interruptRuns} {
+			found := false
+			for _, args := range runs {
+				found = found || args[0] == name
+			}
+			if !found {
+				t.Errorf("raftsim %s has no run in the tests' lists (schemaRuns, interruptRuns)", name)
+			}
+		}
+	}
+}
