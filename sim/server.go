@@ -83,8 +83,8 @@ func (s *diskStorage) Save(hs election.HardState) error {
 	return nil
 }
 
-// blockingServer is a server's election.HostLock: the server that blocks in
-// Network.TimersWait and Network.RearmAfterTermWrite.
+// blockingServer is a server's election.ServerLock: the server that blocks
+// in Network.TimersWait and Network.RearmAfterTermWrite.
 type blockingServer struct {
 	c  *Cluster
 	sv *server
