@@ -133,9 +133,9 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 		cfg.ElectionJitter, cfg.VoteJitter = jit.j, jit.j
 		cfg.StepDownInterval = et / 2
 		cfg.PreVote, cfg.CheckQuorum, cfg.LeaderStickiness = prevote, checkQuorum, sticky
-		cfg.StepDownWhenVoteTimedOut = voteStepDown
-		cfg.WaitForVoteTimeout, cfg.KeepTimerOnStepDown, cfg.HeartbeatPerPeer = wait, keep, hbPerPeer
-		cfg.Tick = tick
+		cfg.Emulate.StepDownWhenVoteTimedOut = voteStepDown
+		cfg.Emulate.WaitForVoteTimeout, cfg.Emulate.KeepTimerOnStepDown, cfg.Emulate.HeartbeatPerPeer = wait, keep, hbPerPeer
+		cfg.Emulate.Tick = tick
 		if untilTimeout {
 			cfg.Stickiness = election.StickyUntilTimeout
 		}
