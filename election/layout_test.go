@@ -16,6 +16,9 @@ func TestHeartbeatLayout(t *testing.T) {
 	if off := unsafe.Offsetof(n.electionT); off != 3*64 {
 		t.Errorf("election timer at offset %d, want %d", off, 3*64)
 	}
+	if size := unsafe.Sizeof(n); size != 6*64 {
+		t.Errorf("Node is %d bytes, want %d (a size class of whole cache lines)", size, 6*64)
+	}
 	for name, off := range map[string]uintptr{
 		"mu": unsafe.Offsetof(n.mu), "term": unsafe.Offsetof(n.term),
 		"tr": unsafe.Offsetof(n.tr), "peerArr": unsafe.Offsetof(n.peerArr),

@@ -22,8 +22,9 @@ import (
 // collected while the mutex is held and delivered after it is released, in
 // the order they were produced (events before messages).
 //
-// Create a Node with NewNode and call Start. Stop models a crash: to
-// restart, create a new Node with the same Storage and call Start.
+// Create a Node with NewNode and call Start; the zero Node is not usable.
+// Stop models a crash: to restart, create a new Node with the same
+// Storage and call Start.
 //
 // All methods are safe for concurrent use.
 type Node struct {
@@ -82,6 +83,16 @@ type Node struct {
 	// of 64 bytes from the Node's start; its own hot fields come first.
 	electionT repeated.Timer
 
+	// The rest of the node's state, which a heartbeat does not touch, is
+	// allocated apart, so that the Node, 384 bytes, leaves room in the
+	// cache and the TLB for the hot lines of many others.
+	*nodeCold
+	_ [56]byte // pads the Node to a size class of whole cache lines
+}
+
+// nodeCold is the part of a Node's state that a follower's heartbeat does
+// not touch (see Node), guarded by the Node's mutex as the rest.
+type nodeCold struct {
 	peers     []ID          // voters other than id, in Config order; immutable
 	lastReset time.Duration // last heartbeat or granted vote (CheckLastContact only)
 	// outArr is outbox's first array.
@@ -167,17 +178,18 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		c.Rand = randsrc.New()
 	}
 	n := &Node{
-		cfg:    c,
-		id:     c.ID,
-		w:      w,
-		tr:     tr,
-		st:     st,
-		lv:     log,
-		logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
-		voter:  make(map[ID]bool, len(c.Voters)),
-		quorum: c.Quorum(),
-
+		id:        c.ID,
+		w:         w,
+		tr:        tr,
 		detection: c.Detection,
+		nodeCold: &nodeCold{
+			cfg:    c,
+			st:     st,
+			lv:     log,
+			logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
+			voter:  make(map[ID]bool, len(c.Voters)),
+			quorum: c.Quorum(),
+		},
 	}
 	n.outbox = n.outArr[:0]
 	n.acks = n.ackArr[:0]
