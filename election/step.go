@@ -63,6 +63,15 @@ func (n *Node) isVoter(id ID) bool {
 	return n.voter[id]
 }
 
+// peerIndex returns the index of id in peers, or -1, reading peerArr
+// inside the Node where it holds the peers (see isVoter).
+func (n *Node) peerIndex(id ID) int {
+	if n.nPeers > 0 {
+		return slices.Index(n.peerArr[:n.nPeers], id)
+	}
+	return slices.Index(n.peers, id)
+}
+
 func (n *Node) step(m Message) {
 	switch m.Type {
 	case MsgHeartbeat:
