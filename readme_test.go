@@ -148,8 +148,9 @@ func TestDocLinksResolve(t *testing.T) {
 }
 
 // TestDesignListsEveryPackage checks that the package list of
-// docs/design.md names every package of the module: by its path, or by
-// its name in the entry of its parent folder (internal/ lists its leaves).
+// docs/design.md names every package of the module, by its path or by its
+// name in the entry of its parent folder (internal/ lists its leaves), and
+// that every folder it lists exists.
 func TestDesignListsEveryPackage(t *testing.T) {
 	b, err := os.ReadFile("docs/design.md")
 	if err != nil {
@@ -172,6 +173,11 @@ func TestDesignListsEveryPackage(t *testing.T) {
 		}
 		if last != "" {
 			entries[last] += line
+		}
+	}
+	for dir := range entries {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Errorf("docs/design.md lists %s, which is not a folder of the module", dir)
 		}
 	}
 	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {

@@ -35,7 +35,9 @@ func (d DetectionMode) String() string {
 
 // StickinessMode decides how long a node stays loyal to a leader it knows:
 // while it does, it refuses pre-votes (Config.PreVote) and, with
-// Config.LeaderStickiness, votes (leadership transfers excepted).
+// Config.CheckQuorum or Config.LeaderStickiness, votes (leadership
+// transfers excepted). Either mode keeps a node loyal for ElectionTimeout
+// after it heard a leader, which the leader lease relies on.
 type StickinessMode uint8
 
 const (

@@ -28,6 +28,7 @@ const (
 	ReasonLeaderAlive    = "leader alive"            // refused while a leader is heard
 	ReasonLogBehind      = "log not up to date"      // the candidate's log is behind
 	ReasonAlreadyVoted   = "already voted"           // the vote went elsewhere this term
+	ReasonDeposed        = "deposed by the request"  // GrantOnlyAsFollower: not a follower when it came
 	ReasonLeaderKnown    = "leader known"            // refused: a leader is known
 	ReasonUnknownSender  = "unknown sender"          // the sender is not a member
 	ReasonWrongTo        = "wrong recipient"         // the message is for another node

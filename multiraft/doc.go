@@ -164,15 +164,27 @@
 //     follower woken leaderless heard nothing from the leader's node for
 //     longer than the leader counts its last answer in its lease.
 //   - A woken follower does not campaign before it could have heard from a
-//     live leader: it counts the wake as contact with its leader, waits a
-//     full fresh election timeout and asks the leader to wake; a woken
-//     leader heartbeats at once and holds no lease until a quorum answered
-//     (Status.Lease), so it claims nothing that needs one before that.
+//     live leader: it waits a full fresh election timeout and asks the
+//     leader to wake; a woken leader heartbeats at once and holds no lease
+//     until a quorum answered (Status.Lease), so it claims nothing that
+//     needs one before that.
+//   - A hibernating follower that answers its leader's heartbeats makes
+//     the promise an awake follower makes: the leader's lease counts on
+//     the answer. The host records when it last answered
+//     (election.Dormant.Contact), and whatever wakes the follower, a vote
+//     request of a higher term included, resumes it knowing its leader
+//     and that contact, so it refuses pre-votes (and with
+//     LeaderStickiness votes) until an election timeout after it, as an
+//     awake follower would. A follower that never heard from its leader
+//     (bootstrapped asleep) counts the wake itself as contact.
 //
 // TestRandomSafety checks one leader per term and one vote per node per
-// term for every group, and that terms never decrease, over five hosts
+// term for every group, terms that never decrease, and the lease (no
+// replica holds one in a term below another's leader), over five hosts
 // with hibernating groups, host crashes and restarts, cut links and
-// reordered batches.
+// reordered batches; TestRandomLeases runs many short schedules over
+// every PreVote, CheckQuorum and LeaderStickiness combination with lost,
+// duplicated, misrouted and delayed batches.
 //
 // # In real time
 //

@@ -190,7 +190,8 @@ func (c *cpuCluster) lag() time.Duration {
 // host's lagging (overload.go: no election or CheckQuorum step-down while
 // it runs late), every run goes on electing: 479 to 1,749 elections in
 // the 2.55 s after those three timeouts (with it, none at all in these
-// runs). -overload-groups N changes the load; -short runs one seed.
+// runs). -overload-groups N changes the load, -overload-slow F the
+// burn's processor multiplier; -short runs one seed.
 func TestOverloadRecovers(t *testing.T) {
 	const et = 150 * time.Millisecond
 	groups := *overloadGroups
@@ -204,7 +205,7 @@ func TestOverloadRecovers(t *testing.T) {
 			c.run(time.Second)
 			warm := c.elections(0, c.now)
 			burnAt := c.now
-			c.slow = 3
+			c.slow = *overloadSlow
 			c.run(2 * time.Second)
 			calmAt := c.now
 			c.slow = 1
@@ -232,3 +233,5 @@ var overloadGroups = flag.Int("overload-groups", 800, "groups of TestOverloadRec
 // overloadCost is the model's cost of work: a host serves its share of
 // 300 groups at about 40 % of its processor, 400 at about 55 %.
 var overloadCost = cpuCost{batch: 50 * time.Microsecond, timer: 5 * time.Microsecond, entry: 25 * time.Microsecond, message: 25 * time.Microsecond}
+
+var overloadSlow = flag.Float64("overload-slow", 3, "processor time multiplier during TestOverloadRecovers's burn")

@@ -41,6 +41,10 @@ type Config struct {
 	// Trace, if set, receives one line per fault the cluster injects
 	// (crash, restart, pause, resume, partition), for --trace.
 	Trace func(at time.Duration, node election.ID, what string)
+	// PerNode, if set, adjusts each node's configuration after the
+	// template's per-node fields are set (a timer rate per server, say).
+	// It runs once per node at NewCluster and at each Restart.
+	PerNode func(id election.ID, ec *election.Config)
 	// Logger is given to the nodes; nil means a null logger. (The cluster
 	// wraps it to notice panics its nodes' timers recover: see Err.)
 	Logger hclog.Logger
@@ -138,7 +142,7 @@ func (c *Cluster) newNode(sv *server) error {
 		ec.Metrics = &metrics.BlackholeSink{}
 	}
 	if net := &c.cfg.Network; net.Disk != nil && (net.TimersWait || net.RearmAfterTermWrite) {
-		ec.Host = blockingServer{c, sv}
+		ec.Emulate.ServerLock = blockingServer{c, sv}
 	}
 	if c.cfg.Network.LeaderWrite && c.cfg.Network.Disk != nil {
 		obs := c.cfg.Observer
@@ -151,6 +155,9 @@ func (c *Cluster) newNode(sv *server) error {
 				obs(e)
 			}
 		}
+	}
+	if c.cfg.PerNode != nil {
+		c.cfg.PerNode(sv.id, &ec)
 	}
 	tr := election.TransportFunc(func(msg election.Message) { c.send(sv, msg) })
 	n, err := election.NewNode(ec, c.w.Wheel, tr, sv.store, sv.log)

@@ -73,17 +73,44 @@ func (u uniform) Sample(rng *rand.Rand) time.Duration {
 }
 func (u uniform) String() string { return "uniform:" + fmtDur(u.lo) + "," + fmtDur(u.hi) }
 
-type normal struct{ mean, stddev time.Duration }
+type normal struct {
+	mean, stddev time.Duration
+	redraw       bool
+}
 
 // Normal returns a normal latency with the given mean and standard
 // deviation, truncated at 0 (a draw below 0 counts as 0, as a message
 // cannot arrive before it is sent). A negative stddev is treated as 0.
-func Normal(mean, stddev time.Duration) Latency { return normal{mean, max(stddev, 0)} }
+// With stddev comparable to the mean this puts a mass at 0 (about 5 % of
+// draws at normal:5ms,3ms); NormalRedraw draws again instead.
+func Normal(mean, stddev time.Duration) Latency { return normal{mean, max(stddev, 0), false} }
+
+// NormalRedraw returns a normal latency with the given mean and standard
+// deviation conditioned on being non-negative: a negative draw is thrown
+// away and drawn again (the truncated normal simulators such as Howard
+// et al.'s use), so no mass piles up at 0. A negative mean is treated as
+// 0, so that at least half the draws are kept; after 64 rejections in a
+// row (probability 2^-64) the draw counts as 0. A negative stddev is
+// treated as 0.
+func NormalRedraw(mean, stddev time.Duration) Latency {
+	return normal{max(mean, 0), max(stddev, 0), true}
+}
 
 func (n normal) Sample(rng *rand.Rand) time.Duration {
-	return durationOf(float64(n.mean) + rng.NormFloat64()*float64(n.stddev))
+	x := float64(n.mean) + rng.NormFloat64()*float64(n.stddev)
+	for i := 0; n.redraw && x < 0 && i < 64; i++ {
+		x = float64(n.mean) + rng.NormFloat64()*float64(n.stddev)
+	}
+	return durationOf(x)
 }
-func (n normal) String() string { return "normal:" + fmtDur(n.mean) + "," + fmtDur(n.stddev) }
+
+func (n normal) String() string {
+	s := "normal:" + fmtDur(n.mean) + "," + fmtDur(n.stddev)
+	if n.redraw {
+		s += ",redraw"
+	}
+	return s
+}
 
 type logNormal struct {
 	median time.Duration
@@ -156,11 +183,15 @@ func Mean(l Latency) time.Duration {
 		if v.stddev == 0 {
 			return max(v.mean, 0)
 		}
-		// E[max(X,0)] for X ~ N(mu, s²) = mu*Phi(mu/s) + s*phi(mu/s).
+		// E[max(X,0)] for X ~ N(mu, s²) = mu*Phi(mu/s) + s*phi(mu/s);
+		// redrawn, E[X | X >= 0] = mu + s*phi(mu/s)/Phi(mu/s).
 		mu, s := float64(v.mean), float64(v.stddev)
 		z := mu / s
 		phi := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
 		Phi := 0.5 * math.Erfc(-z/math.Sqrt2)
+		if v.redraw {
+			return durationOf(mu + s*phi/Phi)
+		}
 		return durationOf(mu*Phi + s*phi)
 	case logNormal:
 		return durationOf(float64(v.median) * math.Exp(v.sigma*v.sigma/2))
@@ -201,7 +232,8 @@ func Typical(l Latency) time.Duration {
 //
 //	fixed:5ms             always 5ms (a bare duration such as "5ms" means the same)
 //	uniform:1ms,5ms       uniform in [1ms, 5ms]
-//	normal:5ms,2ms        normal, mean 5ms, standard deviation 2ms, truncated at 0
+//	normal:5ms,2ms        normal, mean 5ms, standard deviation 2ms; a negative draw counts as 0
+//	normal:5ms,2ms,redraw the same, but a negative draw is drawn again (",clamp" is the default)
 //	lognormal:5ms,0.5     log-normal, median 5ms, sigma 0.5 (of the logarithm)
 //	empirical:1ms,2ms,7ms each observation equally likely
 //
@@ -275,7 +307,18 @@ func ParseLatency(s string) (Latency, error) {
 		}
 		return Uniform(lo, hi), nil
 	case "normal":
-		if err := want(2, "mean,stddev"); err != nil {
+		redraw := false
+		if len(fields) == 3 {
+			switch strings.ToLower(fields[2]) {
+			case "redraw":
+				redraw = true
+			case "clamp":
+			default:
+				return nil, bad("normal's third argument %q must be redraw or clamp (what a negative draw becomes; clamp, to 0, is the default)", fields[2])
+			}
+			fields = fields[:2]
+		}
+		if err := want(2, "mean,stddev[,redraw]"); err != nil {
 			return nil, err
 		}
 		m, err := dur(0, "mean")
@@ -285,6 +328,9 @@ func ParseLatency(s string) (Latency, error) {
 		sd, err := dur(1, "stddev")
 		if err != nil {
 			return nil, err
+		}
+		if redraw {
+			return NormalRedraw(m, sd), nil
 		}
 		return Normal(m, sd), nil
 	case "lognormal":

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/sim/internal/vnet"
 )
 
 // A message a node sends goes through send (counted, held while its
@@ -40,13 +41,12 @@ func (c *Cluster) transmit(from *server, msg election.Message) {
 		depart = from.diskEnd - now
 	}
 	net := &c.cfg.Network
-	if net.Loss > 0 && c.rng.Float64() < net.Loss {
+	copies := vnet.Copies(c.rng, net.Loss, net.Duplicate)
+	switch copies {
+	case 0:
 		c.stats.DroppedLoss++
 		return
-	}
-	copies := 1
-	if net.Duplicate > 0 && c.rng.Float64() < net.Duplicate {
-		copies = 2
+	case 2:
 		c.stats.Duplicated++
 	}
 	lat := net.latency(from.id, msg.To)

@@ -133,6 +133,7 @@ type PhaseResult struct {
 // step-downs happen, by phase of a burn. Its methods are safe for
 // concurrent use; record may be called before the window (it is ignored).
 type phases struct {
+	now func() time.Time // the clock: time.Now but in tests
 	// counts returns the counters so far, and hbDue and checkDue how many
 	// heartbeats and checks are due a second.
 	counts          func() phaseCounts
@@ -155,7 +156,7 @@ type phaseCounts struct {
 }
 
 func newPhases(c Config) *phases {
-	return &phases{perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second)),
+	return &phases{now: time.Now, perSec: make([]atomic.Int64, int((c.Duration+time.Second-1)/time.Second)),
 		counts: func() phaseCounts { return phaseCounts{} }}
 }
 
@@ -165,7 +166,7 @@ func (p *phases) since() (time.Duration, bool) {
 	if s == 0 || p.done.Load() {
 		return 0, false
 	}
-	return time.Duration(time.Now().UnixNano() - s), true
+	return time.Duration(p.now().UnixNano() - s), true
 }
 
 // phase returns the phase of d, a time since the window's start: the

@@ -267,6 +267,10 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 			if o.rounds > 1 {
 				out.Round = round
 			}
+			if slices.Contains(raftmix.ProductImpls, impl) {
+				ok, short := shortfalls(res)
+				out.KeepsUp, out.Short = &ok, strings.Join(short, ", ")
+			}
 			if err := pr.enc.Encode(out); err != nil {
 				return nil, fmt.Errorf("scalemix: %v", err)
 			}
@@ -302,10 +306,14 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 	return results, nil
 }
 
-// jsonResult is one run's JSON object: the Result, and with -rounds > 1
-// the round it belongs to (from 1).
+// jsonResult is one run's JSON object: the Result, with -rounds > 1 the
+// round it belongs to (from 1), and for the rows that run elections the
+// table's verdict (keepsUp): whether the run kept up, and if not, what
+// fell short.
 type jsonResult struct {
-	Round int `json:"round,omitempty"`
+	Round   int    `json:"round,omitempty"`
+	KeepsUp *bool  `json:"keeps_up,omitempty"`
+	Short   string `json:"falls_behind,omitempty"`
 	raftmix.Result
 }
 
@@ -609,6 +617,14 @@ const (
 // (etcd-tick's ticks may come early after a late one, as any tick loop's:
 // not counted against it). Otherwise it lists what fell short.
 func keepsUp(r raftmix.Result) string {
+	if ok, short := shortfalls(r); !ok {
+		return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
+	}
+	return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
+}
+
+// shortfalls reports whether r kept up (see keepsUp), and what fell short.
+func shortfalls(r raftmix.Result) (bool, []string) {
 	var short []string
 	if r.SpuriousElections > keepUpSpurious {
 		short = append(short, fmt.Sprintf("%d spurious elections", r.SpuriousElections))
@@ -633,8 +649,5 @@ func keepsUp(r raftmix.Result) string {
 	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
 	}
-	if len(short) == 0 {
-		return fmt.Sprintf("keeps up on %.3f cores", r.Cores)
-	}
-	return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
+	return len(short) == 0, short
 }

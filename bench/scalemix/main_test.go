@@ -229,6 +229,11 @@ func TestBurn(t *testing.T) {
 func TestProductSmoke(t *testing.T) {
 	out := runOK(t, "-groups", "60", "-impl", raftmix.ImplNode+","+raftmix.ImplEtcd,
 		"-seconds", "0.3", "-warmup", "0.2", "-sample", "4", "-json")
+	verdicts := jsonLines[jsonResult](t, out)
+	for _, v := range verdicts {
+		require.NotNil(t, v.KeepsUp, "%s: a verdict", v.Impl)
+		require.Equal(t, *v.KeepsUp, v.Short == "", "%s: %q", v.Impl, v.Short)
+	}
 	got := jsonLines[raftmix.Result](t, out)
 	require.Len(t, got, 2)
 	require.Equal(t, raftmix.ImplNode, got[0].Impl)

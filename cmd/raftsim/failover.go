@@ -54,6 +54,9 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	addEtcdFlags(cmd, o)
 	addCrashFlags(cmd, o)
 	addUntilFlag(cmd, o, "all, the paper's")
+	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors for paper")
+	addTimersAtCrashFlag(cmd, o)
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 
@@ -76,6 +79,8 @@ on real etcd raft nodes (see failover).`,
 	addColumnsHelp(cmd)
 	addEtcdFlags(cmd, o)
 	addUntilFlag(cmd, o, "majority")
+	addShortLogsFlag(cmd, o, "0")
+	addClockRateFlag(cmd, o)
 	return cmd
 }
 
@@ -128,13 +133,13 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 	}
 	a.reportChecked(o, rs)
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, o.seed)
+		fmt.Fprintf(a.stdout, "%s%s: %s, heartbeat %v, %s, seed %d\n", d.Experiment, engineNote(d), s.Describe(), d.Setup.Heartbeat, shortLogsNote(s, bootstrap), o.seed)
 	}
 	if err := writeResults(a.stdout, o, rs, report.SummaryTable(rs, false), []int{o.trials}, interrupted); err != nil {
 		return err
 	}
 	title := map[bool]string{false: "Failover: time without a leader after the leader crashes", true: "Bootstrap: time to the first leader"}[bootstrap]
-	if err := writePlot(a.stderr, o, figure(o, title, s.Describe(), []plot.Panel{{Results: rs}}), interrupted); err != nil {
+	if err := writePlot(a.stderr, o, figure(o, title, s.Describe()+", "+shortLogsNote(s, bootstrap), []plot.Panel{{Results: rs}}), interrupted); err != nil {
 		return err
 	}
 	if interrupted {

@@ -35,8 +35,9 @@ type opts struct {
 	trace       bool
 	traceTrial  int
 	check       bool
-	v           variantOpts // variants.go
-	command     string      // the subcommand, for the output records
+	v           variantOpts  // variants.go
+	fid         fidelityOpts // fidelity.go
+	command     string       // the subcommand, for the output records
 }
 
 // addModelFlags registers the flags that describe the simulated cluster.
@@ -120,10 +121,10 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 // setupFlags names the flag that sets each Setup field; fields no flag
 // sets come from the --model preset.
 var setupFlags = map[string]string{
-	"Nodes": "nodes", "ShortLogs": "nodes", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
+	"Nodes": "nodes", "ShortLogs": "short-logs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
-	"CrashAfterHeartbeat": "crash-offset", "Until": "until",
+	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -189,6 +190,9 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 		s.CheckQuorum = o.checkquorum
 	}
 	if err := o.v.apply(cmd, &s); err != nil {
+		return s, m, err
+	}
+	if err := o.fid.apply(cmd, &s); err != nil {
 		return s, m, err
 	}
 	if o.maxTime <= 0 {

@@ -16,7 +16,8 @@ with durations in Go syntax (250us, 5ms, 1.5s):
   fixed:5ms            always 5ms ("5ms" alone means the same)
   uniform:1ms,5ms      uniform between 1ms and 5ms
   normal:5ms,2ms       normal with mean 5ms and standard deviation 2ms,
-                       negative draws cut to 0
+                       negative draws cut to 0 (the default, ",clamp")
+  normal:5ms,2ms,redraw  the same, negative draws drawn again
   lognormal:5ms,0.8    log-normal with median 5ms; 0.8 is the standard
                        deviation of the delay's natural logarithm (the
                        p99 is about 5ms * e^(2.33*0.8) = 32ms: a long tail)

@@ -63,6 +63,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	if base, err = o.etcdSetup(cmd, base); err != nil {
 		return err
 	}
+	if o.experiment == "bootstrap" && !isColdStart(cmd) {
+		base.ShortLogs = 0 // a bootstrap has equal logs unless shortlogs= (or a cold-start model) says otherwise
+	}
 	var axes []experiment.Axis
 	for _, s := range o.over {
 		ax, err := experiment.ParseAxis(s)
@@ -114,7 +117,7 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	table := report.SummaryTable(rs, false)
 	table.Header[0] = "parameters"
 	if !o.json && !o.csv {
-		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), o.seed)
+		fmt.Fprintf(a.stdout, "sweep of %s over %s: %s, %s, seed %d\n", o.experiment, strings.Join(o.over, " and "), sweptDescribe(base, axes), sweptLogs(base, axes, o.experiment == "bootstrap"), o.seed)
 	}
 	if err := writeResults(a.stdout, &o.opts, rs, table, trials, interrupted); err != nil {
 		return err

@@ -242,7 +242,7 @@ func (a *app) runTune(cmd *cobra.Command, o *tuneOpts) error {
 			desc.Settle = 0
 			hb += ", crash T+[0, T/5) after the leader is known (harness, T = min)"
 		}
-		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, seed %d\n", desc.Describe(), hb, o.seed)
+		fmt.Fprintf(a.stdout, "tune: %s, heartbeat %s, %s, seed %d\n", desc.Describe(), hb, shortLogsNote(desc, false), o.seed)
 		fmt.Fprintf(a.stdout, "objective: %s of failover time over %d trials; constraint: at most %g unnecessary %s per node-hour over %d x %v stable windows (95%% intervals)\n",
 			o.objective, o.trials, o.maxElections, r.RoundsCounted(), o.stableTrials, o.stableFor)
 		switch err = report.TuneTable(r).Write(a.stdout); {

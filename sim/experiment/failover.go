@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -31,6 +32,9 @@ import (
 //     short logs going to survivors) at a uniformly random point of the
 //     heartbeat interval after that broadcast, or right after it with
 //     CrashAfterHeartbeat;
+//     With TimersAtCrash every survivor's election timer starts at the
+//     crash instant, and the leader's heartbeats still in flight are
+//     dropped (AvailSim's model);
 //  5. runs until one server leads a term above the old leader's and every
 //     other survivor accepted its heartbeat (election.EventLeaderKnown), or
 //     until MaxTime. Setup.Until stops the clock earlier: when the leader
@@ -172,11 +176,25 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		return sim.Outcome{}, err
 	}
 	defer c.Close()
+	if s.HeartbeatOffset {
+		return sim.Outcome{}, errHeartbeatOffset
+	}
+	var starter TimerStarter
+	if s.TimersAtCrash {
+		var ok bool
+		if starter, ok = c.(TimerStarter); !ok {
+			return sim.Outcome{}, errNoTimerStarter
+		}
+	}
 	if err := crashT.Init(c.Wheel(), func() {
 		crashAt, crashTerm, sent0 = c.Now(), c.Term(leader), c.Sent()
 		phase = crashed
 		for _, id := range crashing {
 			c.Crash(id)
+		}
+		if starter != nil {
+			note(c.Now(), leader, "survivors' timers start now")
+			starter.StartTimersAt(leader, crashTerm, survivorsOf(c, crashing))
 		}
 	}); err != nil {
 		return sim.Outcome{}, err
@@ -225,8 +243,9 @@ func trialErr(c Cluster, failed error) error {
 }
 
 // Bootstrap is the cold-start experiment: every server starts fresh at the
-// same instant with an empty log; a trial measures the time until a leader
-// is known to a majority (the leader and enough followers that accepted
+// same instant, with equal logs, or with ShortLogs servers chosen at
+// random one entry behind the others (so they cannot win); a trial
+// measures the time until a leader is known to a majority (the leader and enough followers that accepted
 // its first heartbeat), or MaxTime. Setup.Until stops the clock when the
 // leader is elected, or when every server accepted it, instead. The
 // procedure is RunBootstrap's, the same on every Engine, with Failover's
@@ -268,6 +287,30 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 		return sim.Outcome{}, err
 	}
 	defer c.Close()
+	if s.ShortLogs > 0 {
+		ids := c.IDs()
+		var short []election.ID
+		for _, k := range rng.Perm(len(ids))[:s.ShortLogs] {
+			short = append(short, ids[k])
+		}
+		if trace != nil {
+			trace(sim.FormatEvent(c.Now(), election.None, fmt.Sprintf("short logs: %v", short)))
+		}
+		ready, err := c.ShortenLogs(election.None, short)
+		if err != nil {
+			return sim.Outcome{}, err
+		}
+		if !ready() {
+			return sim.Outcome{}, errors.New("experiment: the engine cannot shorten logs before the servers start")
+		}
+	}
+	var offset time.Duration
+	if s.HeartbeatOffset {
+		offset = time.Duration(rng.Int64N(int64(max(s.heartbeat(), 1))))
+		if trace != nil {
+			trace(sim.FormatEvent(offset, election.None, "the clock starts (heartbeat offset)"))
+		}
+	}
 	if err := c.Start(); err != nil {
 		return sim.Outcome{}, err
 	}
@@ -280,5 +323,20 @@ func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace 
 		return sim.Outcome{Time: s.maxTime(), Terms: terms, Splits: terms, Messages: c.Sent()}, nil
 	}
 	terms := int(winTerm)
-	return sim.Outcome{Time: endAt, Terms: terms, Splits: terms - 1, Messages: c.Sent(), OK: true}, nil
+	return sim.Outcome{Time: max(endAt-offset, 0), Terms: terms, Splits: terms - 1, Messages: c.Sent(), OK: true}, nil
+}
+
+// survivorsOf returns the servers of c that are not in crashed.
+func survivorsOf(c Cluster, crashed []election.ID) []election.ID {
+	var out []election.ID
+	for _, id := range c.IDs() {
+		down := false
+		for _, x := range crashed {
+			down = down || x == id
+		}
+		if !down {
+			out = append(out, id)
+		}
+	}
+	return out
 }

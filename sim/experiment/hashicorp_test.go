@@ -101,7 +101,7 @@ func TestHashicorpModelStickiness(t *testing.T) {
 }
 
 func TestModels(t *testing.T) {
-	require.Equal(t, "paper, plain, hashicorp or etcd", ModelNames())
+	require.Equal(t, "paper, plain, hashicorp, etcd or ocaml-raft", ModelNames())
 	for _, m := range Models() {
 		got, err := ModelNamed(m.Name)
 		require.NoError(t, err)

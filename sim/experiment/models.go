@@ -21,10 +21,17 @@ type Model struct {
 	harness bool
 	// etcd: etcd raft's timing: [T, 2T) in ticks of the heartbeat (EtcdModel).
 	etcd bool
+	// coldStart: the preset's runs are cold starts (Bootstrap), whose
+	// short logs apply (OcamlRaftModel).
+	coldStart bool
 }
 
-// Models returns the presets: paper (the default), plain, hashicorp and
-// etcd.
+// ColdStart reports whether the preset describes cold starts (raftsim
+// bootstrap) rather than failovers: its ShortLogs apply to Bootstrap.
+func (m Model) ColdStart() bool { return m.coldStart }
+
+// Models returns the presets: paper (the default), plain, hashicorp,
+// etcd and ocaml-raft.
 func Models() []Model {
 	return []Model{
 		{Name: "paper", Doc: "the Raft paper's LogCabin cluster (default): blocking disk writes, candidates wait for their timeout, whole-ms timeouts, timer noise", setup: PaperModel},
@@ -33,6 +40,9 @@ func Models() []Model {
 			"pre-vote, votes refused while a leader is known, per-follower heartbeats every [T/10, T/5), no disk", setup: HashicorpModel, harness: true},
 		{Name: "etcd", Doc: "etcd raft's timing: ticks of T/10 with a phase per node, [T, 2T) in whole ticks, timer restarted on any higher term, " +
 			"pre-vote, CheckQuorum's lease, heartbeat every tick, no disk", setup: EtcdModel, etcd: true},
+		{Name: "ocaml-raft", Doc: "Howard et al.'s ocaml-raft simulator (bootstrap only): five servers from one instant, four can win, " +
+			"latency normal:5ms,3ms redrawn, no disk, deposed candidates refuse the request, clock from a uniform point of the " +
+			"first heartbeat interval to the first leader", setup: OcamlRaftModel, coldStart: true},
 	}
 }
 
@@ -90,6 +100,9 @@ func (m Model) Timing(s *Setup, lo, hi, heartbeat time.Duration) error {
 // tenth of each T unless c.Base.Heartbeat is set, and the crash comes T
 // after the leader settled. The other models keep c as it is.
 func (m Model) Tune(c *TuneConfig) error {
+	if m.coldStart {
+		return fieldErr("Model", m.Name, "tune measures failovers; the %s model describes cold starts (run it with bootstrap)", m.Name)
+	}
 	if m.etcd {
 		return fieldErr("Model", m.Name, "tune does not support the etcd model (its tick, and so its heartbeat, would have to follow every candidate timeout)")
 	}

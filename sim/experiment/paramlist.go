@@ -35,7 +35,9 @@ var (
 // explicit (the heartbeat is as set: an experiment's Result has it
 // explicit, and 0 where no heartbeat of this package applies). It is
 // built from the struct's fields, so a field added to Setup appears
-// without more work.
+// without more work. A field tagged `param:"omitzero"` (an opt-in
+// mechanism) appears only when it is not its zero value, so that adding
+// one leaves the records of runs that do not use it unchanged.
 func (s Setup) Params() []Param {
 	s.MaxTime = s.maxTime()
 	var out []Param
@@ -48,6 +50,9 @@ func (s Setup) Params() []Param {
 				continue
 			}
 			fv := v.Field(i)
+			if f.Tag.Get("param") == "omitzero" && fv.IsZero() {
+				continue // an opt-in mechanism that is off
+			}
 			if f.Anonymous && f.Type.Kind() == reflect.Struct {
 				walk(fv)
 				continue

@@ -33,13 +33,18 @@ func TestParamsListsEveryField(t *testing.T) {
 			f := t.Field(i)
 			if f.Anonymous && f.Type.Kind() == reflect.Struct {
 				count(f.Type)
-			} else if f.IsExported() {
+			} else if f.IsExported() && f.Tag.Get("param") != "omitzero" {
 				n++
 			}
 		}
 	}
 	count(reflect.TypeFor[Setup]())
 	require.Len(t, ps, n)
+	// An opt-in field appears once it is set.
+	on := PaperModel()
+	on.TimersAtCrash = true
+	require.Len(t, on.Params(), n+1)
+	require.Contains(t, on.Params(), Param{"timers_at_crash", true})
 	require.Equal(t, "timeout_min", snake("TimeoutMin"))
 	require.Equal(t, "pre_vote", snake("PreVote"))
 }

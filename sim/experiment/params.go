@@ -14,7 +14,8 @@ import (
 var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "loss", "dup", "lateness", "granularity",
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
-	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until"}
+	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
+	"heartbeatoffset", "clockrate"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -24,10 +25,13 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // granularity=1ms, shortlogs=2, settle=100ms (0: crash after a heartbeat
 // broadcast), stickymode=contact or until-timeout, leaderwrites=2,
 // candidatetimeout=75-150ms (0: the election timeout range), crash=2,
-// crashoffset=uniform or 0, until=elected, majority, all or default, and
+// crashoffset=uniform or 0, until=elected, majority, all or default,
+// clockrate=0.001 (0: none), and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
-// candidatebackoff, keeptimer, hbjitter and hbperpeer (true or false).
+// candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
+// grantonlyasfollower, backoffonrejections and heartbeatoffset (true or
+// false).
 // Errors are *sim.FieldError values whose Field is name, wrapping
 // ErrInvalidConfig.
 func (s *Setup) Set(name, value string) error {
@@ -134,6 +138,12 @@ func (s *Setup) Set(name, value string) error {
 			return reason(name, value, err)
 		}
 		s.Until = u
+	case "clockrate":
+		r, err := strconv.ParseFloat(value, 64)
+		if err != nil || r != r || r < 0 || r > 0.5 {
+			return bad("must be a rate deviation in [0, 0.5] (e.g. 0.001)")
+		}
+		s.ClockRate = r
 	case "loss", "dup":
 		p, err := strconv.ParseFloat(value, 64)
 		if err != nil || p < 0 || p > 1 || p != p {
@@ -148,7 +158,8 @@ func (s *Setup) Set(name, value string) error {
 			s.Duplicate = p
 		}
 	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait",
-		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff":
+		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff", "timersatcrash",
+		"grantonlyasfollower", "backoffonrejections", "heartbeatoffset":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad("must be true or false")
@@ -158,7 +169,9 @@ func (s *Setup) Set(name, value string) error {
 			"diskblocks": &s.DiskBlocks, "groupcommit": &s.GroupCommit, "leaderwrite": &s.LeaderWrite,
 			"candidateswait": &s.CandidatesWait, "keeptimer": &s.KeepTimer, "hbjitter": &s.HeartbeatJitter,
 			"hbperpeer": &s.HeartbeatPerPeer, "timerswait": &s.TimersWait, "rearmafterterm": &s.RearmAfterTermWrite,
-			"candidatebackoff": &s.CandidateBackoff,
+			"candidatebackoff": &s.CandidateBackoff, "timersatcrash": &s.TimersAtCrash,
+			"grantonlyasfollower": &s.GrantOnlyAsFollower, "backoffonrejections": &s.BackoffOnRejections,
+			"heartbeatoffset": &s.HeartbeatOffset,
 		}[name] = b
 	default:
 		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SetupParams, ", "))

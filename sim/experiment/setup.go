@@ -36,7 +36,7 @@ type Setup struct {
 	// hashicorp/raft waits [HT/10, HT/5).
 	HeartbeatJitter bool
 	// HeartbeatPerPeer gives the leader one heartbeat timer per follower
-	// (election.Config.HeartbeatPerPeer), as hashicorp/raft runs one
+	// (election.Config.Emulate.HeartbeatPerPeer), as hashicorp/raft runs one
 	// heartbeat goroutine per follower.
 	HeartbeatPerPeer bool
 	// Network is the message and disk model: Latency (one-way delay, nil
@@ -46,13 +46,13 @@ type Setup struct {
 	sim.Network
 	// CandidatesWait: candidates ignore rejections and wait for their vote
 	// timeout, as the Raft paper's, LogCabin's and hashicorp/raft's do
-	// (election.Config.WaitForVoteTimeout). Otherwise a candidate steps
-	// down as soon as a majority rejected it (etcd).
+	// (election.Config.Emulate.WaitForVoteTimeout). Otherwise a candidate
+	// steps down as soon as a majority rejected it (etcd).
 	CandidatesWait bool
-	// KeepTimer: a candidate that steps down keeps its round's deadline
-	// for its election timer, as LogCabin's single timer does
-	// (election.Config.KeepTimerOnStepDown). Otherwise it draws a fresh
-	// timeout (etcd, hashicorp/raft).
+	// KeepTimer: a candidate that steps down keeps its round's deadline for
+	// its election timer, as LogCabin's single timer does
+	// (election.Config.Emulate.KeepTimerOnStepDown). Otherwise it draws a
+	// fresh timeout (etcd, hashicorp/raft).
 	KeepTimer bool
 	// Granularity, if positive, rounds every drawn timeout to a multiple
 	// of it before TimerLateness is added: LogCabin, the paper's
@@ -89,6 +89,37 @@ type Setup struct {
 	// §9.4) instead of at a uniform point of the heartbeat interval (the
 	// paper). Not with Settle.
 	CrashAfterHeartbeat bool
+	// TimersAtCrash starts every survivor's election timer at the crash
+	// instant, with a fresh draw, and drops the crashed leader's messages
+	// still in flight (Failover only): the model of AvailSim, the
+	// simulator of Ongaro's thesis (§9.4), where the clock and the
+	// followers' timers start together. Otherwise a follower's timer runs
+	// from the last heartbeat it received, before or just after the crash
+	// (the paper's cluster). Needs an engine whose clusters implement
+	// TimerStarter (Raftick).
+	TimersAtCrash bool `param:"omitzero"`
+	// GrantOnlyAsFollower and BackoffOnRejections set the election
+	// package's options of these names: a candidate deposed by a
+	// higher-term vote request refuses it; the candidate backoff counts a
+	// round only after a round half the others rejected, and restarts at
+	// any step-down (Howard et al.'s ocaml-raft).
+	GrantOnlyAsFollower bool `param:"omitzero"`
+	BackoffOnRejections bool `param:"omitzero"`
+	// HeartbeatOffset makes Bootstrap measure from a uniform point of the
+	// first heartbeat interval, [0, heartbeat) after the start, instead of
+	// from the start: a cold start then stands for a failover whose
+	// survivors' timers all started at the leader's last heartbeat, with
+	// the crash at a uniform point after it, as Howard et al.'s runs do
+	// (they subtract that draw from the time to the first leader).
+	// Bootstrap only.
+	HeartbeatOffset bool `param:"omitzero"`
+	// ClockRate, if positive, gives each server a timer rate drawn per
+	// trial uniformly from [1-ClockRate, 1+ClockRate]: every election and
+	// vote timeout the server draws is multiplied by it, as if its clock
+	// ran fast or slow (or its timer thread had a bias of its own). In
+	// [0, 0.5]; not with Tick. 0 means every server's timers run at the
+	// same rate.
+	ClockRate float64 `param:"omitzero"`
 	// Until is where Failover and Bootstrap stop the clock: the zero
 	// value UntilDefault is each experiment's own (failover: every
 	// survivor accepted the new leader, the paper's; bootstrap: a majority
@@ -101,9 +132,11 @@ type Setup struct {
 	// (election.Config.Stickiness): the zero value StickyByContact, or
 	// StickyUntilTimeout (hashicorp/raft).
 	Stickiness election.StickinessMode
-	// ShortLogs is the number of surviving servers whose logs are shorter
-	// than the others', so they cannot win (failover only); in
-	// [0, Nodes-2]. The paper uses 2 of the 4 survivors.
+	// ShortLogs is the number of servers whose logs are shorter than the
+	// others', so they cannot win (as long as they are fewer than a
+	// majority, whose votes a short log would need): survivors of the
+	// crash for Failover, servers chosen at random before the start for
+	// Bootstrap; in [0, Nodes-2]. The paper uses 2 of the 4 survivors.
 	ShortLogs int
 	// Detection is how followers detect a dead leader (the election
 	// package's modes); the zero value is ResetOnHeartbeat, the paper's.
@@ -118,12 +151,12 @@ type Setup struct {
 	// and the crash comes at a uniform point of the heartbeat interval
 	// after a heartbeat broadcast. Must not be negative.
 	Settle time.Duration
-	// Tick, if positive, drives every server by a ticker of this period
-	// with its own random phase, as etcd raft counts everything in calls
-	// of Tick (election.Config.Tick): timeouts are drawn in whole ticks
-	// from [TimeoutMin, TimeoutMax), every timer fires on a tick and the
-	// lease counts ticks; with CheckQuorum the leader checks its quorum
-	// every TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
+	// Tick, if positive, drives every server by a ticker of this period with
+	// its own random phase, as etcd raft counts everything in calls of Tick
+	// (election.Config.Emulate.Tick): timeouts are drawn in whole ticks from
+	// [TimeoutMin, TimeoutMax), every timer fires on a tick and the lease
+	// counts ticks; with CheckQuorum the leader checks its quorum every
+	// TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
 	// TimeoutMin, TimeoutMax and the heartbeat must be multiples of it,
 	// Granularity and TimerLateness unset. 0 means continuous timers.
 	Tick time.Duration
@@ -230,6 +263,12 @@ func (s Setup) Validate() error {
 		return fieldErr("ShortLogs", s.ShortLogs, "must be at most %d: a survivor with a full log is needed when %d servers crash", s.Nodes-max(s.Crash, 1)-1, max(s.Crash, 1))
 	case s.CrashAfterHeartbeat && s.Settle > 0:
 		return fieldErr("CrashAfterHeartbeat", s.CrashAfterHeartbeat, "does not apply with Settle (the harness's crash)")
+	case s.TimersAtCrash && s.Settle > 0:
+		return fieldErr("TimersAtCrash", s.TimersAtCrash, "does not apply with Settle (the harness's crash)")
+	case math.IsNaN(s.ClockRate) || s.ClockRate < 0 || s.ClockRate > 0.5:
+		return fieldErr("ClockRate", s.ClockRate, "must be in [0, 0.5] (0: every server's timers run at the same rate)")
+	case s.ClockRate > 0 && s.Tick > 0:
+		return fieldErr("ClockRate", s.ClockRate, "does not apply with ticks (timeouts are whole ticks)")
 	case s.Until > UntilAll:
 		return fieldErr("Until", s.Until, "is not a known stopping point")
 	}
@@ -296,7 +335,11 @@ func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency, backoff 
 // heartbeat and options of s) and the network. Observers, tracing and a
 // context are the caller's to add.
 func (s Setup) Config(rng *rand.Rand) sim.Config {
-	return sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+	c := sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+	if s.ClockRate > 0 {
+		c.PerNode = clockRates(s.Nodes, s.ClockRate, rng)
+	}
+	return c
 }
 
 // clusterConfig is the cluster of one trial of s: every event goes to the
@@ -339,9 +382,11 @@ func (s Setup) electionConfig() election.Config {
 	ec.LeaderStickiness = s.LeaderStickiness
 	ec.Stickiness = s.Stickiness
 	ec.Detection = s.Detection
-	ec.WaitForVoteTimeout = s.CandidatesWait
-	ec.KeepTimerOnStepDown = s.KeepTimer
-	ec.HeartbeatPerPeer = s.HeartbeatPerPeer
+	ec.Emulate.WaitForVoteTimeout = s.CandidatesWait
+	ec.Emulate.KeepTimerOnStepDown = s.KeepTimer
+	ec.Emulate.HeartbeatPerPeer = s.HeartbeatPerPeer
+	ec.Emulate.GrantOnlyAsFollower = s.GrantOnlyAsFollower
+	ec.Emulate.BackoffOnRejections = s.BackoffOnRejections
 	if s.HeartbeatJitter {
 		ec.HeartbeatJitter = repeated.Proportional(1)
 	}

@@ -91,6 +91,21 @@ func (s Setup) describeVariants() []string {
 	if s.CrashAfterHeartbeat {
 		out = append(out, "crash right after a heartbeat")
 	}
+	if s.TimersAtCrash {
+		out = append(out, "survivors' timers start at the crash")
+	}
+	if s.GrantOnlyAsFollower {
+		out = append(out, "a deposed candidate refuses the request that deposed it")
+	}
+	if s.BackoffOnRejections && s.CandidateBackoff {
+		out = append(out, "backoff after rounds half the others rejected, reset at any step-down")
+	}
+	if s.ClockRate > 0 {
+		out = append(out, fmt.Sprintf("server timer rates 1±%g", s.ClockRate))
+	}
+	if s.HeartbeatOffset {
+		out = append(out, "clock from a uniform point of the first heartbeat interval")
+	}
 	if s.Until != UntilDefault {
 		out = append(out, "until "+s.Until.String())
 	}

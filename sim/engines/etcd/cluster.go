@@ -327,11 +327,11 @@ func (c *Cluster) send(m *pb.Message) {
 		c.stats.DroppedRule++
 		return
 	}
-	if c.cfg.Loss > 0 && c.rng.Float64() < c.cfg.Loss {
+	switch vnet.Copies(c.rng, c.cfg.Loss, c.cfg.Duplicate) {
+	case 0:
 		c.stats.DroppedLoss++
 		return
-	}
-	if c.cfg.Duplicate > 0 && c.rng.Float64() < c.cfg.Duplicate {
+	case 2:
 		c.stats.Duplicated++
 		// etcd may modify a message it steps (it readdresses forwarded
 		// proposals): each copy gets its own.

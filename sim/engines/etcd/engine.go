@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -111,8 +112,12 @@ func (c *etcdCluster) Term(id election.ID) uint64 { return c.Node(uint64(id)).St
 
 // ShortenLogs makes leader propose an entry and drops its appends to
 // short, so that they never get it, as long as leader runs; the logs are
-// ready when leader and every other node stored it.
+// ready when leader and every other node stored it. It needs a running
+// leader: short logs before the start (a bootstrap) are an error.
 func (c *etcdCluster) ShortenLogs(leader election.ID, short []election.ID) (func() bool, error) {
+	if leader == election.None {
+		return nil, errors.New("etcd engine: short logs need a leader to replicate past them (not available in bootstrap)")
+	}
 	c.shortFrom, c.short = uint64(leader), make(map[uint64]bool, len(short))
 	for _, id := range short {
 		c.short[uint64(id)] = true

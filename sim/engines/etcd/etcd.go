@@ -191,7 +191,8 @@ type Failover struct {
 }
 
 // Bootstrap is the cold-start experiment (experiment.RunBootstrap) on
-// etcd nodes.
+// etcd nodes. They start with equal, empty logs: Setup.ShortLogs does not
+// apply and the trials and Result run with 0.
 type Bootstrap struct {
 	experiment.Setup
 	Config Config
@@ -225,7 +226,7 @@ func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(
 	if err != nil {
 		return sim.Outcome{}, err
 	}
-	return experiment.RunBootstrap(ctx, e, effective(b.Setup, b.Config), rng, trace)
+	return experiment.RunBootstrap(ctx, e, equalLogs(effective(b.Setup, b.Config)), rng, trace)
 }
 
 // Result summarizes failovers on etcd nodes (Model "etcd-engine"),
@@ -236,7 +237,13 @@ func (f Failover) Result(outs []sim.Outcome) experiment.Result {
 
 // Result summarizes cold starts on etcd nodes (Model "etcd-engine").
 func (b Bootstrap) Result(outs []sim.Outcome) experiment.Result {
-	return result(experiment.Bootstrap{Setup: effective(b.Setup, b.Config)}.Result(outs))
+	return result(experiment.Bootstrap{Setup: equalLogs(effective(b.Setup, b.Config))}.Result(outs))
+}
+
+// equalLogs returns s without short logs, as etcd nodes start.
+func equalLogs(s experiment.Setup) experiment.Setup {
+	s.ShortLogs = 0
+	return s
 }
 
 // effective returns s with c's overrides: the tick, timeouts and

@@ -38,7 +38,7 @@ func Check(s experiment.Setup) error {
 		return fieldErr("CandidateMin", experiment.RangeLabel(s.CandidateMin, s.CandidateMax), "hashicorp/raft has no separate candidate timeout or backoff")
 	case s.Crash > 1:
 		return fieldErr("Crash", s.Crash, "the real-cluster harness crashes only the leader")
-	case s.CrashAfterHeartbeat || s.Until != experiment.UntilDefault:
+	case s.CrashAfterHeartbeat || s.TimersAtCrash || s.Until != experiment.UntilDefault:
 		return fieldErr("Until", s.Until, "the real-cluster harness has its own crash and stopping point")
 	}
 	return nil

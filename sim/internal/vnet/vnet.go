@@ -1,6 +1,7 @@
 package vnet
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/wheel"
@@ -76,4 +77,18 @@ func Run(w *wheel.Virtual, limit time.Duration, done func() bool, stop func() bo
 		w.AdvanceTo(next)
 	}
 	return true
+}
+
+// Copies draws how many copies of one message a lossy, duplicating
+// network delivers: 0 with probability loss, else 2 with probability dup,
+// else 1. It draws from rng only for a positive probability, loss first,
+// so that the simulators built on vnet spend their random streams alike.
+func Copies(rng *rand.Rand, loss, dup float64) int {
+	if loss > 0 && rng.Float64() < loss {
+		return 0
+	}
+	if dup > 0 && rng.Float64() < dup {
+		return 2
+	}
+	return 1
 }

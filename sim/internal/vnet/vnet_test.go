@@ -1,6 +1,8 @@
 package vnet
 
 import (
+	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -75,4 +77,23 @@ func TestSendOnStoppedWheel(t *testing.T) {
 	c := NewCourier(v.Wheel, func(int) { t.Fatal("delivered on a stopped wheel") })
 	v.Stop()
 	require.Error(t, c.Send(1, time.Millisecond))
+}
+
+// TestCopies: no draw for zero probabilities, certain loss and
+// duplication, and proportions near the probabilities otherwise.
+func TestCopies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	probe := *rng
+	require.Equal(t, 1, Copies(rng, 0, 0))
+	require.Equal(t, probe, *rng, "drew for zero probabilities")
+	require.Equal(t, 0, Copies(rng, 1, 1))
+	require.Equal(t, 2, Copies(rng, 0, 1))
+	const n = 100000
+	var count [3]int
+	for range n {
+		count[Copies(rng, 0.2, 0.5)]++
+	}
+	// Lost 20%; of the rest, half twice. Five standard deviations.
+	require.InDelta(t, 0.2*n, count[0], 5*math.Sqrt(n*0.2*0.8))
+	require.InDelta(t, 0.4*n, count[2], 5*math.Sqrt(n*0.4*0.6))
 }

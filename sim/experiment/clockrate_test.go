@@ -1,0 +1,48 @@
+package experiment
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/testseed"
+	"github.com/raftick/raftick/sim"
+)
+
+// TestClockRate: each server's timeouts are scaled by its own rate, drawn
+// per trial within the bound; with exact 150ms timeouts the first
+// election of a cold start comes at 150ms times the fastest rate.
+func TestClockRate(t *testing.T) {
+	seed := testseed.Seed(t)
+	s := PlainModel()
+	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
+	s.Latency, s.Disk = sim.Fixed(ms), nil
+	s.ClockRate = 0.01
+	require.NoError(t, s.Validate())
+	for i := range 20 {
+		var first []time.Duration
+		c := s.Config(rand.New(rand.NewPCG(seed, uint64(i))))
+		c.Observer = func(e election.Event) {
+			if e.Type == election.EventElectionStart {
+				first = append(first, e.At)
+			}
+		}
+		cl, err := sim.NewCluster(c)
+		require.NoError(t, err)
+		require.NoError(t, cl.Start())
+		cl.RunFor(time.Second, func() bool { return len(first) > 0 })
+		cl.Close()
+		require.NotEmpty(t, first)
+		require.InDelta(t, float64(150*ms), float64(first[0]), 0.01*float64(150*ms))
+		require.NotEqual(t, 150*ms, first[0], "a rate of exactly 1 has probability 0")
+	}
+	for _, bad := range []float64{-0.1, 0.6} {
+		s.ClockRate = bad
+		require.ErrorIs(t, s.Validate(), ErrInvalidConfig)
+	}
+	s.ClockRate, s.Tick, s.TimeoutMax = 0.01, 10*ms, 300*ms
+	require.ErrorIs(t, s.Validate(), ErrInvalidConfig)
+}
