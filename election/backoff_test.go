@@ -58,7 +58,7 @@ func TestVoteJitterSeesConsecutiveRounds(t *testing.T) {
 		rec := &recordJitter{}
 		p := newProbe(t, func(c *election.Config) {
 			c.VoteJitter = rec
-			c.PreVote, c.StepDownWhenVoteTimedOut = prevote, prevote
+			c.PreVote, c.Emulate.StepDownWhenVoteTimedOut = prevote, prevote
 		}).start(t)
 		grantPreVotes := func() {
 			for _, m := range p.take() {

@@ -140,7 +140,7 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	n.term, n.vote, n.leader = term, n.id, None
 	n.emit(EventTermChange, None, reason)
 	counts := true
-	if n.cfg.BackoffOnRejections && n.role == Candidate {
+	if n.cfg.Emulate.BackoffOnRejections && n.role == Candidate {
 		_, rejected := n.tally() // the previous round's
 		counts = 2*rejected >= len(n.peers)
 	}
@@ -256,7 +256,7 @@ func (n *Node) handleVote(m Message) {
 		// New term: no vote and no leader in it yet, so the log decides.
 		// Term and vote go to storage in one Save.
 		grant := n.logOK(m)
-		deposed := n.cfg.GrantOnlyAsFollower && n.role != Follower
+		deposed := n.cfg.Emulate.GrantOnlyAsFollower && n.role != Follower
 		grant = grant && !deposed
 		vote := None
 		if grant {
@@ -273,7 +273,7 @@ func (n *Node) handleVote(m Message) {
 			n.deny(m, MsgVoteResp, reason, false)
 			return
 		}
-		n.delayRearmForTermWrite() // Config.Host: re-arm once the term is durable
+		n.delayRearmForTermWrite() // Config.Emulate.ServerLock: re-arm once the term is durable
 		n.grantVote(m)
 		n.clearRearmDelay()
 		return
@@ -322,7 +322,7 @@ func (n *Node) handleVoteResp(m Message) {
 	case !fresh:
 	case granted >= n.quorum:
 		n.becomeLeader()
-	case n.cannotWin(rejected) && !n.cfg.WaitForVoteTimeout:
+	case n.cannotWin(rejected) && !n.cfg.Emulate.WaitForVoteTimeout:
 		n.stepDown(n.term, ReasonLostElection, None)
 	}
 }

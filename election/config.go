@@ -20,6 +20,10 @@ import (
 // Config configures a Node. Start from DefaultConfig and set ID and Voters.
 // Zero values of optional fields select the documented defaults; Validate
 // reports the first invalid field.
+//
+// Every field but Emulate is for production use. Emulate groups the
+// settings that exist only so that a simulator can imitate other
+// implementations; production code leaves it zero.
 type Config struct {
 	// ID is this node's ID; non-zero and one of Voters.
 	ID ID
@@ -32,7 +36,10 @@ type Config struct {
 	// ElectionJitter applied to ET on every schedule.
 	ElectionTimeout time.Duration
 	// ElectionJitter randomizes the election timeout. nil means
-	// repeated.Proportional(1): uniform in [ET, 2ET).
+	// repeated.Proportional(1): uniform in [ET, 2ET). NewNode calls its
+	// Next a few times with sources of its own, to learn whether its draws
+	// depend on repeated.State: if not (None, Proportional, UniformExtra),
+	// a heartbeat re-arms the timer without a lock (see Node.Step).
 	ElectionJitter repeated.Jitter
 
 	// HeartbeatInterval is how often a leader sends heartbeats; in
@@ -45,13 +52,6 @@ type Config struct {
 	// HeartbeatInterval HT/10 with repeated.Proportional(1). Choose it so
 	// that periods stay well below ElectionTimeout; that is not checked.
 	HeartbeatJitter repeated.Jitter
-	// HeartbeatPerPeer gives the leader one heartbeat timer per peer, each
-	// drawing its own periods from HeartbeatJitter, instead of one timer
-	// that heartbeats every peer at once, as hashicorp/raft runs one
-	// heartbeat goroutine per follower. On winning, the leader still
-	// heartbeats every peer at once and then arms every peer's timer.
-	// Without jitter it only costs timers.
-	HeartbeatPerPeer bool
 	// ExternalHeartbeat makes the caller drive the leader's heartbeats: the
 	// node arms no heartbeat timer, and its owner calls
 	// Node.BroadcastHeartbeat at least every HeartbeatInterval while the
@@ -63,7 +63,7 @@ type Config struct {
 	// an unanswered heartbeat before it counts a peer as silent, so a
 	// caller that heartbeats less often makes its leaders step down.
 	// HeartbeatJitter is not used. It cannot be combined with
-	// HeartbeatPerPeer.
+	// Emulate.HeartbeatPerPeer.
 	ExternalHeartbeat bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
@@ -76,53 +76,6 @@ type Config struct {
 	// has run in a row before this one, since it last knew a leader, so
 	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
-	// StepDownWhenVoteTimedOut makes a candidate whose round timed out step
-	// down to follower before its next round (a pre-vote with PreVote, a
-	// new term without), as SOFAJRaft's stepDownWhenVoteTimedout: it adds
-	// the step-down event and the follower's fresh election timeout.
-	StepDownWhenVoteTimedOut bool
-	// WaitForVoteTimeout makes a candidate ignore vote rejections: it
-	// stays a candidate until it wins, hears from a leader or of a higher
-	// term, or its vote timer fires. This is the Raft paper's candidate,
-	// LogCabin's and hashicorp/raft's. Without it a candidate steps down
-	// (and re-arms its election timer) as soon as a majority rejected it,
-	// as etcd does, which re-synchronizes the candidates of a split vote at
-	// the instant the rejections arrive. Rejections are still counted in
-	// the round's tally and reported. Pre-candidates are not affected: one
-	// that lost its pre-vote becomes a follower, but its election timer
-	// runs on unchanged either way.
-	WaitForVoteTimeout bool
-	// KeepTimerOnStepDown makes a candidate that steps down to follower
-	// (on a higher term, a lost election, or a new leader) keep the
-	// deadline of its running vote timer: the follower's election timer
-	// fires at that very instant (exactly, on a virtual wheel, or 1ns
-	// later if it is the instant of the step-down itself; never earlier on
-	// a real-time wheel), then runs on with fresh ElectionJitter periods. Anything that re-arms a follower's timer (a heartbeat, a
-	// granted vote) still does. This is LogCabin's single election timer,
-	// which RaftConsensus::stepDown leaves alone. Without it, as in etcd and
-	// hashicorp/raft, a candidate that steps down draws a fresh election
-	// timeout, so candidates deposed by the same higher-term request time
-	// out again together. A leader that steps down has no running timer
-	// and always gets a fresh one; a pre-candidate's election timer is
-	// never re-armed by a step-down; a step-down inside the vote timer's
-	// own trigger (StepDownWhenVoteTimedOut) has no pending deadline and
-	// gets a fresh timeout.
-	KeepTimerOnStepDown bool
-	// GrantOnlyAsFollower makes a candidate or leader that a vote request
-	// of a higher term deposes refuse that request: it adopts the term and
-	// votes for nobody in it; only a server that was a follower already
-	// grants. This is the rule of Howard et al.'s ocaml-raft simulator
-	// (its requestVoteRq grants only if the mode before the step-down was
-	// Follower). Without it the deposed server grants as any follower
-	// would, as the Raft paper's does.
-	GrantOnlyAsFollower bool
-	// BackoffOnRejections changes what VoteJitter's State.Consecutive
-	// counts, as ocaml-raft's candidate backoff does: a new round counts
-	// only if at least half of the other servers rejected the previous
-	// one, and the count restarts whenever the node steps down (a higher
-	// term, a leader) or wins. Without it every round counts until the
-	// node knows a leader.
-	BackoffOnRejections bool
 	// Lagging, if set, reports whether the node's host runs behind its
 	// own timers, so that the silence a timer measures may be the host's
 	// backlog rather than the peers' (package multiraft sets it while its
@@ -134,10 +87,6 @@ type Config struct {
 	// within it. nil means never. It is called with the node's lock held
 	// and must not call the node.
 	Lagging func() bool
-	// Host, if set, lets a simulator model a server whose handlers and
-	// timers share one lock held through disk writes (see HostLock); nil
-	// for a real program.
-	Host HostLock
 
 	// StepDownInterval is the period of the leader's step-down timer, which
 	// checks (with CheckQuorum) that a quorum answered within the lease.
@@ -220,27 +169,6 @@ type Config struct {
 	// Detection selects how a follower detects a dead leader.
 	Detection DetectionMode
 
-	// Tick, if positive, drives every timer of the node by a ticker of
-	// this period, as etcd raft's nodes are driven by Tick calls: the
-	// ticks come at the instants Phase + k*Tick (Phase drawn uniformly
-	// from [0, Tick) from Rand in NewNode), a delay d is counted as
-	// ceil(d/Tick) ticks, and a timer armed at t fires on that many-th
-	// tick after t. So a follower whose timeout is T ticks fires between
-	// T-1 and T ticks after its last contact, depending on the phase. The
-	// contact checks (pre-vote and vote stickiness, CheckLastContact)
-	// count ticks the same way: a leader heard from at t is alive while
-	// fewer than ceil(ElectionTimeout/Tick) ticks have passed since t.
-	// 0 (the default) means continuous timers. See tick.go.
-	Tick time.Duration
-	// RestartTimerOnFollow restarts the election timer with a fresh
-	// timeout whenever the node becomes a follower or adopts a higher
-	// term, as etcd raft's becomeFollower (through reset) does: a follower
-	// that steps any message of a higher term, even a vote request it
-	// then rejects, and a pre-candidate that lost its pre-vote. Without
-	// it (the Raft paper) a follower re-arms its timer only on a
-	// heartbeat or a granted vote, and a pre-candidate's timer runs on.
-	RestartTimerOnFollow bool
-
 	// Rand is the source of all randomness of the node (timer jitter). It
 	// is consumed only in NewNode (to seed the timers' own generators), so
 	// it may be shared by nodes created one after another on one goroutine
@@ -279,6 +207,10 @@ type Config struct {
 	// of few values (a group label per group makes a series per group and
 	// name). Names must be non-empty, distinct and not "node".
 	MetricsLabels []metrics.Label
+
+	// Emulate makes the node imitate other implementations' timing, for
+	// simulators (see Emulation); production code leaves it zero.
+	Emulate Emulation
 }
 
 // DefaultConfig returns a Config with ElectionTimeout 1s randomized to
@@ -366,8 +298,8 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatInterval >= c.ElectionTimeout {
 		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must be less than ElectionTimeout (%v)", c.ElectionTimeout)
 	}
-	if c.ExternalHeartbeat && c.HeartbeatPerPeer {
-		return c, fieldErr("ExternalHeartbeat", c.ExternalHeartbeat, "cannot be combined with HeartbeatPerPeer: the caller heartbeats every peer at once")
+	if c.ExternalHeartbeat && c.Emulate.HeartbeatPerPeer {
+		return c, fieldErr("Emulate.HeartbeatPerPeer", c.Emulate.HeartbeatPerPeer, "cannot be combined with ExternalHeartbeat: the caller heartbeats every peer at once")
 	}
 	if c.VoteTimeout < 0 {
 		return c, fieldErr("VoteTimeout", c.VoteTimeout, "must not be negative")
@@ -437,8 +369,8 @@ func (c Config) normalized() (Config, error) {
 	if c.PriorityDecayGap == 0 {
 		c.PriorityDecayGap = 10
 	}
-	if c.Tick < 0 {
-		return c, fieldErr("Tick", c.Tick, "must not be negative (0 means continuous timers)")
+	if err := c.Emulate.validate(); err != nil {
+		return c, err
 	}
 	if c.Detection > CheckLastContact {
 		return c, fieldErr("Detection", c.Detection, "is not a known mode")

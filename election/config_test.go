@@ -58,7 +58,9 @@ func TestConfigValidate(t *testing.T) {
 			c.Priority, c.Priorities = 5, map[election.ID]int{1: 6}
 		}, "must equal Priority"},
 		{"negative decay gap", func(c *election.Config) { c.PriorityDecayGap = -1 }, "PriorityDecayGap"},
-		{"external heartbeat per peer", func(c *election.Config) { c.ExternalHeartbeat, c.HeartbeatPerPeer = true, true }, "ExternalHeartbeat"},
+		{"external heartbeat per peer", func(c *election.Config) { c.ExternalHeartbeat, c.Emulate.HeartbeatPerPeer = true, true },
+			"Emulate.HeartbeatPerPeer true: cannot be combined with ExternalHeartbeat"},
+		{"negative tick", func(c *election.Config) { c.Emulate.Tick = -1 }, "Emulate.Tick -1ns: must not be negative"},
 		{"unknown detection mode", func(c *election.Config) { c.Detection = 7 }, "Detection"},
 		{"unknown stickiness mode", func(c *election.Config) { c.Stickiness = 7 }, "Stickiness StickinessMode(7)"},
 	}
@@ -99,7 +101,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.NotNil(t, got.VoteJitter)
 	require.Equal(t, repeated.None(), got.HeartbeatJitter)
 	require.Equal(t, election.StickyByContact, got.Stickiness)
-	require.False(t, got.WaitForVoteTimeout || got.KeepTimerOnStepDown || got.HeartbeatPerPeer)
+	require.Zero(t, got.Emulate, "a production config emulates nothing")
 	require.NotNil(t, got.Rand)
 	require.NotNil(t, got.Logger)
 	require.Equal(t, 2, c.Quorum())

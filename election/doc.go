@@ -35,12 +35,12 @@
 //   - vote (candidates): VoteTimeout randomized by VoteJitter. When it fires
 //     the candidate starts its next round: with PreVote a pre-vote,
 //     otherwise the next term with a fresh random timeout; with
-//     StepDownWhenVoteTimedOut it steps down to follower first. A
+//     Emulate.StepDownWhenVoteTimedOut it steps down to follower first. A
 //     candidate that steps down gets a fresh election timeout, or, with
-//     KeepTimerOnStepDown, keeps its round's deadline (LogCabin).
+//     Emulate.KeepTimerOnStepDown, keeps its round's deadline (LogCabin).
 //   - heartbeat (leader): a heartbeat to every voter right after winning,
 //     then every HeartbeatInterval randomized by HeartbeatJitter, on one
-//     timer for all peers or, with HeartbeatPerPeer, one per peer
+//     timer for all peers or, with Emulate.HeartbeatPerPeer, one per peer
 //     (hashicorp/raft).
 //   - step-down (leader, with CheckQuorum): every StepDownInterval (ET/2)
 //     the leader counts the voters that answered a heartbeat within the
@@ -78,6 +78,11 @@
 // (StickyUntilTimeout, hashicorp/raft); either way a node that heard a
 // leader stays loyal for ElectionTimeout after it.
 //
+// TransferLeadership hands leadership over with MsgTimeoutNow, bypassing
+// pre-vote and stickiness. Priority election (SOFAJRaft) makes nodes below
+// the target priority skip election timeouts, the target decaying every
+// second skip while no leader shows up.
+//
 // # The leader lease
 //
 // With CheckQuorum or LeaderStickiness a leader holds a lease
@@ -100,22 +105,27 @@
 // electiontest.Checker.Leases in TestRandomSafety, FuzzStep and the
 // scenarios.
 //
-// Tick drives every timer of a node by a ticker with its own phase, as
-// etcd raft counts its timeouts in calls of Tick: delays become whole
-// ticks, so a follower fires between T-1 and T ticks after its last
-// contact, and the contact checks count ticks too. RestartTimerOnFollow
+// # Emulating other implementations
+//
+// Config.Emulate (an Emulation) holds settings that exist so that a
+// simulator (package sim) can imitate other implementations' election
+// timing on these nodes; production code leaves it zero. Emulate.Tick
+// drives every timer of a node by a ticker with its own phase, as etcd
+// raft counts its timeouts in calls of Tick: delays become whole ticks, so
+// a follower fires between T-1 and T ticks after its last contact, and
+// the contact checks count ticks too. Emulate.RestartTimerOnFollow
 // restarts the election timer whenever the node becomes a follower or
 // adopts a higher term, as etcd's becomeFollower does, even for a vote
 // request it then rejects (the Raft paper's follower restarts only on a
-// granted vote).
-//
-// By default a candidate rejected by a majority steps down at once (etcd);
-// WaitForVoteTimeout makes it wait for its vote timer, as the Raft paper's
-// candidate, LogCabin's and hashicorp/raft's do.
-// TransferLeadership hands leadership over with MsgTimeoutNow, bypassing
-// pre-vote and stickiness. Priority election (SOFAJRaft) makes nodes below
-// the target priority skip election timeouts, the target decaying every
-// second skip while no leader shows up.
+// granted vote). By default a candidate rejected by a majority steps down
+// at once (etcd); Emulate.WaitForVoteTimeout makes it wait for its vote
+// timer, as the Raft paper's candidate, LogCabin's and hashicorp/raft's
+// do. Emulate.KeepTimerOnStepDown and Emulate.ServerLock model LogCabin's
+// single election timer and its lock held through disk writes;
+// Emulate.HeartbeatPerPeer hashicorp/raft's heartbeat goroutine per
+// follower; Emulate.StepDownWhenVoteTimedOut SOFAJRaft's candidate;
+// Emulate.GrantOnlyAsFollower and Emulate.BackoffOnRejections ocaml-raft's
+// voting and backoff.
 //
 // # Concurrency and determinism
 //

@@ -123,10 +123,10 @@ func (n *Node) resume(d Dormant) bool {
 
 // QuorumContact reports whether the node is the leader and holds its lease:
 // a quorum of voters (itself included) answered heartbeats it sent within
-// the lease (ElectionTimeout*LeaseRatio; on a ticker, Config.Tick, at most
-// ceil(ElectionTimeout/Tick)-1 ticks) before now. While it holds, no other
-// node can lead a later term, so the leader may serve reads alone (Raft
-// thesis, section 6.4.1).
+// the lease (ElectionTimeout*LeaseRatio; on a ticker, Config.Emulate.Tick,
+// at most ceil(ElectionTimeout/Tick)-1 ticks) before now. While it holds, no
+// other node can lead a later term, so the leader may serve reads alone
+// (Raft thesis, section 6.4.1).
 //
 // The lease is offered only with CheckQuorum or LeaderStickiness; without
 // both QuorumContact is always false. It rests on a promise every voter

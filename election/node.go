@@ -88,8 +88,8 @@ type Node struct {
 	heartbeatT, snapshotT         *repeated.Timer
 	heartbeatTimer, snapshotTimer repeated.Timer
 	// peerHeartbeatT holds one heartbeat timer per peer (same order as
-	// peers) with Config.HeartbeatPerPeer; heartbeatT is nil then, and
-	// both are empty with Config.ExternalHeartbeat.
+	// peers) with Config.Emulate.HeartbeatPerPeer; heartbeatT is nil then,
+	// and both are empty with Config.ExternalHeartbeat.
 	peerHeartbeatT []*repeated.Timer
 
 	cfg    Config
@@ -105,14 +105,15 @@ type Node struct {
 	quorum int
 
 	// keep forces the next schedule of the election timer to a given
-	// delay (Config.KeepTimerOnStepDown); nil without that option.
+	// delay (Config.Emulate.KeepTimerOnStepDown); nil without that option.
 	keep *keepJitter
 	// voteJ is the vote timer's jitter, which counts consecutive rounds.
 	voteJ *roundJitter
-	// grid is the node's ticker with Config.Tick (tick.go).
+	// grid is the node's ticker with Config.Emulate.Tick (tick.go).
 	grid tickGrid
-	// host is the state of timers deferred by Config.Host (host.go).
-	host hostDeferred
+	// deferred is the state of timers deferred by
+	// Config.Emulate.ServerLock (serverlock.go).
+	deferred deferredTimers
 
 	vote ID
 	// transferring is set on a leader that sent MsgTimeoutNow in its
@@ -187,23 +188,23 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	// may re-arm on different goroutines of a real-time wheel. WithSeed
 	// keeps each inside its timer and draws what sub's would.
 	sub := func() *rand.Rand { return rand.New(rand.NewPCG(c.Rand.Uint64(), c.Rand.Uint64())) }
-	if c.Tick > 0 {
-		n.grid = newTickGrid(c.Tick, sub())
+	if c.Emulate.Tick > 0 {
+		n.grid = newTickGrid(c.Emulate.Tick, sub())
 	}
 	mk := func(t *repeated.Timer, name string, d time.Duration, f func(), j repeated.Jitter) error {
 		return t.Init(w, fmt.Sprintf("n%d-%s", c.ID, name), d, f,
 			repeated.WithJitter(n.onTicks(j)), repeated.WithSeed(c.Rand.Uint64(), c.Rand.Uint64()), repeated.WithLogger(n.logger))
 	}
 	electionJitter := c.ElectionJitter
-	if c.Host != nil {
-		n.host.delay = &delayJitter{inner: electionJitter}
-		electionJitter = n.host.delay
+	if c.Emulate.ServerLock != nil {
+		n.deferred.delay = &delayJitter{inner: electionJitter}
+		electionJitter = n.deferred.delay
 	}
-	if c.KeepTimerOnStepDown {
+	if c.Emulate.KeepTimerOnStepDown {
 		n.keep = &keepJitter{inner: electionJitter}
 		electionJitter = n.keep
 	}
-	n.fastReset = n.keep == nil && n.host.delay == nil && c.Tick <= 0 && statelessJitter(c.ElectionJitter, c.ElectionTimeout)
+	n.fastReset = n.keep == nil && n.deferred.delay == nil && c.Emulate.Tick <= 0 && statelessJitter(c.ElectionJitter, c.ElectionTimeout)
 	if err := mk(&n.electionT, "election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	switch {
 	case c.ExternalHeartbeat:
 		// The caller heartbeats through BroadcastHeartbeat: no timer.
-	case c.HeartbeatPerPeer:
+	case c.Emulate.HeartbeatPerPeer:
 		for _, p := range n.peers {
 			t := new(repeated.Timer)
 			if err := mk(t, fmt.Sprintf("heartbeat-%d", p), c.HeartbeatInterval, func() { n.onPeerHeartbeatTimer(p, t) }, c.HeartbeatJitter); err != nil {

@@ -238,7 +238,7 @@ func must[T any](v T, err error) T {
 }
 
 func TestStepDownWhenVoteTimedOut(t *testing.T) {
-	p := newProbe(t, func(c *election.Config) { c.PreVote, c.StepDownWhenVoteTimedOut = true, true }).start(t)
+	p := newProbe(t, func(c *election.Config) { c.PreVote, c.Emulate.StepDownWhenVoteTimedOut = true, true }).start(t)
 	for p.n.Status().Role != election.PreCandidate {
 		p.v.AdvanceToNext()
 	}

@@ -25,7 +25,7 @@ func TestGrantOnlyAsFollower(t *testing.T) {
 		return resp[0]
 	}
 	for _, only := range []bool{false, true} {
-		p := newProbe(t, func(c *election.Config) { c.GrantOnlyAsFollower = only }).start(t)
+		p := newProbe(t, func(c *election.Config) { c.Emulate.GrantOnlyAsFollower = only }).start(t)
 		p.runToElection(t)
 		p.take()
 		p.n.Step(req)
@@ -41,7 +41,7 @@ func TestGrantOnlyAsFollower(t *testing.T) {
 			require.True(t, answer(p).Granted)
 		}
 
-		f := newProbe(t, func(c *election.Config) { c.GrantOnlyAsFollower = only }).start(t)
+		f := newProbe(t, func(c *election.Config) { c.Emulate.GrantOnlyAsFollower = only }).start(t)
 		f.n.Step(req)
 		require.True(t, answer(f).Granted, "a follower grants (GrantOnlyAsFollower=%v)", only)
 	}
@@ -58,8 +58,8 @@ func TestBackoffOnRejections(t *testing.T) {
 		rec := &recordJitter{}
 		p := newProbe(t, func(c *election.Config) {
 			c.VoteJitter = rec
-			c.WaitForVoteTimeout = true
-			c.BackoffOnRejections = on
+			c.Emulate.WaitForVoteTimeout = true
+			c.Emulate.BackoffOnRejections = on
 		}).start(t)
 		p.runRounds(t, 1) // round 1: no answers
 		p.runRounds(t, 1) // round 2: node 2 rejects (1 of 2 peers: half)

@@ -38,7 +38,7 @@ func TestKeepTimerOnStepDown(t *testing.T) {
 	for _, tc := range cases {
 		for _, keep := range []bool{false, true} {
 			t.Run(tc.name+map[bool]string{false: "/fresh", true: "/keep"}[keep], func(t *testing.T) {
-				p := newProbe(t, func(c *election.Config) { c.KeepTimerOnStepDown = keep }).start(t)
+				p := newProbe(t, func(c *election.Config) { c.Emulate.KeepTimerOnStepDown = keep }).start(t)
 				p.log.index, p.log.term = 2, 1
 				p.runToElection(t)
 				_, elOK, round, voteOK := p.n.TimerDeadlines()
@@ -83,7 +83,7 @@ func TestKeepTimerOnStepDown(t *testing.T) {
 // is never re-armed by a step-down, with or without the option.
 func TestKeepTimerOnStepDownLeaderAndPreCandidate(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		p := newProbe(t, func(c *election.Config) { c.KeepTimerOnStepDown = keep }).start(t)
+		p := newProbe(t, func(c *election.Config) { c.Emulate.KeepTimerOnStepDown = keep }).start(t)
 		p.elect(t)
 		p.v.AdvanceBy(et / 2)
 		at := p.v.Now()
@@ -93,7 +93,7 @@ func TestKeepTimerOnStepDownLeaderAndPreCandidate(t *testing.T) {
 		require.GreaterOrEqual(t, el, at+et, "keep=%v", keep)
 		require.Less(t, el, at+2*et)
 
-		q := newProbe(t, func(c *election.Config) { c.KeepTimerOnStepDown, c.PreVote = keep, true }).start(t)
+		q := newProbe(t, func(c *election.Config) { c.Emulate.KeepTimerOnStepDown, c.PreVote = keep, true }).start(t)
 		for q.n.Status().Role != election.PreCandidate {
 			require.NotZero(t, q.v.AdvanceToNext())
 		}
@@ -113,7 +113,7 @@ func TestKeepTimerOnStepDownLeaderAndPreCandidate(t *testing.T) {
 // next term at that exact deadline; without it, it steps down at once.
 func TestWaitForVoteTimeout(t *testing.T) {
 	for _, wait := range []bool{false, true} {
-		p := newProbe(t, func(c *election.Config) { c.WaitForVoteTimeout = wait }).start(t)
+		p := newProbe(t, func(c *election.Config) { c.Emulate.WaitForVoteTimeout = wait }).start(t)
 		p.runToElection(t)
 		_, _, round, ok := p.n.TimerDeadlines()
 		require.True(t, ok)
@@ -250,7 +250,7 @@ func TestHeartbeatJitterAndPerPeer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := newProbe(t, func(c *election.Config) { c.HeartbeatJitter, c.HeartbeatPerPeer = tc.jitter, tc.perPeer }).start(t)
+			p := newProbe(t, func(c *election.Config) { c.HeartbeatJitter, c.Emulate.HeartbeatPerPeer = tc.jitter, tc.perPeer }).start(t)
 			p.elect(t)
 			won := p.v.Now()
 			sent := map[election.ID][]time.Duration{}
@@ -337,7 +337,7 @@ func TestKeepTimerOnStepDownInsideElectionTrigger(t *testing.T) {
 		})
 		cfg := validConfig()
 		cfg.ElectionTimeout, cfg.HeartbeatInterval, cfg.VoteTimeout = et, hb, et
-		cfg.PreVote, cfg.CheckQuorum, cfg.KeepTimerOnStepDown = false, false, true
+		cfg.PreVote, cfg.CheckQuorum, cfg.Emulate.KeepTimerOnStepDown = false, false, true
 		var err error
 		n, err = election.NewNode(cfg, v.Wheel, tr, election.NewMemoryStorage(), election.StaticLog{})
 		require.NoError(t, err)
@@ -409,7 +409,7 @@ func TestExternalHeartbeat(t *testing.T) {
 // its lock-free Reset only where that means the same as Restart: a
 // running timer that did not fire since it was last (re)started, and an
 // ElectionJitter whose draws ignore repeated.State, not wrapped by
-// KeepTimerOnStepDown, a HostLock or a ticker.
+// KeepTimerOnStepDown, a ServerLock or a ticker.
 func TestHeartbeatReArmByReset(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -421,8 +421,8 @@ func TestHeartbeatReArmByReset(t *testing.T) {
 		{"none", func(c *election.Config) { c.ElectionJitter = repeated.None() }, true},
 		{"backoff", func(c *election.Config) { c.ElectionJitter = repeated.Backoff(3, 8*et) }, false},
 		{"first only", func(c *election.Config) { c.ElectionJitter = repeated.FirstOnly() }, false},
-		{"keep timer", func(c *election.Config) { c.KeepTimerOnStepDown = true }, false},
-		{"ticker", func(c *election.Config) { c.Tick = et / 10 }, false},
+		{"keep timer", func(c *election.Config) { c.Emulate.KeepTimerOnStepDown = true }, false},
+		{"ticker", func(c *election.Config) { c.Emulate.Tick = et / 10 }, false},
 		{"check last contact", func(c *election.Config) { c.Detection = election.CheckLastContact }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

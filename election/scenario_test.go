@@ -99,10 +99,10 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster, verbose *bo
 			cfg.PreVote = d.HasArg("prevote")
 			cfg.CheckQuorum = d.HasArg("checkquorum")
 			cfg.LeaderStickiness = d.HasArg("sticky")
-			cfg.StepDownWhenVoteTimedOut = d.HasArg("vote-stepdown")
-			cfg.WaitForVoteTimeout = d.HasArg("wait")
-			cfg.KeepTimerOnStepDown = d.HasArg("keep-timer")
-			cfg.HeartbeatPerPeer = d.HasArg("hb-per-peer")
+			cfg.Emulate.StepDownWhenVoteTimedOut = d.HasArg("vote-stepdown")
+			cfg.Emulate.WaitForVoteTimeout = d.HasArg("wait")
+			cfg.Emulate.KeepTimerOnStepDown = d.HasArg("keep-timer")
+			cfg.Emulate.HeartbeatPerPeer = d.HasArg("hb-per-peer")
 			if d.HasArg("hb-jitter") {
 				cfg.HeartbeatJitter = repeated.Proportional(1)
 			}

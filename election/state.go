@@ -119,7 +119,7 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	}
 	old := n.role
 	if old == Follower {
-		if higher && n.cfg.RestartTimerOnFollow {
+		if higher && n.cfg.Emulate.RestartTimerOnFollow {
 			n.restartElectionTimer(0)
 		}
 		return true
@@ -131,7 +131,7 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	n.role = Follower
 	n.leading.Store(false)
 	n.votes, n.acks = nil, n.acks[:0]
-	if n.cfg.BackoffOnRejections {
+	if n.cfg.Emulate.BackoffOnRejections {
 		n.voteJ.leaderKnown() // ocaml-raft: any step-down restarts the backoff
 	}
 	var keepAt time.Duration
@@ -148,7 +148,7 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	n.voteT.Stop()
 	n.stopHeartbeats()
 	n.stepDownT.Stop()
-	if old != PreCandidate || n.cfg.RestartTimerOnFollow {
+	if old != PreCandidate || n.cfg.Emulate.RestartTimerOnFollow {
 		// A pre-candidate's election timer is still running (a fresh one
 		// with RestartTimerOnFollow, as etcd); leaders and candidates get a
 		// fresh one, or candidates keep their deadline.

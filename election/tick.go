@@ -7,12 +7,12 @@ import (
 	"github.com/raftick/raftick/repeated"
 )
 
-// Config.Tick: a node driven by a ticker, as etcd raft's nodes are. etcd
-// counts every timeout in calls of Tick (raft.tickElection,
-// raft.tickHeartbeat): a count reset at instant t reaches k on the k-th
-// tick after t, so what it measures depends on where t falls between two
-// ticks. tickGrid reproduces that on the wheel: every timer delay is
-// rounded onto the node's ticks, and the contact checks count ticks.
+// Config.Emulate.Tick: a node driven by a ticker, as etcd raft's nodes are.
+// etcd counts every timeout in calls of Tick (raft.tickElection,
+// raft.tickHeartbeat): a count reset at instant t reaches k on the k-th tick
+// after t, so what it measures depends on where t falls between two ticks.
+// tickGrid reproduces that on the wheel: every timer delay is rounded onto
+// the node's ticks, and the contact checks count ticks.
 
 // tickGrid is the instants phase + k*tick of one node's ticker.
 type tickGrid struct {
@@ -70,33 +70,33 @@ func (j *tickJitter) Next(base time.Duration, st repeated.State, rng *rand.Rand)
 }
 
 // onTicks returns j driven by the node's ticker, or j itself without
-// Config.Tick.
+// Config.Emulate.Tick.
 func (n *Node) onTicks(j repeated.Jitter) repeated.Jitter {
-	if n.cfg.Tick <= 0 {
+	if n.cfg.Emulate.Tick <= 0 {
 		return j
 	}
 	return &tickJitter{inner: j, grid: n.grid, now: n.w.Now}
 }
 
 // readLease returns the lease QuorumContact grants: ElectionTimeout *
-// LeaseRatio, and on a ticker (Config.Tick) no more than the time a
+// LeaseRatio, and on a ticker (Config.Emulate.Tick) no more than the time a
 // voter is sure to stay loyal after hearing the leader: it refuses
 // candidates until the ceil(ElectionTimeout/Tick)-th tick after it heard
 // the leader, which can come just one tick less than that after it.
 func (n *Node) readLease() time.Duration {
 	lease := n.cfg.lease()
-	if n.cfg.Tick > 0 {
-		lease = min(lease, time.Duration(n.grid.count(n.cfg.ElectionTimeout)-1)*n.cfg.Tick)
+	if n.cfg.Emulate.Tick > 0 {
+		lease = min(lease, time.Duration(n.grid.count(n.cfg.ElectionTimeout)-1)*n.cfg.Emulate.Tick)
 	}
 	return lease
 }
 
 // within reports whether less than d has passed since t: on a ticker
-// (Config.Tick), whether fewer than ceil(d/Tick) ticks came since t, as
-// etcd's electionElapsed < electionTimeout (raft.Step's lease check).
+// (Config.Emulate.Tick), whether fewer than ceil(d/Tick) ticks came since t,
+// as etcd's electionElapsed < electionTimeout (raft.Step's lease check).
 func (n *Node) within(t, d time.Duration) bool {
 	now := n.w.Now()
-	if n.cfg.Tick <= 0 {
+	if n.cfg.Emulate.Tick <= 0 {
 		return now-t < d
 	}
 	return n.grid.since(t, now) < n.grid.count(d)

@@ -21,13 +21,13 @@ func fixedJitter(mult int64) repeated.Jitter {
 	})
 }
 
-// TestTickGranularTimers: with Config.Tick every timer fires on the
+// TestTickGranularTimers: with Config.Emulate.Tick every timer fires on the
 // node's ticks, and a follower whose timeout is T ticks fires between T-1
 // and T ticks after its last contact, depending on where the contact fell
 // between two ticks (etcd's tickElection).
 func TestTickGranularTimers(t *testing.T) {
 	p := newProbe(t, func(c *election.Config) {
-		c.Tick = tick
+		c.Emulate.Tick = tick
 		c.ElectionJitter = repeated.None() // T = 10 ticks exactly
 	}).start(t)
 	var fires []time.Duration
@@ -57,7 +57,7 @@ func TestTickGranularTimers(t *testing.T) {
 	require.Equal(t, et, p.v.Now()-start, "a round of 10 ticks started on a tick")
 }
 
-// TestTickLease: with Config.Tick a follower counts ticks since its
+// TestTickLease: with Config.Emulate.Tick a follower counts ticks since its
 // leader's last heartbeat: it refuses pre-votes until ceil(ET/Tick) of its
 // ticks have passed (etcd's electionElapsed < electionTimeout), which can
 // end up to one tick before ET has passed; without Tick exactly ET.
@@ -65,7 +65,7 @@ func TestTickLease(t *testing.T) {
 	for _, ticked := range []bool{false, true} {
 		p := newProbe(t, func(c *election.Config) {
 			if ticked {
-				c.Tick = tick
+				c.Emulate.Tick = tick
 			}
 			c.ElectionJitter = fixedJitter(3) // the follower's timer: 30 ticks, beyond the lease
 		}).start(t)
@@ -106,7 +106,7 @@ func TestTickLease(t *testing.T) {
 func TestRestartTimerOnFollow(t *testing.T) {
 	for _, restart := range []bool{false, true} {
 		p := newProbe(t, func(c *election.Config) {
-			c.RestartTimerOnFollow = restart
+			c.Emulate.RestartTimerOnFollow = restart
 			c.ElectionJitter = repeated.None()
 			c.PreVote = true
 		}).start(t)
@@ -150,7 +150,7 @@ func TestTickValidate(t *testing.T) {
 	cfg := election.DefaultConfig()
 	cfg.Logger = hclog.NewNullLogger() // quiet tests: warnings go to stderr by default
 	cfg.ID, cfg.Voters = 1, []election.ID{1}
-	cfg.Tick = -time.Millisecond
+	cfg.Emulate.Tick = -time.Millisecond
 	require.ErrorIs(t, cfg.Validate(), election.ErrInvalidConfig)
-	require.ErrorContains(t, cfg.Validate(), "Tick -1ms: must not be negative")
+	require.ErrorContains(t, cfg.Validate(), "Emulate.Tick -1ms: must not be negative")
 }

@@ -69,7 +69,7 @@ func (n *Node) stopElectionTimer() {
 // an armed timer, whenever that means the same as Restart: the timer is
 // running, no trigger ran since the last Start or Restart (Restart would
 // clear State.Consecutive), no forced delay can be pending (no
-// KeepTimerOnStepDown, HostLock nor ticker wraps the jitter) and
+// KeepTimerOnStepDown, ServerLock nor ticker wraps the jitter) and
 // ElectionJitter does not depend on State (Restart draws as a first
 // schedule, Reset as a later one). Otherwise it is Restart.
 func (n *Node) resetElectionTimer(now time.Duration) {
@@ -157,7 +157,7 @@ func (n *Node) onVoteTimer() {
 // must not raise its term at every vote timeout and depose a healthy
 // leader when it comes back. Otherwise it starts the next term.
 func (n *Node) voteTimerDue() {
-	if n.cfg.StepDownWhenVoteTimedOut && !n.stepDown(n.term, ReasonVoteTimedOut, None) {
+	if n.cfg.Emulate.StepDownWhenVoteTimedOut && !n.stepDown(n.term, ReasonVoteTimedOut, None) {
 		return
 	}
 	if n.cfg.PreVote {
@@ -199,7 +199,7 @@ func (n *Node) onHeartbeatTimer() {
 }
 
 // onPeerHeartbeatTimer is the trigger of peer's heartbeat timer t
-// (Config.HeartbeatPerPeer).
+// (Config.Emulate.HeartbeatPerPeer).
 func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 	if !n.lockForTimer() {
 		return

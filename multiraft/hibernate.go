@@ -156,7 +156,7 @@ func (h *Host) sweepLeader(g *group, now time.Duration) bool {
 		g.a.term, g.a.lastActive = st.Term, now
 		return false
 	}
-	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter {
+	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter || st.Term == g.transferTerm {
 		return false
 	}
 	ok, behind := h.followersCaughtUp(g, st.Term, now)

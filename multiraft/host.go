@@ -110,7 +110,8 @@ type Host struct {
 
 // group is one group's replica. While it hibernates, node and a are nil
 // and dormant holds what the node knew. id, voters, st and log are set
-// when it is added; node, a, dormant and behind are guarded by Host.mu;
+// when it is added; node, a, dormant, behind and transferTerm are
+// guarded by Host.mu;
 // the atomic fields are read without it, as each says.
 type group struct {
 	id      GroupID
@@ -124,6 +125,9 @@ type group struct {
 	// hibernating leader left behind because liveness took their nodes
 	// for dead: when one comes back, the group wakes to update it.
 	behind uint64
+	// transferTerm is the term in which this replica, as leader, last
+	// sent a leadership transfer (0: none): it does not hibernate in it.
+	transferTerm uint64
 	// awake mirrors node != nil for Touch, which reads it without mu:
 	// cleared before a group hibernates, set when it wakes.
 	awake atomic.Bool
@@ -426,7 +430,10 @@ func (h *Host) Campaign(gid GroupID) error {
 }
 
 // TransferLeadership wakes the group and calls
-// election.Node.TransferLeadership.
+// election.Node.TransferLeadership. The leader then stays awake for the
+// rest of its term: its MsgTimeoutNow may reach the transferee at any
+// time while the term lasts, and a leader that hibernated and woke would
+// forget that it transferred and hold a lease again.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
 	if err := h.lock(); err != nil {
 		return err
@@ -436,7 +443,13 @@ func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
 	if err != nil {
 		return err
 	}
-	return g.node.TransferLeadership(to)
+	if err := g.node.TransferLeadership(to); err != nil {
+		return err
+	}
+	if to != h.id {
+		g.transferTerm = g.node.Status().Term
+	}
+	return nil
 }
 
 // GroupStatus describes one group's replica on a host.

@@ -168,3 +168,33 @@ func runLeaseSchedule(t *testing.T, seed uint64) bool {
 	require.NoError(t, c.leaseFail, "reproduce: %s", repro)
 	return checked
 }
+
+// TestTransferKeepsLeaderAwake: a leader that sent a leadership transfer
+// does not hibernate for the rest of its term. Its MsgTimeoutNow may reach
+// the transferee at any time while the term lasts; a leader that slept
+// and woke would no longer know it had transferred, hold a lease again,
+// and the late MsgTimeoutNow would elect the transferee inside that lease
+// (found by TestRandomLeases: a transfer's MsgTimeoutNow delayed 100ms
+// past the leader's hibernation and wake).
+func TestTransferKeepsLeaderAwake(t *testing.T) {
+	c := newCluster(t, clusterOpts{hosts: 3, groups: 1, boot: true, seed: 1,
+		config: func(cfg *multiraft.Config) {
+			cfg.HibernateAfter = 50 * time.Millisecond
+		}})
+	const g = multiraft.GroupID(1)
+	// Host 3 is cut off: the transfer's MsgTimeoutNow is lost, liveness
+	// takes host 3 for dead, and the leader, caught up with host 2, would
+	// otherwise go to sleep.
+	c.net.Cut(1, 3)
+	c.net.Cut(3, 1)
+	require.NoError(t, c.hosts[1].Touch(g))
+	c.advance(20 * time.Millisecond)
+	require.NoError(t, c.hosts[1].TransferLeadership(g, 3))
+	c.advance(time.Second)
+	st, err := c.hosts[1].Status(g)
+	require.NoError(t, err)
+	require.Equal(t, election.Leader, st.Status.Role)
+	require.Equal(t, uint64(1), st.Status.Term)
+	require.False(t, st.Hibernating, "a leader that transferred in its term stays awake")
+	require.NoError(t, c.check.Err())
+}

@@ -142,7 +142,7 @@ func (c *Cluster) newNode(sv *server) error {
 		ec.Metrics = &metrics.BlackholeSink{}
 	}
 	if net := &c.cfg.Network; net.Disk != nil && (net.TimersWait || net.RearmAfterTermWrite) {
-		ec.Host = blockingServer{c, sv}
+		ec.Emulate.ServerLock = blockingServer{c, sv}
 	}
 	if c.cfg.Network.LeaderWrite && c.cfg.Network.Disk != nil {
 		obs := c.cfg.Observer

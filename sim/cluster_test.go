@@ -190,7 +190,7 @@ func TestClusterBlockingDiskAndCandidatesWait(t *testing.T) {
 	ec.HeartbeatInterval = 50 * ms
 	ec.ElectionJitter = repeated.None() // no randomness
 	ec.PreVote, ec.CheckQuorum = false, false
-	ec.WaitForVoteTimeout = true // Setup.CandidatesWait
+	ec.Emulate.WaitForVoteTimeout = true // Setup.CandidatesWait
 	c, err := NewCluster(Config{
 		Nodes:    3,
 		Election: ec,

@@ -15,7 +15,8 @@
 // random, and charges a disk write before a server answers a vote. With
 // DiskBlocks a write blocks its server, as LogCabin's writes under its
 // lock do; TimersWait and RearmAfterTermWrite complete that model of a
-// blocking server through the election package's Config.Host hook.
+// blocking server through the election package's
+// Config.Emulate.ServerLock hook.
 // Partition, Cut and Heal change the topology while it runs (Linked
 // reports a link); Crash,
 // Restart (term and vote survive) and Pause inject faults. Run advances

@@ -83,8 +83,8 @@ func (s *diskStorage) Save(hs election.HardState) error {
 	return nil
 }
 
-// blockingServer is a server's election.HostLock: the server that blocks in
-// Network.TimersWait and Network.RearmAfterTermWrite.
+// blockingServer is a server's election.ServerLock: the server that blocks
+// in Network.TimersWait and Network.RearmAfterTermWrite.
 type blockingServer struct {
 	c  *Cluster
 	sv *server
@@ -92,8 +92,8 @@ type blockingServer struct {
 
 // DeferTimer queues a timer that comes due while the server is blocked by
 // a disk write behind the messages that arrived before it.
-func (h blockingServer) DeferTimer(run func()) bool {
-	c, sv := h.c, h.sv
+func (b blockingServer) DeferTimer(run func()) bool {
+	c, sv := b.c, b.sv
 	if !c.cfg.Network.TimersWait || !sv.up || !sv.paused || sv.diskBusy <= c.w.Now() {
 		return false
 	}
@@ -103,8 +103,8 @@ func (h blockingServer) DeferTimer(run func()) bool {
 
 // TermDurableIn is the time left until the term write of the Save just
 // made completes.
-func (h blockingServer) TermDurableIn() time.Duration {
-	c, sv := h.c, h.sv
+func (b blockingServer) TermDurableIn() time.Duration {
+	c, sv := b.c, b.sv
 	if !c.cfg.Network.RearmAfterTermWrite || sv.termAt != c.w.Now() {
 		return 0
 	}

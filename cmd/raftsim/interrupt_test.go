@@ -58,6 +58,7 @@ var interruptRuns = [][]string{
 	{"tune", "--trials", "100000000", "--stable-trials", "1000000"},
 	{"partition", "--model", "plain", "--for", "1m", "--trials", "100000000"},
 	{"multiraft", "--groups", "3000", "--nodes", "3", "--settle", "100000h"},
+	{"ticks", "--trials", "100000000", "--stable-trials", "1000000"},
 }
 
 // TestInterruptEverySubcommand: an interrupted run exits 130, marks its
@@ -71,7 +72,7 @@ func TestInterruptEverySubcommand(t *testing.T) {
 			require.Equal(t, 130, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
 			require.Contains(t, errOut, "raftsim: interrupt: stopping the trials")
 			require.Contains(t, out, "interrupted: ", "the table says it is partial")
-			require.Regexp(t, `interrupted: \d+ of \d+ (trials|windows|candidates|runs) finished`, out)
+			require.Regexp(t, `interrupted: \d+ of \d+ (failover )?(trials|windows|candidates|runs) finished`, out)
 			for _, v := range verdicts {
 				require.NotContains(t, out, v)
 			}

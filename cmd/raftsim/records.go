@@ -45,7 +45,7 @@ var envelope = []fieldSpec{
 	{"schema", "integer", always, fmt.Sprintf("the version of this schema (%d); it rises when a field is renamed, changes meaning or goes away", report.SchemaVersion)},
 	{"tool", "string", always, `"raftsim"`},
 	{"version", "string", always, "the version of raftsim that wrote the record (raftsim --version)"},
-	{"command", "string", always, "the subcommand: paper, failover, bootstrap, splitvote, sweep, tune, partition or multiraft"},
+	{"command", "string", always, "the subcommand: paper, failover, bootstrap, splitvote, sweep, tune, partition, multiraft or ticks"},
 	{"model", "string", always, "the model: the --model preset; splitvote-race or splitvote-cluster (--sv-model); multiraft"},
 	{"interrupted", "boolean", always, "true if an interrupt stopped the run: the record holds only the trials that finished, and the run gives no verdict"},
 	{"seed", "integer", always, "the --seed; the same seed and flags give the same records"},
@@ -69,7 +69,7 @@ var stats = []fieldSpec{
 }
 
 var recordSpecs = []recordSpec{
-	{"result", "paper, failover, bootstrap, splitvote, sweep", "one per table row", concat([]fieldSpec{
+	{"result", "paper, failover, bootstrap, splitvote, sweep, ticks", "one per table row", concat([]fieldSpec{
 		{"experiment", "string", always, "failover, bootstrap or splitvote"},
 		{"label", "string", optional, "the row's label: the timeout range, or the swept parameters"},
 		{"nodes", "integer", always, "servers in the cluster"},
@@ -97,6 +97,13 @@ var recordSpecs = []recordSpec{
 		{"percentiles_exact", "boolean", always, "false beyond 131072 trials, where percentiles come from a histogram"},
 		{"percentile_rel_error", "number", always, "the histogram's relative error bound (0 when exact)"},
 		{"cdf", "array", optional, "with --cdf: the CDF as [ms, fraction] pairs"},
+		{"tick_ms", "number", optional, "ticks: the tick timers count in (0: exact timers)"},
+		{"stable_windows", "integer", optional, "ticks: stable windows that finished"},
+		{"node_hours", "number", optional, "ticks: simulated server-hours of the stable windows"},
+		{"elections", "integer", optional, "ticks: election rounds in the stable windows, all unnecessary"},
+		{"elections_per_node_hour", "number", optional, "ticks: elections per server-hour"},
+		{"elections_per_node_hour_low", "number", optional, "ticks: its exact 95% Poisson interval, low end"},
+		{"elections_per_node_hour_high", "number or null", optional, "ticks: high end; null when unbounded"},
 	}, stats)},
 	{"tune-candidate", "tune", "one per candidate timeout range", concat([]fieldSpec{
 		{"label", "string", always, "the timeout range"},

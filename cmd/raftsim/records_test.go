@@ -27,6 +27,7 @@ var schemaRuns = [][]string{
 	{"tune", "--min", "100ms", "--spread", "1", "--trials", "20", "--stable-trials", "1", "--stable-for", "1m"},
 	{"partition", "--model", "plain", "--shape", "chain", "--prevote", "--checkquorum", "--for", "1m", "--trials", "1"},
 	{"multiraft", "--groups", "300", "--nodes", "3"},
+	{"ticks", "--trials", "20", "--stable-trials", "1", "--window", "1m", "--ticks", "0,10ms"},
 }
 
 // TestRecordsFollowTheSchema: every record every subcommand writes, as
@@ -205,4 +206,26 @@ func TestHelpDefinesColumns(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "p50_ms", "the help names the statistics as the records do")
 	require.Contains(t, out, "exits with\nstatus 130")
+}
+
+// TestEverySubcommandIsChecked: each subcommand that runs an experiment
+// is among the runs whose records and interrupts the tests check, so a
+// new subcommand cannot leave the schema unnoticed.
+func TestEverySubcommandIsChecked(t *testing.T) {
+	a := &app{}
+	for _, c := range a.rootCmd().Commands() {
+		name := c.Name()
+		if !c.Runnable() || name == "merge" || name == "completion" || name == "help" {
+			continue
+		}
+		for _, runs := range map[string][][]string{"schemaRuns": schemaRuns, "interruptRuns": interruptRuns} {
+			found := false
+			for _, args := range runs {
+				found = found || args[0] == name
+			}
+			if !found {
+				t.Errorf("raftsim %s has no run in the tests' lists (schemaRuns, interruptRuns)", name)
+			}
+		}
+	}
 }

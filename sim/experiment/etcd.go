@@ -18,7 +18,7 @@ import (
 //     ticks: tickElection and tickHeartbeat increment counters that
 //     reset() and the message handlers zero, so a follower whose timeout
 //     is T ticks fires between T-1 and T ticks after its last contact
-//     (election.Config.Tick);
+//     (election.Config.Emulate.Tick);
 //   - T is drawn in whole ticks from [ElectionTick, 2 ElectionTick)
 //     (resetRandomizedElectionTimeout), ElectionTick 10 (1s, etcd's
 //     --election-timeout), and re-drawn on becoming follower, candidate or
@@ -27,7 +27,7 @@ import (
 //     (Step: becomeFollower), restarting its timer, even for a vote
 //     request it then rejects, and a pre-candidate whose pre-vote a
 //     majority rejected becomes follower with a fresh timer
-//     (stepCandidate) (election.Config.RestartTimerOnFollow);
+//     (stepCandidate) (election.Config.Emulate.RestartTimerOnFollow);
 //   - pre-vote on (etcd's default); CheckQuorum on, as etcd's server
 //     always sets it: nodes ignore (pre-)votes while they heard from their
 //     leader within ElectionTick ticks (Step's inLease; here
@@ -109,11 +109,11 @@ func tickJitter(span, tick time.Duration) repeated.Jitter {
 
 // tickConfig sets the election options of a ticked setup.
 func (s Setup) tickConfig(ec *election.Config) {
-	ec.RestartTimerOnFollow = s.RestartTimerOnFollow
-	ec.StepDownWhenVoteTimedOut = s.StepDownOnVoteTimeout
+	ec.Emulate.RestartTimerOnFollow = s.RestartTimerOnFollow
+	ec.Emulate.StepDownWhenVoteTimedOut = s.StepDownOnVoteTimeout
 	if s.Tick <= 0 {
 		return
 	}
-	ec.Tick = s.Tick
+	ec.Emulate.Tick = s.Tick
 	ec.StepDownInterval, ec.LeaseRatio = s.TimeoutMin, 1
 }

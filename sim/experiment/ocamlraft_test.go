@@ -20,10 +20,10 @@ func TestOcamlRaftModel(t *testing.T) {
 	require.NoError(t, s.Validate())
 	require.Equal(t, "normal:5ms,3ms,redraw", s.Latency.String())
 	ec := s.electionConfig()
-	require.True(t, ec.GrantOnlyAsFollower)
-	require.True(t, ec.BackoffOnRejections)
-	require.True(t, ec.WaitForVoteTimeout)
-	require.False(t, ec.KeepTimerOnStepDown)
+	require.True(t, ec.Emulate.GrantOnlyAsFollower)
+	require.True(t, ec.Emulate.BackoffOnRejections)
+	require.True(t, ec.Emulate.WaitForVoteTimeout)
+	require.False(t, ec.Emulate.KeepTimerOnStepDown)
 
 	// A failover measures from its crash: the offset does not apply.
 	_, err = RunFailover(context.Background(), Raftick{}, s, rand.New(rand.NewPCG(1, 1)), nil)

@@ -36,7 +36,7 @@ type Setup struct {
 	// hashicorp/raft waits [HT/10, HT/5).
 	HeartbeatJitter bool
 	// HeartbeatPerPeer gives the leader one heartbeat timer per follower
-	// (election.Config.HeartbeatPerPeer), as hashicorp/raft runs one
+	// (election.Config.Emulate.HeartbeatPerPeer), as hashicorp/raft runs one
 	// heartbeat goroutine per follower.
 	HeartbeatPerPeer bool
 	// Network is the message and disk model: Latency (one-way delay, nil
@@ -46,13 +46,13 @@ type Setup struct {
 	sim.Network
 	// CandidatesWait: candidates ignore rejections and wait for their vote
 	// timeout, as the Raft paper's, LogCabin's and hashicorp/raft's do
-	// (election.Config.WaitForVoteTimeout). Otherwise a candidate steps
-	// down as soon as a majority rejected it (etcd).
+	// (election.Config.Emulate.WaitForVoteTimeout). Otherwise a candidate
+	// steps down as soon as a majority rejected it (etcd).
 	CandidatesWait bool
-	// KeepTimer: a candidate that steps down keeps its round's deadline
-	// for its election timer, as LogCabin's single timer does
-	// (election.Config.KeepTimerOnStepDown). Otherwise it draws a fresh
-	// timeout (etcd, hashicorp/raft).
+	// KeepTimer: a candidate that steps down keeps its round's deadline for
+	// its election timer, as LogCabin's single timer does
+	// (election.Config.Emulate.KeepTimerOnStepDown). Otherwise it draws a
+	// fresh timeout (etcd, hashicorp/raft).
 	KeepTimer bool
 	// Granularity, if positive, rounds every drawn timeout to a multiple
 	// of it before TimerLateness is added: LogCabin, the paper's
@@ -151,12 +151,12 @@ type Setup struct {
 	// and the crash comes at a uniform point of the heartbeat interval
 	// after a heartbeat broadcast. Must not be negative.
 	Settle time.Duration
-	// Tick, if positive, drives every server by a ticker of this period
-	// with its own random phase, as etcd raft counts everything in calls
-	// of Tick (election.Config.Tick): timeouts are drawn in whole ticks
-	// from [TimeoutMin, TimeoutMax), every timer fires on a tick and the
-	// lease counts ticks; with CheckQuorum the leader checks its quorum
-	// every TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
+	// Tick, if positive, drives every server by a ticker of this period with
+	// its own random phase, as etcd raft counts everything in calls of Tick
+	// (election.Config.Emulate.Tick): timeouts are drawn in whole ticks from
+	// [TimeoutMin, TimeoutMax), every timer fires on a tick and the lease
+	// counts ticks; with CheckQuorum the leader checks its quorum every
+	// TimeoutMin with a lease of TimeoutMin (etcd's checkQuorum).
 	// TimeoutMin, TimeoutMax and the heartbeat must be multiples of it,
 	// Granularity and TimerLateness unset. 0 means continuous timers.
 	Tick time.Duration
@@ -382,11 +382,11 @@ func (s Setup) electionConfig() election.Config {
 	ec.LeaderStickiness = s.LeaderStickiness
 	ec.Stickiness = s.Stickiness
 	ec.Detection = s.Detection
-	ec.WaitForVoteTimeout = s.CandidatesWait
-	ec.KeepTimerOnStepDown = s.KeepTimer
-	ec.HeartbeatPerPeer = s.HeartbeatPerPeer
-	ec.GrantOnlyAsFollower = s.GrantOnlyAsFollower
-	ec.BackoffOnRejections = s.BackoffOnRejections
+	ec.Emulate.WaitForVoteTimeout = s.CandidatesWait
+	ec.Emulate.KeepTimerOnStepDown = s.KeepTimer
+	ec.Emulate.HeartbeatPerPeer = s.HeartbeatPerPeer
+	ec.Emulate.GrantOnlyAsFollower = s.GrantOnlyAsFollower
+	ec.Emulate.BackoffOnRejections = s.BackoffOnRejections
 	if s.HeartbeatJitter {
 		ec.HeartbeatJitter = repeated.Proportional(1)
 	}

@@ -123,7 +123,7 @@ func TestSetupSet(t *testing.T) {
 	require.Equal(t, 50*ms, s.Settle)
 	require.NoError(t, s.Validate())
 	ec := s.electionConfig()
-	require.True(t, ec.HeartbeatPerPeer && ec.LeaderStickiness && !ec.WaitForVoteTimeout && !ec.KeepTimerOnStepDown)
+	require.True(t, ec.Emulate.HeartbeatPerPeer && ec.LeaderStickiness && !ec.Emulate.WaitForVoteTimeout && !ec.Emulate.KeepTimerOnStepDown)
 	require.Equal(t, repeated.Proportional(1), ec.HeartbeatJitter)
 	require.Equal(t, election.StickyUntilTimeout, ec.Stickiness)
 	for _, kv := range [][2]string{

@@ -20,7 +20,7 @@ func blockingCluster(t *testing.T, net Network, events *[]election.Event) *Clust
 	ec.HeartbeatInterval = 50 * ms
 	ec.ElectionJitter = repeated.None()
 	ec.PreVote, ec.CheckQuorum = false, false
-	ec.WaitForVoteTimeout = true
+	ec.Emulate.WaitForVoteTimeout = true
 	net.Latency, net.Disk, net.DiskBlocks = Fixed(ms), Fixed(5*ms), true
 	c, err := NewCluster(Config{
 		Nodes: 3, Election: ec, Network: net, Rand: TrialRand(testseed.Seed(t), 0),

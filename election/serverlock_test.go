@@ -10,50 +10,50 @@ import (
 	"github.com/raftick/raftick/repeated"
 )
 
-// fakeHost is a HostLock that is busy while busy is set: it keeps the
+// fakeLock is a ServerLock that is busy while busy is set: it keeps the
 // deferred timers for the test to run, and reports a fixed term delay.
-type fakeHost struct {
+type fakeLock struct {
 	busy     bool
 	deferred []func()
 	termIn   time.Duration
 }
 
-func (h *fakeHost) DeferTimer(run func()) bool {
-	if h.busy {
-		h.deferred = append(h.deferred, run)
+func (sl *fakeLock) DeferTimer(run func()) bool {
+	if sl.busy {
+		sl.deferred = append(sl.deferred, run)
 	}
-	return h.busy
+	return sl.busy
 }
 
-func (h *fakeHost) TermDurableIn() time.Duration { return h.termIn }
+func (sl *fakeLock) TermDurableIn() time.Duration { return sl.termIn }
 
 // release ends the busy period and runs what was deferred.
-func (h *fakeHost) release() {
-	h.busy = false
-	runs := h.deferred
-	h.deferred = nil
+func (sl *fakeLock) release() {
+	sl.busy = false
+	runs := sl.deferred
+	sl.deferred = nil
 	for _, r := range runs {
 		r()
 	}
 }
 
-func hostProbe(t *testing.T, h *fakeHost, keep bool) *probe {
+func lockProbe(t *testing.T, sl *fakeLock, keep bool) *probe {
 	return newProbe(t, func(c *election.Config) {
 		c.ElectionJitter = repeated.None() // every timeout is exactly et
-		c.WaitForVoteTimeout = true
-		c.KeepTimerOnStepDown = keep
-		c.Host = h
+		c.Emulate.WaitForVoteTimeout = true
+		c.Emulate.KeepTimerOnStepDown = keep
+		c.Emulate.ServerLock = sl
 	}).start(t)
 }
 
-func TestHostDefersADueTimerUntilReleased(t *testing.T) {
-	h := &fakeHost{busy: true}
-	p := hostProbe(t, h, false)
+func TestServerLockDefersADueTimerUntilReleased(t *testing.T) {
+	sl := &fakeLock{busy: true}
+	p := lockProbe(t, sl, false)
 	p.v.AdvanceTo(et)
-	require.Equal(t, election.Follower, p.n.Status().Role, "due while the host is busy: deferred")
-	require.Len(t, h.deferred, 1)
+	require.Equal(t, election.Follower, p.n.Status().Role, "due while the server is busy: deferred")
+	require.Len(t, sl.deferred, 1)
 	p.v.AdvanceTo(et + 5*time.Millisecond)
-	h.release()
+	sl.release()
 	require.Equal(t, election.Candidate, p.n.Status().Role, "acts when released")
 	// The round counts from the release: the next round starts et later.
 	at := p.runToElection2At(t)
@@ -71,17 +71,17 @@ func (p *probe) runToElection2At(t *testing.T) time.Duration {
 	return p.v.Now()
 }
 
-func TestHostDeferredTimerVoidedByEarlierHeartbeat(t *testing.T) {
-	h := &fakeHost{busy: true}
-	p := hostProbe(t, h, false)
+func TestServerLockDeferredTimerVoidedByEarlierHeartbeat(t *testing.T) {
+	sl := &fakeLock{busy: true}
+	p := lockProbe(t, sl, false)
 	p.v.AdvanceTo(et)
-	require.Len(t, h.deferred, 1)
+	require.Len(t, sl.deferred, 1)
 	// A heartbeat that reached the server before the deadline is handled
 	// first, and re-arms the timer: the expiry is void.
 	p.v.AdvanceTo(et + 3*time.Millisecond)
-	h.busy = false
+	sl.busy = false
 	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
-	h.release()
+	sl.release()
 	require.Equal(t, election.Follower, p.n.Status().Role)
 	require.Equal(t, election.ID(2), p.n.Status().Leader)
 	p.v.AdvanceTo(2*et + 2*time.Millisecond)
@@ -90,45 +90,45 @@ func TestHostDeferredTimerVoidedByEarlierHeartbeat(t *testing.T) {
 	require.Equal(t, election.Candidate, p.n.Status().Role)
 }
 
-func TestHostDeferredVoteTimerKeptOnStepDown(t *testing.T) {
-	h := &fakeHost{}
-	p := hostProbe(t, h, true)
+func TestServerLockDeferredVoteTimerKeptOnStepDown(t *testing.T) {
+	sl := &fakeLock{}
+	p := lockProbe(t, sl, true)
 	p.v.AdvanceTo(et)
 	require.Equal(t, election.Candidate, p.n.Status().Role)
-	h.busy = true
+	sl.busy = true
 	p.v.AdvanceTo(2 * et) // the round's deadline, deferred
-	require.Len(t, h.deferred, 1)
+	require.Len(t, sl.deferred, 1)
 	require.Equal(t, uint64(1), p.n.Status().Term)
 	// A higher term reaches the candidate before its deferred timer runs:
 	// it steps down and keeps the round's (past) deadline, so its
 	// follower timer fires at once; the deferred round is dropped.
-	h.busy = false
+	sl.busy = false
 	p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 5, LastLogIndex: 0})
 	require.Equal(t, election.Follower, p.n.Status().Role)
-	h.release()
+	sl.release()
 	require.Equal(t, uint64(5), p.n.Status().Term, "the deferred round of term 1 is void")
 	p.v.AdvanceTo(2*et + time.Millisecond)
 	require.Equal(t, election.Follower, p.n.Status().Role, "granted the vote: a fresh timeout")
 	// Not granted (log behind): the kept deadline fires at once.
-	h2 := &fakeHost{}
-	p2 := hostProbe(t, h2, true)
+	sl2 := &fakeLock{}
+	p2 := lockProbe(t, sl2, true)
 	p2.log.index, p2.log.term = 5, 1
 	p2.v.AdvanceTo(et)
-	h2.busy = true
+	sl2.busy = true
 	p2.v.AdvanceTo(2 * et)
-	h2.busy = false
+	sl2.busy = false
 	p2.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 5})
 	require.Equal(t, election.Follower, p2.n.Status().Role)
-	h2.release()
+	sl2.release()
 	p2.v.AdvanceTo(2*et + time.Microsecond)
 	require.Equal(t, election.Candidate, p2.n.Status().Role, "the kept deadline was already due")
 	require.Equal(t, uint64(6), p2.n.Status().Term)
 }
 
-func TestHostGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
+func TestServerLockGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
 	for _, keep := range []bool{false, true} { // with KeepTimerOnStepDown too
-		h := &fakeHost{termIn: 4 * time.Millisecond}
-		p := hostProbe(t, h, keep)
+		sl := &fakeLock{termIn: 4 * time.Millisecond}
+		p := lockProbe(t, sl, keep)
 		p.v.AdvanceTo(et / 2)
 		p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 3})
 		require.Equal(t, election.ID(2), p.n.Status().Vote)
@@ -136,8 +136,8 @@ func TestHostGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
 		require.Equal(t, et/2+4*time.Millisecond+et, at, "timeout counts from the end of the term write (keep %v)", keep)
 	}
 	// A grant in the current term (no term write) re-arms from now.
-	h2 := &fakeHost{termIn: 4 * time.Millisecond}
-	p2 := hostProbe(t, h2, false)
+	sl2 := &fakeLock{termIn: 4 * time.Millisecond}
+	p2 := lockProbe(t, sl2, false)
 	p2.log.index, p2.log.term = 1, 1
 	p2.n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 3}) // log behind: term only
 	require.Equal(t, election.None, p2.n.Status().Vote)
