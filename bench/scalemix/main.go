@@ -585,8 +585,8 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	var lines []string
 	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
 	for k, name := range raftmix.PhaseNames {
-		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held",
-			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k]))
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held; longest stall %.1f ms, load average %.2f at the end",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k], p.MaxStallMs[k], p.LoadAvg[k]))
 	}
 	last := "no election after the burn"
 	if p.Elections[2] > 0 {
