@@ -470,6 +470,7 @@ func runHost(cfg Config) (Result, error) {
 		SpuriousElections: elections.Load(),
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
 		TickMs:            float64(w.Tick()) / 1e6,
+		WheelPanics:       s1.ws.Panics,
 		Host:              hr,
 		Phases:            phases,
 	}

@@ -615,7 +615,8 @@ const (
 // fires of checks keepUpLateP99 late), their lateness p99 within
 // keepUpLateP99 and none early
 // (etcd-tick's ticks may come early after a late one, as any tick loop's:
-// not counted against it). Otherwise it lists what fell short.
+// not counted against it), and no callback panicked on its wheel.
+// Otherwise it lists what fell short.
 func keepsUp(r raftmix.Result) string {
 	if ok, short := shortfalls(r); !ok {
 		return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
@@ -645,6 +646,9 @@ func shortfalls(r raftmix.Result) (bool, []string) {
 		short = append(short, "no lateness sampled")
 	} else if r.LatenessP99Ms > keepUpLateP99 {
 		short = append(short, fmt.Sprintf("lateness p99 %.2f ms > %v ms", r.LatenessP99Ms, keepUpLateP99))
+	}
+	if r.WheelPanics > 0 {
+		short = append(short, fmt.Sprintf("%d callbacks panicked on the wheel", r.WheelPanics))
 	}
 	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
