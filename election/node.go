@@ -106,9 +106,10 @@ type nodeCold struct {
 	outArr [1]Message
 	stats  Stats // but Received and Sent
 
-	// The other timers, inside the Node too. heartbeatT and snapshotT
-	// point to heartbeatTimer and snapshotTimer when the configuration
-	// has them, and are nil otherwise.
+	// The other timers, inside the node's cold state, which NewNode
+	// allocates beside the Node. heartbeatT and snapshotT point to
+	// heartbeatTimer and snapshotTimer when the configuration has them,
+	// and are nil otherwise.
 	voteT, stepDownT              repeated.Timer
 	heartbeatT, snapshotT         *repeated.Timer
 	heartbeatTimer, snapshotTimer repeated.Timer
