@@ -56,13 +56,15 @@ type Config struct {
 	// as one Batch per peer node per heartbeat tick (and per batch
 	// answered) instead of one message each. Votes and every other
 	// message are sent at once either way.
-	// It also aligns the heartbeats of the groups this host leads: one
-	// host tick, every nine tenths of HeartbeatInterval, makes all of them
-	// heartbeat at once (see the package documentation).
+	// It also drives the heartbeats of the groups this host leads: their
+	// nodes run with election.Config.ExternalHeartbeat (unless the
+	// template sets Emulate.HeartbeatPerPeer), and one host tick, every nine
+	// tenths of HeartbeatInterval, makes all of them heartbeat at once
+	// (see the package documentation).
 	Coalesce bool
 	// CoalesceWindow is the longest a heartbeat or an answer waits to be
-	// coalesced when no heartbeat tick or Step sends it sooner (a leader's
-	// own heartbeat timer firing between ticks); in [0,
+	// coalesced when no heartbeat tick or Step sends it sooner (a leader
+	// just elected or woken); in [0,
 	// HeartbeatInterval/2], 0 means HeartbeatInterval/2 (CockroachDB
 	// flushes twice per tick).
 	CoalesceWindow time.Duration

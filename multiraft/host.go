@@ -219,6 +219,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if w == nil || tr == nil {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
 	}
+	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
+		// The host's tick drives its leaders' heartbeats: no leader keeps
+		// a heartbeat timer only for the tick to outrun it.
+		eff.ExternalHeartbeat = true
+	}
 	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ type Stats struct {
 	// Batches by why they left: TickBatches after the heartbeat tick,
 	// AnswerBatches at the end of a Step that delivered heartbeats (its
 	// answers), LooseBatches with entries no tick or Step in progress made
-	// (a leader's own heartbeat timer, a leader just elected or woken),
+	// (a leader just elected or woken),
 	// sent by the coalescing window's timer or at the end of a Step,
 	// ControlBatches with a hibernation control, DirectBatches single
 	// messages sent at once (votes, or everything without Coalesce). With
