@@ -3,7 +3,10 @@ package multiraft
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
+
+	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/cfgerr"
@@ -87,9 +90,11 @@ type Config struct {
 	Rand *rand.Rand
 
 	// GroupLabels labels every metric of a group's node with the group's
-	// ID (group=<ID>), besides the host's (host=<ID>), which every metric
-	// of the host and its nodes carries. Off by default: it makes one
-	// series per group per metric (see the package's metrics).
+	// ID (group=<ID>, after the template's MetricsLabels), besides the
+	// node's (node=<the host's ID>), which every metric of the host and
+	// its nodes carries. Off by default: it makes one series per group per
+	// metric (see the package's metrics). The template's MetricsLabels
+	// must then not name "group".
 	GroupLabels bool
 
 	// Observer, if set, receives every event of every group's node with
@@ -142,6 +147,9 @@ func (c Config) normalized() (Config, election.Config, error) {
 			return c, eff, &FieldError{Field: "Election." + fe.Field, Value: fe.Value, Reason: fe.Reason, Err: ErrInvalidConfig, Cause: err}
 		}
 		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: err.Error(), Err: ErrInvalidConfig, Cause: err}
+	}
+	if c.GroupLabels && slices.ContainsFunc(c.Election.MetricsLabels, func(l metrics.Label) bool { return l.Name == "group" }) {
+		return c, eff, fieldErr("GroupLabels", c.GroupLabels, "cannot be set with a template metrics label named group")
 	}
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")

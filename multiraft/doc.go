@@ -219,10 +219,10 @@
 // # Metrics
 //
 // A host reports its own gauges and counters (raftick.host.*) to its
-// election template's metrics sink every LivenessInterval, and labels
-// every metric of its own and of its nodes with host=<ID>; with
-// Config.GroupLabels the nodes' metrics also carry group=<ID>, one series
-// per group, which is off by default (metrics.go lists the metrics).
+// election template's metrics sink every LivenessInterval, labelled
+// node=<its ID> as its nodes label theirs; with Config.GroupLabels the
+// nodes' metrics also carry group=<ID>, one series per group, which is
+// off by default (metrics.go lists the metrics).
 //
 // # Concurrency
 //

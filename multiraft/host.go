@@ -40,8 +40,7 @@ type Host struct {
 	w         *wheel.Wheel
 	tr        Transport
 	laggingFn func() bool // h.lagging, made once for every node's Config
-	// metrics is nil when metrics are off; its report state is touched
-	// only by the liveness ping timer's callback.
+	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
 	// mu guards every field below up to outMu, unless a field says
