@@ -22,15 +22,17 @@ import (
 // collected while the mutex is held and delivered after it is released, in
 // the order they were produced (events before messages).
 //
-// Create a Node with NewNode and call Start. Stop models a crash: to
-// restart, create a new Node with the same Storage and call Start.
+// Create a Node with NewNode and call Start; the zero Node is not usable.
+// Stop models a crash: to restart, create a new Node with the same
+// Storage and call Start.
 //
 // All methods are safe for concurrent use.
 type Node struct {
-	// The fields a follower's heartbeat reads and writes come first,
-	// followed by its election timer, so that with many nodes a heartbeat
-	// touches few cache lines (see Step). Everything but leading is
-	// guarded by mu.
+	// The fields a follower's heartbeat reads and writes come first, in
+	// three cache lines, followed by its election timer, which starts on
+	// the fourth: with many nodes a heartbeat touches five lines of its
+	// node (see Step). Everything but leading is guarded by mu, and the
+	// fields marked immutable are set by NewNode and never written again.
 	mu sync.Mutex
 	// leading mirrors role == Leader of a started, running node, for
 	// Leading; written with mu held, read without it.
@@ -38,27 +40,32 @@ type Node struct {
 	started, stopped bool
 	role             Role
 	// detection is Config.Detection, here beside the other hot fields.
+	// Immutable.
 	detection DetectionMode
 	// electionOn is set while the election timer is started (the node's
 	// view: Start or Restart succeeded and no Stop since), electionFresh
 	// while no trigger of it ran since the last Start or Restart. Then,
-	// with fastReset (a stateless ElectionJitter and no wrapper of it), a
-	// heartbeat's re-arm by the timer's lock-free Reset means the same as
-	// Restart: see resetElectionTimer.
+	// with fastReset (a stateless ElectionJitter and no wrapper of it;
+	// immutable), a heartbeat's re-arm by the timer's lock-free Reset
+	// means the same as Restart: see resetElectionTimer.
 	electionOn, electionFresh, fastReset bool
 	hasContact, hasPromise               bool
-	id                                   ID
-	term                                 uint64
-	leader                               ID
-	peers                                []ID // voters other than id, in Config order
-	// peerArr holds peers for groups of up to five voters, inside the
-	// Node, so that checking a message's sender (isVoter) touches no
-	// memory of its own.
+	// nPeers is len(peers) when peerArr holds them (groups of up to five
+	// voters), and 0 otherwise. Immutable.
+	nPeers uint8
+	id     ID // immutable
+	term   uint64
+	leader ID
+	w      *wheel.Wheel // immutable
+	// received and sent are Stats.Received and Stats.Sent, here beside
+	// the other hot fields.
+	received, sent uint64
+	tr             Transport // immutable
+	// peerArr holds peers for groups of up to five voters (nPeers), inside
+	// the Node, so that checking a message's sender (isVoter) touches no
+	// memory of its own. Immutable.
 	peerArr     [4]ID
-	w           *wheel.Wheel
-	tr          Transport
 	lastContact time.Duration // last accepted heartbeat of the leader
-	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact)
 	// promised is when the node last heard a leader (promisedTo), or
 	// started in a term above 0 (promisedTo None: it may have answered a
 	// leader just before it stopped); hasPromise is false if neither
@@ -67,17 +74,28 @@ type Node struct {
 	// term changes: a leader's lease counts on it (QuorumContact).
 	promised   time.Duration
 	promisedTo ID
-	outbox     []Message
-	events     []Event
-	// received and sent are Stats.Received and Stats.Sent, here beside
-	// the other hot fields.
-	received, sent uint64
+	// outbox and events collect what unlockAndFlush delivers. A follower's
+	// answer to a heartbeat bypasses them when both are empty (Step).
+	outbox []Message
+	events []Event
 	// electionT is the election timer, inside the Node
-	// (repeated.Timer.Init) right after the fields above; its own hot
-	// fields come first.
+	// (repeated.Timer.Init) right after the fields above, at a multiple
+	// of 64 bytes from the Node's start; its own hot fields come first.
 	electionT repeated.Timer
-	// outArr is outbox's first array: a follower's answer to a heartbeat
-	// is queued inside the Node.
+
+	// The rest of the node's state, which a heartbeat does not touch, is
+	// allocated apart, so that the Node, 384 bytes, leaves room in the
+	// cache and the TLB for the hot lines of many others.
+	*nodeCold
+	_ [56]byte // pads the Node to a size class of whole cache lines
+}
+
+// nodeCold is the part of a Node's state that a follower's heartbeat does
+// not touch (see Node), guarded by the Node's mutex as the rest.
+type nodeCold struct {
+	peers     []ID          // voters other than id, in Config order; immutable
+	lastReset time.Duration // last heartbeat or granted vote (CheckLastContact only)
+	// outArr is outbox's first array.
 	outArr [1]Message
 	stats  Stats // but Received and Sent
 
@@ -160,17 +178,18 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		c.Rand = randsrc.New()
 	}
 	n := &Node{
-		cfg:    c,
-		id:     c.ID,
-		w:      w,
-		tr:     tr,
-		st:     st,
-		lv:     log,
-		logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
-		voter:  make(map[ID]bool, len(c.Voters)),
-		quorum: c.Quorum(),
-
+		id:        c.ID,
+		w:         w,
+		tr:        tr,
 		detection: c.Detection,
+		nodeCold: &nodeCold{
+			cfg:    c,
+			st:     st,
+			lv:     log,
+			logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
+			voter:  make(map[ID]bool, len(c.Voters)),
+			quorum: c.Quorum(),
+		},
 	}
 	n.outbox = n.outArr[:0]
 	n.acks = n.ackArr[:0]
@@ -180,6 +199,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		if v != c.ID {
 			n.peers = append(n.peers, v)
 		}
+	}
+	if len(n.peers) <= len(n.peerArr) {
+		n.nPeers = uint8(len(n.peers))
 	}
 	n.targetPriority = c.targetPriority()
 	n.obs.metrics = newNodeMetrics(c)

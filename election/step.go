@@ -19,9 +19,10 @@ func (n *Node) logOK(m Message) bool {
 // A heartbeat from the known leader of the node's term is the hot path of
 // a process hosting many groups: it locks the node once, reads the clock
 // once, re-arms the election timer without the timer's lock where that
-// means the same as restarting it (see Config.ElectionJitter), queues the
-// answer inside the Node and sends it without locking again. It
-// allocates nothing.
+// means the same as restarting it (see Config.ElectionJitter), and sends
+// its answer, built on the stack, once the node is unlocked, without
+// locking it again. It allocates nothing and, with many nodes, touches
+// five cache lines of its node (see Node's layout).
 func (n *Node) Step(m Message) {
 	n.mu.Lock()
 	n.received++
@@ -38,20 +39,26 @@ func (n *Node) Step(m Message) {
 	default:
 		if err := m.Validate(); err != nil {
 			n.ignore(m, &n.stats.IgnoredMalformed, strings.TrimPrefix(err.Error(), "election: "))
-		} else {
+		} else if m.Type != MsgHeartbeat {
 			n.step(m)
+		} else if a, direct := n.handleHeartbeat(m); direct {
+			// The answer is all the step produced: sent as
+			// unlockAndFlush sends a lone message.
+			n.mu.Unlock()
+			n.tr.Send(a)
+			return
 		}
 	}
 	n.unlockAndFlush()
 }
 
-// isVoter reports whether id is a voter. For the few voters of a Raft
-// group it scans peers instead of looking up the voter map: Step runs on
-// nodes whose memory is cold when a host drives many of them, and the
-// map costs a cache miss more than the slice.
+// isVoter reports whether id is a voter. For groups of up to five voters
+// it scans peerArr instead of looking up the voter map: Step runs on
+// nodes whose memory is cold when a host drives many of them, and the map
+// costs cache misses more than the array inside the Node.
 func (n *Node) isVoter(id ID) bool {
-	if len(n.peers) <= 8 {
-		return id == n.id || slices.Contains(n.peers, id)
+	if n.nPeers > 0 {
+		return id == n.id || slices.Contains(n.peerArr[:n.nPeers], id)
 	}
 	return n.voter[id]
 }
@@ -59,7 +66,9 @@ func (n *Node) isVoter(id ID) bool {
 func (n *Node) step(m Message) {
 	switch m.Type {
 	case MsgHeartbeat:
-		n.handleHeartbeat(m)
+		if a, direct := n.handleHeartbeat(m); direct {
+			n.outbox = append(n.outbox, a)
+		}
 	case MsgHeartbeatResp:
 		n.handleHeartbeatResp(m)
 	case MsgPreVote:
@@ -75,16 +84,21 @@ func (n *Node) step(m Message) {
 	}
 }
 
-func (n *Node) handleHeartbeat(m Message) {
+// handleHeartbeat acts on a heartbeat. If the node accepts it while
+// nothing is queued to deliver (outbox and events empty), it counts the
+// answer as sent and returns it with direct set, not queued: the caller
+// sends it after unlocking (Step) or queues it. Otherwise it queues what
+// it sends.
+func (n *Node) handleHeartbeat(m Message) (answer Message, direct bool) {
 	if m.Term < n.term {
 		// Tell the stale leader about our term so that it steps down.
 		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
 		n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term})
-		return
+		return Message{}, false
 	}
 	if m.Term == n.term && n.role == Leader {
 		n.anomaly(m, ReasonAnomalyLeaders)
-		return
+		return Message{}, false
 	}
 	if m.Term > n.term || n.role != Follower {
 		reason := ReasonLeaderHB
@@ -92,13 +106,13 @@ func (n *Node) handleHeartbeat(m Message) {
 			reason = ReasonHigherTerm
 		}
 		if !n.stepDown(m.Term, reason, m.From) {
-			return
+			return Message{}, false
 		}
 	}
 	if n.leader != m.From {
 		if n.leader != None {
 			n.anomaly(m, ReasonAnomalyLeaders)
-			return
+			return Message{}, false
 		}
 		n.leader = m.From
 		n.resetPriority()
@@ -110,7 +124,13 @@ func (n *Node) handleHeartbeat(m Message) {
 	n.lastContact, n.hasContact = now, true
 	n.promise(now, m.From)
 	n.resetElectionTimer(now)
-	n.send(Message{Type: MsgHeartbeatResp, To: m.From, Term: n.term, Granted: true, Sent: m.Sent})
+	a := Message{Type: MsgHeartbeatResp, From: n.id, To: m.From, Term: n.term, Granted: true, Sent: m.Sent}
+	if len(n.outbox) == 0 && len(n.events) == 0 {
+		n.sent++
+		return a, true
+	}
+	n.send(a)
+	return Message{}, false
 }
 
 func (n *Node) anomaly(m Message, reason string) {

@@ -61,9 +61,9 @@ func (n *Node) stopElectionTimer() {
 	n.electionOn = false
 }
 
-// resetElectionTimer records contact at now and, in ResetOnHeartbeat
-// mode, re-arms the election timer with a fresh random timeout; in
-// CheckLastContact mode it starts the timer if it is stopped.
+// resetElectionTimer, in ResetOnHeartbeat mode, re-arms the election
+// timer with a fresh random timeout; in CheckLastContact mode it starts
+// the timer if it is stopped.
 //
 // The re-arm of a heartbeat is the timer's Reset, which takes no lock on
 // an armed timer, whenever that means the same as Restart: the timer is
@@ -72,8 +72,10 @@ func (n *Node) stopElectionTimer() {
 // KeepTimerOnStepDown, ServerLock nor ticker wraps the jitter) and
 // ElectionJitter does not depend on State (Restart draws as a first
 // schedule, Reset as a later one). Otherwise it is Restart.
+//
+// In CheckLastContact mode it records contact at now (lastReset, which
+// only that mode reads) and starts the timer if it is stopped.
 func (n *Node) resetElectionTimer(now time.Duration) {
-	n.lastReset = now
 	if n.detection == ResetOnHeartbeat {
 		if n.fastReset && n.electionOn && n.electionFresh && n.electionT.Reset() == nil {
 			return
@@ -81,6 +83,7 @@ func (n *Node) resetElectionTimer(now time.Duration) {
 		n.restartElectionTimer(0)
 		return
 	}
+	n.lastReset = now
 	n.keep.force(0)
 	n.startElectionTimer()
 }

@@ -35,7 +35,12 @@ func (h *Host) onSweep() {
 		g.a.listed = true
 		leaders = append(leaders, g)
 	}
-	clear(h.leadersL[len(leaders):old])
+	// A node may lead before its host lists it, so the sweep may list
+	// more groups than the old list held: clear only a shorter list's
+	// stale tail.
+	if n := len(leaders); n < old {
+		clear(h.leadersL[n:old])
+	}
 	h.leadersL = leaders
 }
 

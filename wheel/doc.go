@@ -73,9 +73,11 @@
 //
 // Callbacks run on the driver goroutine unless Config.Executor hands them
 // elsewhere; they must be short and must not block, since every timer of the
-// wheel waits for them. A panicking callback is recovered, logged through
-// Config.Logger and counted (Stats.Panics); the wheel keeps running. A
-// callback must not advance its own virtual wheel (that panics: see Virtual).
+// wheel waits for them. A panicking callback is recovered, logged with its
+// stack through Config.Logger (standard error unless the Config names
+// another logger; hclog.NewNullLogger turns it off) and counted
+// (Stats.Panics); the wheel keeps running. A callback must not advance its
+// own virtual wheel (that panics: see Virtual).
 //
 // # Metrics
 //

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -120,6 +122,12 @@ type PhaseResult struct {
 	// came due while it was and did nothing.
 	BehindSpells [numPhases]uint64 `json:"behind_spells"`
 	LaggingSkips [numPhases]uint64 `json:"lagging_skips"`
+	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
+	// overslept in each phase (HostResult.MaxStallMs), and LoadAvg the
+	// system's one-minute load average at each phase's end (-1 where
+	// unknown): the burn is not the only load of a shared machine.
+	MaxStallMs [numPhases]float64 `json:"max_stall_ms"`
+	LoadAvg    [numPhases]float64 `json:"load_avg"`
 	// LastElectionAfterBurnSec is the time from the burn's end to the
 	// last election started in the window, in seconds; 0 if none started
 	// after the burn ended.
@@ -145,7 +153,8 @@ type phases struct {
 	burnStart, burnEnd atomic.Int64
 
 	elections, stepDowns [numPhases]atomic.Int64
-	lastElection         atomic.Int64 // since the window's start, ns
+	stalls               [numPhases]atomic.Int64 // the longest in each phase, ns
+	lastElection         atomic.Int64            // since the window's start, ns
 	perSec               []atomic.Int64
 }
 
@@ -179,6 +188,21 @@ func (p *phases) phase(d time.Duration) int {
 		return phaseDuring
 	}
 	return phaseAfter
+}
+
+// stall records that a 1ms sleep overslept by d, ending now.
+func (p *phases) stall(d time.Duration) {
+	at, ok := p.since()
+	if !ok {
+		return
+	}
+	s := &p.stalls[p.phase(at)]
+	for {
+		old := s.Load()
+		if int64(d) <= old || s.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
 }
 
 // election records an election (or pre-vote) started now.
@@ -215,6 +239,7 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 	cpu := [numPhases + 1]time.Duration{processCPU()}
 	wall := [numPhases + 1]time.Time{t0}
 	var cs [numPhases + 1]phaseCounts
+	var load [numPhases + 1]float64
 	cs[0] = p.counts()
 	sleepUntil := func(d time.Duration) {
 		if ahead := time.Until(t0.Add(d)); ahead > 0 {
@@ -228,16 +253,16 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 		return PhaseResult{}, err
 	}
 	cpu[1], wall[1] = processCPU(), time.Now()
-	cs[1] = p.counts()
+	cs[1], load[1] = p.counts(), loadAvg()
 	p.burnStart.Store(max(1, int64(wall[1].Sub(t0))))
 	sleepUntil(c.BurnAt + c.BurnFor)
 	b.stop()
 	cpu[2], wall[2] = processCPU(), time.Now()
 	p.burnEnd.Store(max(1, int64(wall[2].Sub(t0))))
-	cs[2] = p.counts()
+	cs[2], load[2] = p.counts(), loadAvg()
 	sleepUntil(c.Duration)
 	cpu[3], wall[3] = processCPU(), time.Now()
-	cs[3] = p.counts()
+	cs[3], load[3] = p.counts(), loadAvg()
 	p.done.Store(true)
 	for k := range numPhases {
 		secs := wall[k+1].Sub(wall[k]).Seconds()
@@ -252,6 +277,8 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 			res.CheckRate[k] = float64(cs[k+1].checks-cs[k].checks) / (secs * p.checkDue)
 		}
 		res.BehindSpells[k] = cs[k+1].spells - cs[k].spells
+		res.MaxStallMs[k] = float64(p.stalls[k].Load()) / 1e6
+		res.LoadAvg[k] = load[k+1]
 		res.LaggingSkips[k] = cs[k+1].skips - cs[k].skips
 		res.Elections[k] = p.elections[k].Load()
 		res.StepDowns[k] = p.stepDowns[k].Load()
@@ -263,4 +290,19 @@ func (p *phases) window(c Config) (PhaseResult, error) {
 		res.ElectionsPerSec = append(res.ElectionsPerSec, p.perSec[k].Load())
 	}
 	return res, nil
+}
+
+// loadAvg returns the system's one-minute load average, or -1 where
+// /proc/loadavg does not say.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, err := strconv.ParseFloat(f, 64)
+	if err != nil {
+		return -1
+	}
+	return v
 }

@@ -31,13 +31,23 @@ func TestPhases(t *testing.T) {
 	at(25*time.Second + 500*time.Millisecond)
 	p.election()
 	at(12 * time.Second)
-	p.election() // later in the burn, earlier in the window: not the last
+	p.election()                  // later in the burn, earlier in the window: not the last
+	p.stall(3 * time.Millisecond) // in the burn
+	at(5 * time.Second)
+	p.stall(2 * time.Millisecond)
+	p.stall(time.Millisecond)
 	p.done.Store(true)
 	p.election() // after the window: ignored
+	p.stall(time.Second)
 
 	for k, want := range [numPhases]int64{1, 3, 1} {
 		if got := p.elections[k].Load(); got != want {
 			t.Errorf("%s: %d elections, want %d", PhaseNames[k], got, want)
+		}
+	}
+	for k, want := range [numPhases]time.Duration{2 * time.Millisecond, 3 * time.Millisecond, 0} {
+		if got := time.Duration(p.stalls[k].Load()); got != want {
+			t.Errorf("%s: longest stall %v, want %v", PhaseNames[k], got, want)
 		}
 	}
 	if got := p.stepDowns[phaseBefore].Load(); got != 1 {

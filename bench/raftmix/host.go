@@ -381,9 +381,11 @@ func runHost(cfg Config) (Result, error) {
 		for measuring.Load() {
 			t := time.Now()
 			time.Sleep(time.Millisecond)
-			if d := int64(time.Since(t) - time.Millisecond); d > maxStall.Load() {
+			d := int64(time.Since(t) - time.Millisecond)
+			if d > maxStall.Load() {
 				maxStall.Store(d)
 			}
+			ph.stall(time.Duration(d))
 		}
 	}()
 	ph.counts = func() phaseCounts {
@@ -468,6 +470,7 @@ func runHost(cfg Config) (Result, error) {
 		SpuriousElections: elections.Load(),
 		WakeupsPerSec:     float64(s1.ws.Wakeups-s0.ws.Wakeups) / secs,
 		TickMs:            float64(w.Tick()) / 1e6,
+		WheelPanics:       s1.ws.Panics,
 		Host:              hr,
 		Phases:            phases,
 	}

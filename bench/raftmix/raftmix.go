@@ -226,6 +226,10 @@ type Result struct {
 	// TickMs is the tick of the wheel the run's timers were on, in
 	// milliseconds (the raftick implementations; 0 for the others).
 	TickMs float64 `json:"tick_ms,omitempty"`
+	// WheelPanics counts the callbacks that panicked on the run's wheel
+	// since it was built (recovered and logged by the wheel; none is
+	// right), for the implementations on a wheel.
+	WheelPanics int64 `json:"wheel_panics,omitempty"`
 	// Host holds what only ImplHost measures; nil for the others. ImplHost
 	// fills the common fields as its documentation says (heartbeats and
 	// step-down checks of the leaders, lateness of probe timers), and its
@@ -480,9 +484,9 @@ func Run(cfg Config) (Result, error) {
 	}
 	switch im := im.(type) {
 	case *raftick:
-		res.TickMs = float64(im.w.Tick()) / 1e6
+		res.TickMs, res.WheelPanics = float64(im.w.Tick())/1e6, im.w.Stats().Panics
 	case *nodes:
-		res.TickMs = float64(im.w.Tick()) / 1e6
+		res.TickMs, res.WheelPanics = float64(im.w.Tick())/1e6, im.w.Stats().Panics
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs

@@ -585,8 +585,8 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	var lines []string
 	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
 	for k, name := range raftmix.PhaseNames {
-		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held",
-			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k]))
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held; longest stall %.1f ms, load average %.2f at the end",
+			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k], p.MaxStallMs[k], p.LoadAvg[k]))
 	}
 	last := "no election after the burn"
 	if p.Elections[2] > 0 {
@@ -615,7 +615,8 @@ const (
 // fires of checks keepUpLateP99 late), their lateness p99 within
 // keepUpLateP99 and none early
 // (etcd-tick's ticks may come early after a late one, as any tick loop's:
-// not counted against it). Otherwise it lists what fell short.
+// not counted against it), and no callback panicked on its wheel.
+// Otherwise it lists what fell short.
 func keepsUp(r raftmix.Result) string {
 	if ok, short := shortfalls(r); !ok {
 		return fmt.Sprintf("falls behind on %.3f cores: %s", r.Cores, strings.Join(short, ", "))
@@ -645,6 +646,9 @@ func shortfalls(r raftmix.Result) (bool, []string) {
 		short = append(short, "no lateness sampled")
 	} else if r.LatenessP99Ms > keepUpLateP99 {
 		short = append(short, fmt.Sprintf("lateness p99 %.2f ms > %v ms", r.LatenessP99Ms, keepUpLateP99))
+	}
+	if r.WheelPanics > 0 {
+		short = append(short, fmt.Sprintf("%d callbacks panicked on the wheel", r.WheelPanics))
 	}
 	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))

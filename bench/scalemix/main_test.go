@@ -77,6 +77,7 @@ func checkResult(t *testing.T, r raftmix.Result) {
 		require.Zero(t, r.EarlyFires, "%s fired a step-down early", r.Impl)
 	}
 	require.True(t, r.WakeupsPerSec == -1 || r.WakeupsPerSec >= 0, "%s: wake-ups/s %v", r.Impl, r.WakeupsPerSec)
+	require.Zero(t, r.WheelPanics, "%s: callbacks panicked on the wheel (see the log)", r.Impl)
 }
 
 // TestTick runs raftick on a wheel with a coarser tick than the default
@@ -171,6 +172,7 @@ func TestHostSmoke(t *testing.T) {
 		require.GreaterOrEqual(t, r.LatenessP99Ms, r.LatenessP50Ms)
 	}
 	require.Zero(t, r.EarlyFires, "a probe fired early")
+	require.Zero(t, r.WheelPanics, "callbacks panicked on the wheel (see the log)")
 
 	// The table form prints the row, the host's lines and, for a second
 	// group count, the CPU against the first.
@@ -285,8 +287,9 @@ func TestKeepsUp(t *testing.T) {
 	require.Equal(t, "keeps up on 0.500 cores", keepsUp(good))
 	bad := good
 	bad.SpuriousElections, bad.HeartbeatPace, bad.StepDownDelivered, bad.LatenessP99Ms, bad.EarlyFires = 3, 0.9, 0.5, 7, 2
+	bad.WheelPanics = 4
 	require.Equal(t, "falls behind on 0.500 cores: 3 spurious elections, heartbeat pace 0.9000 < 0.99, "+
-		"step-downs fired/due 0.5000 < 0.974, lateness p99 7.00 ms > 2 ms, 2 early", keepsUp(bad))
+		"step-downs fired/due 0.5000 < 0.974, lateness p99 7.00 ms > 2 ms, 4 callbacks panicked on the wheel, 2 early", keepsUp(bad))
 	node := bad
 	node.Impl = raftmix.ImplNode
 	require.Contains(t, keepsUp(node), "step-downs fired/due 0.5000 < 0.99,")
