@@ -20,6 +20,15 @@ func (h *Host) onSweep() {
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
+	// Unlist the old list's groups first, so that a group it drops
+	// (asleep, or no longer leading) is listed again (listLeader) when it
+	// next leads: with ExternalHeartbeat an unlisted leader heartbeats
+	// only as it wins, until a sweep lists it.
+	for _, g := range h.leadersL {
+		if g.a != nil {
+			g.a.listed = false
+		}
+	}
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
