@@ -1,7 +1,6 @@
 package election
 
 import (
-	"slices"
 	"time"
 )
 
@@ -96,7 +95,7 @@ func (n *Node) handleHeartbeatResp(m Message) {
 	case n.role != Leader:
 		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 	default:
-		if i := slices.Index(n.peers, m.From); i >= 0 {
+		if i := n.peerIndex(m.From); i >= 0 {
 			n.acks[i].answered(n.w.Now(), m.Sent)
 		}
 	}

@@ -83,11 +83,18 @@ type Node struct {
 	// of 64 bytes from the Node's start; its own hot fields come first.
 	electionT repeated.Timer
 
-	// The rest of the node's state, which a heartbeat does not touch, is
-	// allocated apart, so that the Node, 384 bytes, leaves room in the
-	// cache and the TLB for the hot lines of many others.
+	// The rest of the node's state, which heartbeats and their answers do
+	// not touch, is allocated apart, so that the Node, 448 bytes, leaves
+	// room in the cache and the TLB for the hot lines of many others.
 	*nodeCold
-	_ [56]byte // pads the Node to a size class of whole cache lines
+
+	// acks is a leader's answers per peer, in peers' order (empty when not
+	// leading; its array, ackArr for up to five voters, is kept for the
+	// next term led): what a heartbeat's answer to a leader writes.
+	acks   []peerAck
+	ackArr [4]peerAck
+	// The Node's size, 448 bytes, is a size class of whole cache lines, so
+	// that each Node starts on one (see TestHeartbeatLayout).
 }
 
 // nodeCold is the part of a Node's state that a follower's heartbeat does
@@ -114,11 +121,6 @@ type nodeCold struct {
 	st     Storage
 	lv     LogView
 	logger hclog.Logger
-	// acks is a leader's answers per peer, in peers' order (empty when not
-	// leading; its array, ackArr for up to five voters, is kept for the
-	// next term led).
-	acks   []peerAck
-	ackArr [4]peerAck
 	voter  map[ID]bool
 	quorum int
 
