@@ -40,10 +40,11 @@ type Stats struct {
 	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
 	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
 
-	// Behind reports that the host runs late: its last periodic check
+	// Behind reports that the host runs late: one of its periodic checks
 	// (every heartbeat interval) ran more than half an interval after its
-	// deadline. Lateness is how late that check ran, MaxLateness the most
-	// any did. BehindSpells counts the times the host fell behind, and
+	// deadline, and they have not run on time since for an election
+	// timeout. Lateness is how late the last check ran, MaxLateness the
+	// most any did. BehindSpells counts the times the host fell behind, and
 	// LaggingSkips the followers' election timers, candidates' vote timers
 	// and leaders' CheckQuorum checks that came due while it was behind
 	// and did nothing (see election.Config.Lagging): the silence of a
