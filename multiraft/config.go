@@ -3,7 +3,10 @@ package multiraft
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"time"
+
+	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/cfgerr"
@@ -56,13 +59,15 @@ type Config struct {
 	// as one Batch per peer node per heartbeat tick (and per batch
 	// answered) instead of one message each. Votes and every other
 	// message are sent at once either way.
-	// It also aligns the heartbeats of the groups this host leads: one
-	// host tick, every nine tenths of HeartbeatInterval, makes all of them
-	// heartbeat at once (see the package documentation).
+	// It also drives the heartbeats of the groups this host leads: their
+	// nodes run with election.Config.ExternalHeartbeat (unless the
+	// template sets Emulate.HeartbeatPerPeer), and one host tick, every nine
+	// tenths of HeartbeatInterval, makes all of them heartbeat at once
+	// (see the package documentation).
 	Coalesce bool
 	// CoalesceWindow is the longest a heartbeat or an answer waits to be
-	// coalesced when no heartbeat tick or Step sends it sooner (a leader's
-	// own heartbeat timer firing between ticks); in [0,
+	// coalesced when no heartbeat tick or Step sends it sooner (a leader
+	// just elected or woken); in [0,
 	// HeartbeatInterval/2], 0 means HeartbeatInterval/2 (CockroachDB
 	// flushes twice per tick).
 	CoalesceWindow time.Duration
@@ -85,9 +90,11 @@ type Config struct {
 	Rand *rand.Rand
 
 	// GroupLabels labels every metric of a group's node with the group's
-	// ID (group=<ID>), besides the host's (host=<ID>), which every metric
-	// of the host and its nodes carries. Off by default: it makes one
-	// series per group per metric (see the package's metrics).
+	// ID (group=<ID>, after the template's MetricsLabels), besides the
+	// node's (node=<the host's ID>), which every metric of the host and
+	// its nodes carries. Off by default: it makes one series per group per
+	// metric (see the package's metrics). The template's MetricsLabels
+	// must then not name "group".
 	GroupLabels bool
 
 	// Observer, if set, receives every event of every group's node with
@@ -140,6 +147,9 @@ func (c Config) normalized() (Config, election.Config, error) {
 			return c, eff, &FieldError{Field: "Election." + fe.Field, Value: fe.Value, Reason: fe.Reason, Err: ErrInvalidConfig, Cause: err}
 		}
 		return c, eff, &FieldError{Field: "Election", Value: "template", Reason: err.Error(), Err: ErrInvalidConfig, Cause: err}
+	}
+	if c.GroupLabels && slices.ContainsFunc(c.Election.MetricsLabels, func(l metrics.Label) bool { return l.Name == "group" }) {
+		return c, eff, fieldErr("GroupLabels", c.GroupLabels, "cannot be set with a template metrics label named group")
 	}
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -27,6 +28,9 @@ func TestConfigValidate(t *testing.T) {
 		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = -1 }},
 		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 10 * time.Millisecond }},
 		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 900 * time.Millisecond }},
+		{"GroupLabels", func(c *multiraft.Config) {
+			c.GroupLabels, c.Election.MetricsLabels = true, []metrics.Label{{Name: "group", Value: "x"}}
+		}},
 	} {
 		c := ok
 		tc.edit(&c)

@@ -23,8 +23,8 @@
 // them: right after the host's heartbeat tick (below) for the heartbeats,
 // right after a Step for the answers to the heartbeats it delivered, and
 // every CoalesceWindow (half a heartbeat interval by default) for
-// whatever else waits (a leader's own heartbeat timer firing between
-// ticks, a woken leader's first heartbeats). Each of these flushes takes
+// whatever else waits (the first heartbeats of a leader just elected or
+// woken). Each of these flushes takes
 // only what no other one in progress is about to send: a Step that ends
 // while the tick (on the wheel's goroutine) is still making heartbeats
 // leaves them to the tick, the tick leaves a peer's answers to the Step
@@ -45,24 +45,21 @@
 // for the window made the answers of a 45ms tick up to 100ms old at busy
 // moments, and leaders stepped down by CheckQuorum.
 //
-// With Coalesce the Host also aligns its leaders' heartbeats, as a
-// CockroachDB node's tick drives all its ranges: one heartbeat tick per
-// host, a tenth shorter than HeartbeatInterval, calls
-// election.Node.BroadcastHeartbeat on every awake group, which sends for
-// the groups this host leads and re-arms their heartbeat timers a full
-// interval later, so those timers never come due while the host ticks (a
-// HeartbeatJitter that draws shorter periods may still fire one: an extra
-// heartbeat, nothing else). All of a host's heartbeats thus enter its
+// With Coalesce the Host also drives its leaders' heartbeats, as a
+// CockroachDB node's tick drives all its ranges: its groups' nodes run
+// with election.Config.ExternalHeartbeat (no heartbeat timer per leader),
+// and one heartbeat tick per host, a tenth shorter than
+// HeartbeatInterval, calls election.Node.BroadcastHeartbeat on every
+// awake group the host leads. All of a host's heartbeats thus enter its
 // outboxes together and leave in one flush, and their answers come back
 // together; hibernating groups are not visited, and a group that starts
-// leading joins the host's phase at the next tick. Only when heartbeats
-// are sent changes, and they come 11% more often: per-group semantics are
+// leading heartbeats every peer as it wins, then joins the host's phase
+// at the next tick. Only when heartbeats are sent changes, and they come
+// 11% more often (HeartbeatJitter is not used): per-group semantics are
 // unchanged. A tick visits, under the host's lock, only the host's list
 // of the groups it leads (rebuilt by every sweep from the lock-free
 // election.Node.Leading, joined at once by a group that wakes or is
-// elected as leader; a leader missing from it heartbeats on its own timer
-// until the next sweep lists it); each led group's own heartbeat timer is
-// re-armed instead of firing, so the timer work does not grow.
+// elected as leader), and no leader has a timer of its own to re-arm.
 //
 // # Hibernation
 //
@@ -222,10 +219,10 @@
 // # Metrics
 //
 // A host reports its own gauges and counters (raftick.host.*) to its
-// election template's metrics sink every LivenessInterval, and labels
-// every metric of its own and of its nodes with host=<ID>; with
-// Config.GroupLabels the nodes' metrics also carry group=<ID>, one series
-// per group, which is off by default (metrics.go lists the metrics).
+// election template's metrics sink every LivenessInterval, labelled
+// node=<its ID> as its nodes label theirs; with Config.GroupLabels the
+// nodes' metrics also carry group=<ID>, one series per group, which is
+// off by default (metrics.go lists the metrics).
 //
 // # Concurrency
 //

@@ -52,8 +52,8 @@ func Example() {
 	fmt.Println("leaders:", led)
 	fmt.Println("asleep on host 1:", s.Hibernating)
 	// Output:
-	// timers pending: 22
+	// timers pending: 21
 	// woken by liveness on host 1: 333
-	// leaders: map[1:494 2:506]
+	// leaders: map[1:504 2:496]
 	// asleep on host 1: 1000
 }

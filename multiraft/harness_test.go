@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
@@ -42,10 +43,9 @@ type cluster struct {
 	retired multiraft.Stats
 	// faults, if set, lose, duplicate and misroute batches.
 	faults *faults
-	// leases makes advance check the lease invariant every millisecond;
-	// leaseFail is the first violation it found.
-	leases    bool
-	leaseFail error
+	// leases makes advance check the lease invariant every millisecond
+	// (violations are check's).
+	leases bool
 }
 
 // faults are the network faults of a cluster's batches, each a
@@ -83,6 +83,7 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 	cfg.Election.HeartbeatInterval = 15 * time.Millisecond
 	cfg.Election.ElectionJitter = repeated.Proportional(1)
 	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.Election.Logger = hclog.NewNullLogger() // CheckQuorum's warnings are expected here
 	cfg.HibernateAfter = 300 * time.Millisecond
 	if o.config != nil {
 		o.config(&cfg)
@@ -213,35 +214,29 @@ func newTestWheel(t testing.TB) *testWheel {
 	return v
 }
 
-// leaseErr checks the lease invariant over every group at the current
-// time: no replica holds a lease (Host.Status's Lease) in term t while
-// another replica leads a term above t. It returns the first violation.
-func (c *cluster) leaseErr() error {
+// checkLeases checks the lease invariant over every group at the current
+// time (electiontest.Groups.Leases): no replica holds a lease
+// (Host.Status's Lease) in term t while another leads a term above t, or
+// was elected in one. A hibernating leader counts as the leader of its
+// term; it holds no lease.
+func (c *cluster) checkLeases() {
+	views := make([]electiontest.LeaseView, 0, 5)
 	for _, d := range c.groups {
-		var lease, lead uint64 // highest term with a lease; highest led
-		var lessee, leader election.ID
+		views = views[:0]
 		for _, id := range d.voters {
 			h := c.hosts[id]
 			if h == nil {
 				continue
 			}
 			st, err := h.Status(d.id)
-			if err != nil || st.Hibernating || st.Status.Role != election.Leader {
+			if err != nil {
 				continue
 			}
-			if st.Lease && (lessee == election.None || st.Status.Term < lease) {
-				lease, lessee = st.Status.Term, id
-			}
-			if st.Status.Term > lead {
-				lead, leader = st.Status.Term, id
-			}
+			views = append(views, electiontest.LeaseView{ID: id, Term: st.Status.Term,
+				Leader: st.Status.Role == election.Leader, Lease: st.Lease})
 		}
-		if lessee != election.None && lead > lease {
-			return fmt.Errorf("at %v: group %d: node %d holds a lease in term %d while node %d leads term %d",
-				c.v.Now(), d.id, lessee, lease, leader, lead)
-		}
+		c.check.Leases(d.id, views)
 	}
-	return nil
 }
 
 // transport returns a host's Transport: the MemNetwork, through the
@@ -287,8 +282,6 @@ func (c *cluster) advance(d time.Duration) {
 		step := min(d, time.Millisecond)
 		c.v.AdvanceBy(step)
 		d -= step
-		if c.leaseFail == nil {
-			c.leaseFail = c.leaseErr()
-		}
+		c.checkLeases()
 	}
 }

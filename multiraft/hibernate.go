@@ -46,8 +46,8 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if cfg.Lagging == nil {
 		cfg.Lagging = h.laggingFn
 	}
-	if h.metrics != nil {
-		cfg.Metrics = h.metrics.nodeSink(g.id, h.cfg.GroupLabels)
+	if h.metrics != nil && h.cfg.GroupLabels {
+		cfg.MetricsLabels = groupLabels(cfg.MetricsLabels, g.id)
 	}
 	if obs := h.cfg.Observer; obs != nil {
 		id := g.id

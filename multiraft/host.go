@@ -40,8 +40,7 @@ type Host struct {
 	w         *wheel.Wheel
 	tr        Transport
 	laggingFn func() bool // h.lagging, made once for every node's Config
-	// metrics is nil when metrics are off; its report state is touched
-	// only by the liveness ping timer's callback.
+	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
 	// mu guards every field below up to outMu, unless a field says
@@ -218,6 +217,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	if w == nil || tr == nil {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
+	}
+	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
+		// The host's tick drives its leaders' heartbeats: no leader keeps
+		// a heartbeat timer only for the tick to outrun it.
+		eff.ExternalHeartbeat = true
 	}
 	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
 		return nil, err

@@ -13,8 +13,8 @@ import (
 )
 
 // TestMetricsLabels: two hosts reporting to one sink keep their series
-// apart by the host label, on the host's metrics and on its nodes'; with
-// GroupLabels the nodes' metrics also carry the group.
+// apart by the node label (the host's ID), on the host's metrics and on
+// its nodes'; with GroupLabels the nodes' metrics also carry the group.
 func TestMetricsLabels(t *testing.T) {
 	for _, groupLabels := range []bool{false, true} {
 		v := newTestWheel(t)
@@ -49,15 +49,15 @@ func TestMetricsLabels(t *testing.T) {
 				names[k] = true
 			}
 		}
-		require.True(t, names["raftick.host.groups;host=1"], "%v", names)
-		require.True(t, names["raftick.host.groups;host=2"], "%v", names)
+		require.True(t, names["raftick.host.groups;node=1"], "%v", names)
+		require.True(t, names["raftick.host.groups;node=2"], "%v", names)
 		nodes := 0
 		for k := range names {
 			if strings.HasPrefix(k, "raftick.host.") {
 				continue
 			}
 			nodes++
-			require.Contains(t, k, ";host=", "a node's metric %q without its host", k)
+			require.Contains(t, k, ";node=", "a node's metric %q without its host", k)
 			if groupLabels {
 				require.Contains(t, k, ";group=", "a node's metric %q without its group", k)
 			} else {

@@ -61,8 +61,9 @@ func runRandomSafety(t *testing.T, seed uint64) multiraft.Stats {
 	c.net.SetDelay(func(multiraft.Batch) time.Duration {
 		return time.Duration(500+rng.IntN(4000)) * time.Microsecond
 	})
+	c.leases = true
 	for step := 0; step < 300; step++ {
-		c.v.AdvanceBy(time.Duration(rng.IntN(60)) * time.Millisecond)
+		c.advance(time.Duration(rng.IntN(60)) * time.Millisecond)
 		c.randomOp(rng, 20, true)
 		require.NoError(t, c.check.Err(), "step %d; reproduce: %s", step, repro)
 	}
@@ -72,7 +73,7 @@ func runRandomSafety(t *testing.T, seed uint64) multiraft.Stats {
 			c.start(id)
 		}
 	}
-	c.v.AdvanceBy(5 * time.Second)
+	c.advance(5 * time.Second)
 	require.NoError(t, c.check.Err(), "reproduce: %s", repro)
 	for _, d := range c.groups {
 		if testing.Verbose() {

@@ -32,7 +32,7 @@ type Stats struct {
 	// Batches by why they left: TickBatches after the heartbeat tick,
 	// AnswerBatches at the end of a Step that delivered heartbeats (its
 	// answers), LooseBatches with entries no tick or Step in progress made
-	// (a leader's own heartbeat timer, a leader just elected or woken),
+	// (a leader just elected or woken),
 	// sent by the coalescing window's timer or at the end of a Step,
 	// ControlBatches with a hibernation control, DirectBatches single
 	// messages sent at once (votes, or everything without Coalesce). With
@@ -40,10 +40,11 @@ type Stats struct {
 	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
 	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
 
-	// Behind reports that the host runs late: its last periodic check
+	// Behind reports that the host runs late: one of its periodic checks
 	// (every heartbeat interval) ran more than half an interval after its
-	// deadline. Lateness is how late that check ran, MaxLateness the most
-	// any did. BehindSpells counts the times the host fell behind, and
+	// deadline, and they have not run on time since for an election
+	// timeout. Lateness is how late the last check ran, MaxLateness the
+	// most any did. BehindSpells counts the times the host fell behind, and
 	// LaggingSkips the followers' election timers, candidates' vote timers
 	// and leaders' CheckQuorum checks that came due while it was behind
 	// and did nothing (see election.Config.Lagging): the silence of a

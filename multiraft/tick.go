@@ -20,6 +20,15 @@ func (h *Host) onSweep() {
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
+	// Unlist the old list's groups first, so that a group it drops
+	// (asleep, or no longer leading) is listed again (listLeader) when it
+	// next leads: with ExternalHeartbeat an unlisted leader heartbeats
+	// only as it wins, until a sweep lists it.
+	for _, g := range h.leadersL {
+		if g.a != nil {
+			g.a.listed = false
+		}
+	}
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
@@ -54,22 +63,24 @@ func (h *Host) listLeader(g *group) {
 }
 
 // heartbeatTick returns the period of the host's heartbeat tick for the
-// groups' heartbeat interval hb: a tenth less, so that a leader's own
-// heartbeat timer, re-armed a full hb later by every tick, never comes
-// due while the host ticks (a jittered period shorter than that may still
-// fire it: one extra heartbeat, out of phase).
+// groups' heartbeat interval hb: a tenth less, so that a tick that runs a
+// little late still heartbeats every leader within hb, as
+// election.Config.ExternalHeartbeat asks of its caller (CheckQuorum counts
+// a peer silent after an unanswered heartbeat has waited hb).
 func heartbeatTick(hb time.Duration) time.Duration {
 	return max(hb-hb/10, 1)
 }
 
 // onHeartbeatTick runs every hbTick with Coalesce: every awake group this
-// host leads heartbeats now (election.Node.BroadcastHeartbeat, which also
-// re-arms the leader's heartbeat timer a full interval later), so all of
-// the host's heartbeats enter the outboxes together and leave in the same
-// flush. It visits only the host's list of leaders (leadersL, kept by the
-// sweep, wakes and elections), skipping the groups in it that sleep or no
-// longer lead (election.Node.Leading, lock-free); a leader missing from
-// it heartbeats on its own timer until the next sweep lists it.
+// host leads heartbeats now (election.Node.BroadcastHeartbeat; with
+// Coalesce the nodes run with ExternalHeartbeat and have no heartbeat
+// timer of their own), so all of the host's heartbeats enter the outboxes
+// together and leave in the same flush. It visits only the host's list of
+// leaders (leadersL, kept by the sweep, wakes and elections), skipping the
+// groups in it that sleep or no longer lead (election.Node.Leading,
+// lock-free). A group elected through a vote answer, or woken as leader,
+// joins the list at once and heartbeats every peer as it wins; the sweep
+// lists any other (a one-voter group, which has no peer to heartbeat).
 func (h *Host) onHeartbeatTick() {
 	h.beginTick()
 	h.tick()

@@ -245,6 +245,7 @@ func runHost(cfg Config) (Result, error) {
 		hc.Election.ElectionTimeout = et
 		hc.Election.HeartbeatInterval = hb
 		hc.Election.Metrics = &checkSink{onCheck: func() { checks.Add(1) }}
+		hc.Election.Logger = quietLogger
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
 		// window (half a heartbeat period), which the default (one

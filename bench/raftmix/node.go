@@ -78,6 +78,7 @@ func (im *nodes) add(i int) error {
 		c.Rand = im.rnd
 		c.Observer = observe
 		c.Metrics = &im.sinks[i]
+		c.Logger = quietLogger // the run counts step-downs; printing each would cost more than they do
 		n, err := election.NewNode(c, im.w, election.TransportFunc(func(m election.Message) { im.deliver(i, m) }),
 			election.NewMemoryStorage(), election.StaticLog{})
 		if err != nil {
