@@ -252,6 +252,20 @@ func (c Config) Quorum() int { return len(c.Voters)/2 + 1 }
 // normalized returns a copy of c with defaults applied, or the first
 // validation error.
 func (c Config) normalized() (Config, error) {
+	// A typed nil in an interface field is not nil to a comparison: it
+	// would select no default and panic at its first use.
+	for _, f := range []struct {
+		name string
+		v    any
+	}{
+		{"ElectionJitter", c.ElectionJitter}, {"VoteJitter", c.VoteJitter},
+		{"HeartbeatJitter", c.HeartbeatJitter}, {"SnapshotJitter", c.SnapshotJitter},
+		{"Logger", c.Logger}, {"Metrics", c.Metrics}, {"Emulate.ServerLock", c.Emulate.ServerLock},
+	} {
+		if f.v != nil && isNil(f.v) {
+			return c, fieldErr(f.name, f.v, "is a typed nil (%T): leave it nil for the default", f.v)
+		}
+	}
 	if c.ID == None {
 		return c, fieldErr("ID", c.ID, "must not be 0 (None)")
 	}

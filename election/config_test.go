@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -115,6 +116,28 @@ func TestConfigDefaults(t *testing.T) {
 	voters[0] = 9
 	require.Equal(t, []election.ID{1, 2, 3}, n.Config().Voters)
 }
+
+// TestConfigTypedNilFields: a typed nil in an interface field of Config
+// is refused by name; it used to pass Validate and panic at first use.
+func TestConfigTypedNilFields(t *testing.T) {
+	for name, set := range map[string]func(c *election.Config){
+		"Metrics":        func(c *election.Config) { c.Metrics = (*metrics.InmemSink)(nil) },
+		"ElectionJitter": func(c *election.Config) { c.ElectionJitter = (*nilJitter)(nil) },
+		"Logger":         func(c *election.Config) { c.Logger = (*nilLogger)(nil) },
+	} {
+		c := validConfig()
+		set(&c)
+		err := c.Validate()
+		require.ErrorIs(t, err, election.ErrInvalidConfig, name)
+		require.Contains(t, err.Error(), name)
+	}
+}
+
+// nilLogger and nilJitter are types for typed nils.
+type (
+	nilLogger struct{ hclog.Logger }
+	nilJitter struct{ repeated.Jitter }
+)
 
 func TestNewNodeNilArguments(t *testing.T) {
 	v := newVirtual(t)

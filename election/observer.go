@@ -244,6 +244,9 @@ func (n *Node) WaitLeader(ctx context.Context) (ID, error) { return n.WaitLeader
 // until the node knows a leader (itself included) that is not old, and
 // returns its ID. Pass the leader that crashed or was deposed to wait for
 // the group's next leader; old None waits for any leader, as WaitLeader.
+// If old itself wins a later term, WaitLeaderOther goes on waiting (until
+// ctx ends or another node leads): to wait for any leader of a later
+// term, watch Status().Term with WaitLeader.
 func (n *Node) WaitLeaderOther(ctx context.Context, old ID) (ID, error) {
 	for {
 		n.mu.Lock()

@@ -102,8 +102,11 @@ func (s *MemoryStorage) Saves() uint64 {
 // A Save whose directory sync failed returns an error, and the state it
 // renamed into place is not durable: until a directory sync succeeds,
 // Load and Save retry it first and return its error, and NewFileStorage
-// syncs the directory before it returns, so no node (restarted in this
-// process or another) acts on a state that a crash could still undo.
+// syncs the directory before it returns, so a node does not act on a
+// state whose sync is known to have failed. A sync that succeeds after
+// one failed proves less than it seems: on Linux a failed fsync may clear
+// the error, so a later one can succeed while the failed write back is
+// lost. A storage error should stop the node, not be retried around.
 type FileStorage struct {
 	mu   sync.Mutex
 	path string
@@ -188,8 +191,8 @@ const maxLinks = 40
 
 // resolveLinks follows symbolic links from path and returns the path of
 // the file they lead to, which need not exist (a dangling link names the
-// file Save creates). Links in the directories of the path are left to
-// the operating system.
+// file Save creates). The directories of each link are resolved as the
+// operating system resolves them, so Save writes the file Load reads.
 func resolveLinks(path string) (string, error) {
 	for hops := 0; ; hops++ {
 		fi, err := os.Lstat(path)
@@ -210,7 +213,14 @@ func resolveLinks(path string) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			// A relative target is relative to the link's real directory:
+			// joined to a path through other links, a ".." in it would
+			// name another directory than the one the system resolves.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", err
+			}
+			target = filepath.Join(dir, target)
 		}
 		path = target
 	}

@@ -156,6 +156,24 @@ func TestFileStorageFollowsSymlink(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 3, "no temporary file beside the link")
 
+	// A relative target with ".." behind a linked directory: the system
+	// resolves ".." from the link's real directory, and so must Save, or
+	// Save and Load would use different files.
+	nest := filepath.Join(dir, "nest")
+	require.NoError(t, os.MkdirAll(filepath.Join(nest, "b", "c"), 0o700))
+	require.NoError(t, os.MkdirAll(filepath.Join(nest, "b", "data"), 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(nest, "a"), 0o700))
+	require.NoError(t, os.Symlink(filepath.Join(nest, "b", "c"), filepath.Join(nest, "a", "sym")))
+	require.NoError(t, os.Symlink("../data/hs", filepath.Join(nest, "b", "c", "hs")))
+	ns, err := election.NewFileStorage(filepath.Join(nest, "a", "sym", "hs"))
+	require.NoError(t, err)
+	require.NoError(t, ns.Save(election.HardState{Term: 7, Vote: 2}))
+	require.Equal(t, election.HardState{Term: 7, Vote: 2}, must(ns.Load()))
+	_, err = os.Stat(filepath.Join(nest, "b", "data", "hs"))
+	require.NoError(t, err, "the file the system resolves the link to")
+	_, err = os.Stat(filepath.Join(nest, "a", "data"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+
 	// A loop of links is an error, not a hang.
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	require.NoError(t, os.Symlink(b, a))

@@ -115,8 +115,10 @@ func (t *Timer) delayLocked() time.Duration {
 	t.countSchedule()
 	if d <= 0 {
 		t.cold.stats.Clamped++
-		t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
-			"timer", t.cold.name, "delay", d, "timeout", timeout)
+		if n := t.cold.stats.Clamped; n&(n-1) == 0 { // the 1st, 2nd, 4th, ... of the timer
+			t.cold.logger.Warn("repeated: jitter returned a non-positive delay; using the base timeout",
+				"timer", t.cold.name, "delay", d, "timeout", timeout, "clamped", n)
+		}
 		d = timeout
 	}
 	if t.is(fKeepDelay) {

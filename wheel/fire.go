@@ -164,10 +164,13 @@ func (w *Wheel) run(f func()) {
 	f()
 }
 
-// notePanic counts and logs a callback's panic, recovered as r.
+// notePanic counts a callback's panic, recovered as r, and logs the 1st,
+// 2nd, 4th, 8th, ... of the wheel with its stack, so that a callback that
+// panics on every fire neither floods the log nor makes the driver late.
 func (w *Wheel) notePanic(r any) {
-	w.panics.Add(1)
-	w.log.Error("timer callback panicked", "panic", r, "stack", string(debug.Stack()))
+	if n := w.panics.Add(1); n&(n-1) == 0 {
+		w.log.Error("timer callback panicked", "panic", r, "panics", n, "stack", string(debug.Stack()))
+	}
 }
 
 // invoke runs the callback f of t, claimed and not pending, on the

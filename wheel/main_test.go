@@ -35,8 +35,7 @@ func runChild(t *testing.T, test string) string {
 
 // TestDefaultLoggerPrintsPanics: with the default config a panicking
 // callback, a rejected Reset and a Reset of a Timer never initialized are
-// printed to standard error, the panic with its stack; a wheel given
-// hclog.NewNullLogger() prints nothing.
+// printed to standard error, the panic with its stack.
 func TestDefaultLoggerPrintsPanics(t *testing.T) {
 	if inChild() {
 		v, err := wheel.NewVirtual(wheel.DefaultConfig())

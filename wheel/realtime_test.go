@@ -1004,18 +1004,18 @@ func TestRealtimeRebindLeavesStaleHeapEntry(t *testing.T) {
 // times per second of virtual time, and one re-armed at once from its
 // own callback keeps its advance at that instant for ever.)
 func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
-	forms := map[string]func(w *Wheel, tm *Timer, fires *int64){
-		"Reset(0) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
-			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(0) }))
+	forms := map[string]func(w *Wheel, tm *Timer, fires *atomic.Int64){
+		"Reset(0) from the callback": func(w *Wheel, tm *Timer, fires *atomic.Int64) {
+			require.NoError(t, tm.Init(w, func() { fires.Add(1); tm.Reset(0) }))
 		},
-		"Reset(1ns) from the callback": func(w *Wheel, tm *Timer, fires *int64) {
-			require.NoError(t, tm.Init(w, func() { *fires++; tm.Reset(1) }))
+		"Reset(1ns) from the callback": func(w *Wheel, tm *Timer, fires *atomic.Int64) {
+			require.NoError(t, tm.Init(w, func() { fires.Add(1); tm.Reset(1) }))
 		},
-		"NextFunc 1ns": func(w *Wheel, tm *Timer, fires *int64) {
-			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+		"NextFunc 1ns": func(w *Wheel, tm *Timer, fires *atomic.Int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { fires.Add(1); return 1 }))
 		},
-		"NextFunc 1ns, SetPeriodic": func(w *Wheel, tm *Timer, fires *int64) {
-			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { *fires++; return 1 }))
+		"NextFunc 1ns, SetPeriodic": func(w *Wheel, tm *Timer, fires *atomic.Int64) {
+			require.NoError(t, tm.InitNext(w, func(*Timer, error) time.Duration { fires.Add(1); return 1 }))
 			require.NoError(t, tm.SetPeriodic(true))
 		},
 	}
@@ -1025,7 +1025,7 @@ func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
 				inBubble(t, func(t *testing.T) {
 					w := newBubbleWheel(t, tick)
 					var tm Timer
-					var fires int64
+					var fires atomic.Int64
 					form(w, &tm, &fires)
 					start := time.Now()
 					tm.Reset(1)
@@ -1035,9 +1035,9 @@ func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
 					elapsed := time.Since(start)
 					tm.Stop()
 					require.LessOrEqual(t, late, rtLatenessBound(w), "other timers fire late")
-					require.Positive(t, fires)
+					require.Positive(t, fires.Load())
 					w.Stop()
-					t.Logf("%d fires in %v, %d wake-ups", fires, elapsed, w.Stats().Wakeups)
+					t.Logf("%d fires in %v, %d wake-ups", fires.Load(), elapsed, w.Stats().Wakeups)
 				})
 			})
 		}

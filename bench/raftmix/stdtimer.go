@@ -11,7 +11,8 @@ import (
 // StdTimer is the repeating timer one would write on the standard library
 // instead of package repeated: a time.Timer from time.AfterFunc (each fire
 // on a new goroutine), a mutex, and the same Jitter policy and State. It is
-// the impl=std side of the RaftMix workload and of repeated's benchmarks.
+// the impl=std side of the RaftMix workload (repeated's benchmarks keep a
+// copy of their own, since a test of repeated imports nothing above it).
 type StdTimer struct {
 	mu          sync.Mutex
 	t           *time.Timer
