@@ -118,7 +118,10 @@ type inbound struct{ delivered, ignored uint64 }
 // indexes of the entries whose group hibernates (or is being put to
 // sleep or woken), for the caller to deliver under the lock, in order.
 // Unknown groups and senders are counted as ignored. Neither h.mu nor
-// outMu is held; h.gmu is taken for reading.
+// outMu is held; h.gmu is held for reading while groups are looked up,
+// never while a node steps: a node's observers run inside Step, and one
+// that calls the Host (AddGroup takes gmu to write) must not wait for its
+// own read lock. A group looked up stays valid after gmu is released.
 func stepFast[E any](h *Host, in *inbound, now time.Duration, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
 	if len(es) == 0 {
 		return nil
@@ -146,7 +149,9 @@ func stepFast[E any](h *Host, in *inbound, now time.Duration, es []E, msg func(E
 		if m.Type == election.MsgHeartbeatResp && m.Granted {
 			a.acks[from].set(m.Term, now)
 		}
+		h.gmu.RUnlock()
 		a.node.Step(m)
+		h.gmu.RLock()
 		in.delivered++
 	}
 	return slow

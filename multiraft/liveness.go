@@ -31,11 +31,19 @@ func (h *Host) heard(p *peer) {
 }
 
 // onPeerSilent is p's liveness timer: p fell silent. Every hibernating
-// group whose leader p was wakes without a leader, to elect another.
+// group whose leader p was wakes without a leader, to elect another;
+// unless the host is behind, when the timer is re-armed instead.
 func (h *Host) onPeerSilent(p *peer) {
 	h.mustLock()
 	defer h.unlock()
 	if h.stopped || !p.alive {
+		return
+	}
+	if h.behind.Load() {
+		// The peer's batches may be waiting in this host's own backlog: its
+		// silence counts no more than a leader's does while the host is
+		// behind (see lagging). Look again a liveness timeout later.
+		p.timer.Reset(h.cfg.LivenessTimeout)
 		return
 	}
 	p.alive = false

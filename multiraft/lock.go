@@ -16,7 +16,8 @@ var ErrReentrant = errors.New("multiraft: Host called from inside its own call (
 
 // lock takes h.mu and records the goroutine as its owner. It returns
 // ErrReentrant, without waiting, if the calling goroutine holds h.mu
-// already. The check costs nothing unless the lock is busy.
+// already. It reads the goroutine's identity on every call (a few
+// instructions) and compares owners only when the lock is busy.
 func (h *Host) lock() error {
 	me := gid.Current()
 	if !h.mu.TryLock() {

@@ -23,9 +23,11 @@ import "time"
 // gone is replaced an election timeout or two later than on an idle host.
 
 // lateLimit returns how late the sweep may run before the host counts as
-// behind: half a heartbeat interval, far beyond the lateness of a wheel
-// that keeps up (a tick).
-func lateLimit(hb time.Duration) time.Duration { return hb / 2 }
+// behind: half a heartbeat interval, and at least two of the wheel's
+// ticks, beyond the lateness of a wheel that keeps up (a tick), so that a
+// heartbeat interval of a tick or two does not leave the host behind for
+// good.
+func lateLimit(hb, tick time.Duration) time.Duration { return max(hb/2, 2*tick) }
 
 // lagging is every node's election.Config.Lagging: it reports the host
 // behind, counting the timers it stops in Stats.LaggingSkips. It is called
@@ -46,7 +48,7 @@ func (h *Host) lagging() bool {
 func (h *Host) noteLateness(now, late time.Duration) {
 	h.lateness = late
 	h.maxLateness = max(h.maxLateness, late)
-	if late > lateLimit(h.ecfg.HeartbeatInterval) {
+	if late > lateLimit(h.ecfg.HeartbeatInterval, h.w.Tick()) {
 		h.lateAt, h.wasLate = now, true
 	}
 	behind := h.wasLate && now-h.lateAt < h.ecfg.ElectionTimeout

@@ -103,3 +103,37 @@ func TestSynchronousTransport(t *testing.T) {
 		t.Fatal("a host's lock stayed held after the panic")
 	}
 }
+
+// TestObserverAddsGroupFromHeartbeat: a heartbeat of an awake group is
+// stepped without the host's lock; an Observer that adds a group from the
+// events it raises (a higher term) must not wait for the group index's
+// read lock its own Step holds. It used to hang.
+func TestObserverAddsGroupFromHeartbeat(t *testing.T) {
+	armed := false
+	var addErr error
+	added := false
+	hosts := reentryHosts(t, 2, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
+		return func(multiraft.GroupID, election.Event) {
+			if armed && !added {
+				added = true
+				addErr = hosts[0].AddGroup(multiraft.GroupConfig{ID: 2, Voters: []election.ID{1, 2}, Storage: election.NewMemoryStorage()})
+			}
+		}
+	})
+	armed = true
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hosts[0].Step(multiraft.Batch{From: 2, To: 1, Heartbeats: []multiraft.Heartbeat{{Group: 1, Term: 5}}})
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a guard against a hang, not a timing assertion
+		t.Fatal("Step did not return: the Observer's AddGroup waited for Step's lock")
+	}
+	require.True(t, added, "the heartbeat raised an event")
+	require.NoError(t, addErr)
+	st, err := hosts[0].Status(2)
+	require.NoError(t, err)
+	require.Equal(t, multiraft.GroupID(2), st.Group)
+}
