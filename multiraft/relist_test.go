@@ -58,3 +58,48 @@ func TestLeaderListedAgain(t *testing.T) {
 	require.Equal(t, election.Leader, st.Status.Role)
 	require.True(t, listed(), "a leader elected again is listed again")
 }
+
+// TestLeaderListedOnce: a leader deposed just before a heartbeat tick is
+// dropped from the list by that tick, so when it wins again before the
+// next sweep it is listed once, and each tick heartbeats it once. The
+// tick used to leave it in the list with its mark cleared, and the win
+// appended it a second time.
+func TestLeaderListedOnce(t *testing.T) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.HibernateAfter = 0
+	cfg.Election.ElectionTimeout = 150 * time.Millisecond
+	cfg.Election.PreVote, cfg.Election.CheckQuorum = false, false
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.Election.Logger = hclog.NewNullLogger()
+	h, err := NewHost(cfg, v.Wheel, TransportFunc(func(Batch) {}))
+	require.NoError(t, err)
+	defer h.Stop()
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Storage: election.NewMemoryStorage(), Leader: 1}))
+	count := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		n := 0
+		for _, g := range h.leadersL {
+			if g == h.groups.get(1) {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, 1, count())
+
+	// Deposed at 12ms; the tick at 13.5ms drops it; the sweep comes at 15ms.
+	v.AdvanceTo(12 * time.Millisecond)
+	h.Step(Batch{From: 2, To: 1, Heartbeats: []Heartbeat{{Group: 1, Term: 2}}})
+	v.AdvanceTo(14 * time.Millisecond)
+	require.Equal(t, 0, count(), "the tick drops a follower")
+
+	require.NoError(t, h.Campaign(1))
+	h.Step(Batch{From: 2, To: 1, Msgs: []GroupMessage{{Group: 1,
+		Msg: election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 3, Granted: true}}}})
+	require.Equal(t, 1, count(), "a leader elected again is listed once")
+}

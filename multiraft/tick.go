@@ -95,6 +95,11 @@ func (h *Host) tick() {
 		return
 	}
 	h.hbT.Reset(h.hbTick)
+	// A group that sleeps or no longer leads leaves the list here, so that
+	// listed always means in the list: a group that wins again before the
+	// next sweep is listed once, not twice. The list is compacted in
+	// place; prefetchLeaders reads only ahead of i, which is not written.
+	keep := h.leadersL[:0]
 	for i, g := range h.leadersL {
 		prefetchLeaders(h.leadersL, i)
 		if g.node == nil || !g.node.Leading() {
@@ -103,6 +108,9 @@ func (h *Host) tick() {
 			}
 			continue
 		}
+		keep = append(keep, g)
 		_ = g.node.BroadcastHeartbeat()
 	}
+	clear(h.leadersL[len(keep):])
+	h.leadersL = keep
 }
