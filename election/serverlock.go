@@ -76,8 +76,9 @@ func (n *Node) runDeferredElection() {
 	}
 	if (n.role == Follower || n.role == PreCandidate) && !n.electionOn {
 		n.electionTimerDue()
-		if n.role == Follower && !n.electionOn {
-			// Nothing started (last contact recent, priority): run on.
+		if (n.role == Follower || n.role == PreCandidate) && !n.electionOn {
+			// Nothing started (last contact recent, priority, a promise to a
+			// leader's lease, a lagging host): run on.
 			n.restartElectionTimer(0)
 		}
 	}

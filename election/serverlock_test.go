@@ -146,3 +146,29 @@ func TestServerLockGrantAtNewTermRearmsAfterTermWrite(t *testing.T) {
 	require.Equal(t, election.ID(2), p2.n.Status().Vote)
 	require.Equal(t, et/2+et, p2.runToElection2At(t))
 }
+
+// TestServerLockDeferredTimerOfPreCandidateRunsOn: a pre-candidate's due
+// election timer, deferred by the server lock and then run while nothing
+// may start (here the host lags), is re-armed as a follower's is; it used
+// to be left unarmed, and the pre-candidate never ran another round.
+func TestServerLockDeferredTimerOfPreCandidateRunsOn(t *testing.T) {
+	sl := &fakeLock{}
+	lagging := false
+	p := newProbe(t, func(c *election.Config) {
+		c.ElectionJitter = repeated.None()
+		c.PreVote = true
+		c.Emulate.ServerLock = sl
+		c.Lagging = func() bool { return lagging }
+	}).start(t)
+	require.NoError(t, p.n.Campaign())
+	require.Equal(t, election.PreCandidate, p.n.Status().Role)
+	rounds := p.n.Stats().PreVotes
+	sl.busy = true
+	p.v.AdvanceTo(p.v.Now() + et)
+	require.Len(t, sl.deferred, 1, "the pre-candidate's timer came due while the server was busy")
+	lagging = true
+	sl.release()
+	lagging = false
+	p.v.AdvanceTo(p.v.Now() + 2*et)
+	require.Greater(t, p.n.Stats().PreVotes, rounds, "the timer ran on and started another round")
+}
