@@ -93,7 +93,7 @@ var recordSpecs = []recordSpec{
 		{"mean_terms", "number", always, "the mean number of terms from the crash to the winning term (table: terms)"},
 		{"messages_per_election", "number", always, "the mean number of messages from the crash to the end of the measurement (table: msgs)"},
 		{"analytic_split_vote_rate", "number", optional, "splitvote: the thesis' closed form"},
-		{"paper", "array", optional, "paper: the paper's quoted figures beside the simulated ones ({stat, relation, ms, sim_ms})"},
+		{"paper", "array", optional, "paper: the paper's figures beside the simulated ones ({stat, relation, ms, sim_ms}): those its text quotes (relation \"~\" or \">\"), then p10, p50, p90 and p99 of the measured trials behind the figure (relation \"figure\")"},
 		{"percentiles_exact", "boolean", always, "false beyond 131072 trials, where percentiles come from a histogram"},
 		{"percentile_rel_error", "number", always, "the histogram's relative error bound (0 when exact)"},
 		{"cdf", "array", optional, "with --cdf: the CDF as [ms, fraction] pairs"},

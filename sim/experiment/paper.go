@@ -10,16 +10,26 @@ import (
 // PaperFigure is one number the Raft paper quotes about a row of
 // Figure 16, to print beside the simulator's.
 type PaperFigure struct {
-	Stat     string        // "p50", "mean" or "max"
-	Relation string        // ">" (at least) or "~" (about)
+	Stat     string        // "p10", "p50", "p90", "p99", "mean" or "max"
+	Relation string        // ">" (at least), "~" (about) or "figure" (read from the figure's data, see FigureRow)
 	Value    time.Duration // the quoted value
 }
+
+// Quoted reports whether the paper's text quotes f (relation ">" or
+// "~"), rather than f being read from the figure's data.
+func (f PaperFigure) Quoted() bool { return f.Relation != "figure" }
 
 // Statistic returns the summary's value of the figure's statistic.
 func (f PaperFigure) Statistic(s sim.Summary) time.Duration {
 	switch f.Stat {
+	case "p10":
+		return s.P10
 	case "p50":
 		return s.P50
+	case "p90":
+		return s.P90
+	case "p99":
+		return s.P99
 	case "mean":
 		return s.Mean
 	case "max":
@@ -70,10 +80,17 @@ type PaperExperiment struct {
 	Row PaperRow
 }
 
-// Result summarizes the row's trials, with the paper's figures.
+// Result summarizes the row's trials, with the paper's figures: those
+// its text quotes, then the percentiles of FigurePercentiles read from
+// the figure's data (relation "figure").
 func (p PaperExperiment) Result(outs []sim.Outcome) Result {
 	r := p.Failover.Result(outs)
-	r.Paper = p.Row.Quoted
+	r.Paper = append([]PaperFigure(nil), p.Row.Quoted...)
+	if fig, ok := FigureRow(r.Label); ok {
+		for i, st := range FigurePercentiles {
+			r.Paper = append(r.Paper, PaperFigure{Stat: st, Relation: "figure", Value: fig[i]})
+		}
+	}
 	return r
 }
 

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,17 @@ func TestPaperShape(t *testing.T) {
 	require.NoError(t, err)
 	for i, s := range ss {
 		t.Logf("%-10s p50 %v p99 %v split %.1f%%", s.Label, s.P50, s.P99, 100*s.SplitVoteRate)
-		require.Equal(t, PaperRows()[i].Quoted, s.Paper, "the row's quoted figures travel in its result")
+		quoted := PaperRows()[i].Quoted
+		require.Equal(t, len(quoted), len(slices.DeleteFunc(slices.Clone(s.Paper), func(f PaperFigure) bool { return !f.Quoted() })), "the row's quoted figures travel in its result")
+		if len(quoted) > 0 {
+			require.Equal(t, quoted, s.Paper[:len(quoted)])
+		}
+		fig, ok := FigureRow(s.Label)
+		require.True(t, ok, "every row of the paper is in the figure's data")
+		require.Len(t, s.Paper, len(quoted)+len(FigurePercentiles), "then the figure's percentiles")
+		for j, f := range s.Paper[len(quoted):] {
+			require.Equal(t, PaperFigure{Stat: FigurePercentiles[j], Relation: "figure", Value: fig[j]}, f)
+		}
 		require.Equal(t, seed, s.Seed)
 	}
 	none, little, more := ss[0], ss[2], ss[5]

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/raftick/raftick/sim/experiment"
@@ -23,6 +24,9 @@ func WriteComparison(w io.Writer, ss []experiment.Result) error {
 	t := Table{Header: []string{"range", "statistic", "paper", "simulated"}}
 	for _, s := range ss {
 		for _, f := range s.Paper {
+			if !f.Quoted() {
+				continue
+			}
 			name, rel := figureWords(f)
 			v := f.Statistic(s.Summary)
 			simulated := fmtMS(v)
@@ -110,7 +114,33 @@ func WritePaperText(w io.Writer, s experiment.Setup, seed uint64, rs []experimen
 		return err
 	}
 	fmt.Fprintln(w)
-	_, err := fmt.Fprintln(w, PaperShape(rs))
+	if _, err := fmt.Fprintln(w, PaperShape(rs)); err != nil {
+		return err
+	}
+	return WriteFigureAgreement(w, rs)
+}
+
+// WriteFigureAgreement writes how many percentiles (p10, p50, p90, p99 of
+// each row) of rs come within experiment.FigureTolerance of the measured
+// trials behind Figure 16, and lists the others.
+func WriteFigureAgreement(w io.Writer, rs []experiment.Result) error {
+	cells := experiment.Figure16Cells(rs)
+	if len(cells) == 0 {
+		return nil
+	}
+	agree := 0
+	var off []string
+	for _, c := range cells {
+		if c.Agrees() {
+			agree++
+			continue
+		}
+		off = append(off, fmt.Sprintf("%s %s %s vs %s (%+.0f%%)", c.Label, c.Stat, fmtMS(c.Simulated), fmtMS(c.Measured), 100*c.Error()))
+	}
+	_, err := fmt.Fprintf(w, "figure's data (p10 p50 p90 p99 of each row): %d of %d within %.0f%%\n", agree, len(cells), 100*experiment.FigureTolerance)
+	for i := 0; err == nil && i < len(off); i += 3 {
+		_, err = fmt.Fprintf(w, "  off: %s\n", strings.Join(off[i:min(i+3, len(off))], "; "))
+	}
 	return err
 }
 
