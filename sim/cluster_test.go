@@ -365,3 +365,20 @@ func TestClusterChecksLeases(t *testing.T) {
 	require.Len(t, c.leases, 3)
 	require.NoError(t, c.Err())
 }
+
+// TestClusterSendGap: a server's requests leave one gap apart, in the
+// order its node sends them; responses are not held.
+func TestClusterSendGap(t *testing.T) {
+	elected := func(gap Latency) time.Duration {
+		c := testCluster(t, 5, Network{Latency: Fixed(1 * ms), SendGap: gap}, nil)
+		require.NoError(t, c.Node(1).Campaign())
+		require.True(t, c.Run(time.Second, func() bool { id, _ := leaderOf(c); return id == 1 }))
+		return c.Now()
+	}
+	// Without a gap the four requests leave at 0 and two answers are back
+	// at 2ms. With 1ms gaps they leave at 0, 1, 2 and 3ms: the second
+	// voter's answer is back at 3ms.
+	require.Equal(t, 2*ms, elected(nil))
+	require.Equal(t, 3*ms, elected(Fixed(1*ms)))
+	require.Equal(t, 4*ms, elected(Fixed(2*ms)), "requests at 0 and 2ms: the second answer is back at 4ms")
+}

@@ -37,10 +37,15 @@ func (c *Cluster) send(from *server, msg election.Message) {
 func (c *Cluster) transmit(from *server, msg election.Message) {
 	now := c.w.Now()
 	var depart time.Duration
+	net := &c.cfg.Network
 	if msg.Type.IsResponse() && from.diskEnd > now {
 		depart = from.diskEnd - now
 	}
-	net := &c.cfg.Network
+	if !msg.Type.IsResponse() && net.SendGap != nil {
+		at := max(now, from.sendFree)
+		from.sendFree = at + net.SendGap.Sample(c.rng)
+		depart = at - now
+	}
 	copies := vnet.Copies(c.rng, net.Loss, net.Duplicate)
 	switch copies {
 	case 0:

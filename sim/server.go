@@ -24,6 +24,7 @@ type server struct {
 	queue    []queued           // arrived (or came due) while paused
 	diskAt   time.Duration      // instant of the last write issued
 	diskEnd  time.Duration      // when the last write issued completes
+	sendFree time.Duration      // when the server may send its next request (Network.SendGap)
 	writes   int
 	pauseEnd time.Duration // end of the last Pause
 	diskBusy time.Duration // blocking disk: frozen until then

@@ -148,3 +148,26 @@ func TestShortLogsInDescriptions(t *testing.T) {
 		require.Contains(t, strings.SplitN(out, "\n", 2)[0], tc.want, strings.Join(tc.args, " "))
 	}
 }
+
+func TestSendGapFlag(t *testing.T) {
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--send-gap", "fixed:50us", "--json")
+	require.Equal(t, 0, code, errb)
+	require.Equal(t, "fixed:50µs", recordParams(t, out)["send_gap"])
+	code, out, errb = raftsim(t, "failover", "--trials", "20", "--json")
+	require.Equal(t, 0, code, errb)
+	require.NotContains(t, recordParams(t, out), "send_gap", "an opt-in mechanism that is off is not listed")
+	code, out, errb = raftsim(t, "paper", "--trials", "20", "--send-gap", "fixed:50us")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, "a server's requests leave fixed:50µs apart")
+	requireUsageError(t, []string{"failover", "--send-gap", "sometimes"}, "--send-gap")
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--send-gap", "fixed:50us"}, "--send-gap")
+}
+
+func TestPaperScoresTheFigure(t *testing.T) {
+	code, out, errb := raftsim(t, "paper", "--trials", "50")
+	require.Equal(t, 0, code, errb)
+	require.Regexp(t, `figure's data \(p10 p50 p90 p99 of each row\): \d+ of 40 within 10%`, out)
+	code, out, errb = raftsim(t, "paper", "--trials", "20", "--json")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, `"relation":"figure"`)
+}

@@ -19,6 +19,7 @@ type opts struct {
 	latency     string
 	disk        string
 	noise       string
+	sendGap     string
 	loss, dup   float64
 	trials      int
 	seed        uint64
@@ -53,6 +54,7 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
 	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
 	_ = f.MarkHidden("noise")
+	f.StringVar(&o.sendGap, "send-gap", "", "serialize each server's requests: one leaves a `spec` draw after the previous one (same forms, or none), as LogCabin's per-peer threads issue RPCs under the server's lock (default: the model's, none in every preset)")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
 	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
@@ -125,6 +127,7 @@ var setupFlags = map[string]string{
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
 	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
+	"SendGap": "send-gap",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -175,8 +178,11 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 	for _, l := range []struct {
 		flag string
 		dst  *sim.Latency
-	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"lateness", &s.TimerLateness}, {"noise", &s.TimerLateness}} {
+	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"lateness", &s.TimerLateness}, {"noise", &s.TimerLateness}, {"send-gap", &s.SendGap}} {
 		if f.Changed(l.flag) {
+			if e := f.Lookup("engine"); l.flag == "send-gap" && e != nil && e.Value.String() != "raftick" {
+				return s, m, flagError("send-gap", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+			}
 			if *l.dst, err = latencyFlag(l.flag, f.Lookup(l.flag).Value.String()); err != nil {
 				return s, m, err
 			}

@@ -15,7 +15,7 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
 	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
-	"heartbeatoffset", "clockrate"}
+	"heartbeatoffset", "clockrate", "sendgap"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -26,7 +26,8 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // broadcast), stickymode=contact or until-timeout, leaderwrites=2,
 // candidatetimeout=75-150ms (0: the election timeout range), crash=2,
 // crashoffset=uniform or 0, until=elected, majority, all or default,
-// clockrate=0.001 (0: none), and
+// clockrate=0.001 (0: none), sendgap=fixed:300us (none: requests
+// leave at once), and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
 // candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
@@ -107,6 +108,12 @@ func (s *Setup) Set(name, value string) error {
 			return err
 		}
 		s.Disk = l
+	case "sendgap":
+		l, err := optLatency()
+		if err != nil {
+			return err
+		}
+		s.SendGap = l
 	case "lateness", "noise":
 		l, err := optLatency()
 		if err != nil {

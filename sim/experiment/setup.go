@@ -471,6 +471,9 @@ func (s Setup) Describe() string {
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
 	}
+	if s.SendGap != nil {
+		extra = append(extra, "a server's requests leave "+s.SendGap.String()+" apart")
+	}
 	extra = append(extra, s.describeVariants()...)
 	line := fmt.Sprintf("%d servers, latency %s, disk %s, timer lateness %s", s.Nodes, str(s.Latency), str(s.Disk), str(s.TimerLateness))
 	if s.Loss > 0 || s.Duplicate > 0 {
