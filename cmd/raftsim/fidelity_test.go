@@ -171,3 +171,17 @@ func TestPaperScoresTheFigure(t *testing.T) {
 	require.Equal(t, 0, code, errb)
 	require.Contains(t, out, `"relation":"figure"`)
 }
+
+func TestLeaderWritesFlag(t *testing.T) {
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--leader-writes", "0", "--json")
+	require.Equal(t, 0, code, errb)
+	require.Equal(t, false, recordParams(t, out)["leader_write"])
+	code, out, errb = raftsim(t, "failover", "--trials", "20", "--leader-writes", "1")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, "new leader writes before its first heartbeat")
+	code, out, errb = raftsim(t, "paper", "--trials", "20")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, "new leader writes 2 times before its first heartbeat", "the paper model's default")
+	requireUsageError(t, []string{"failover", "--leader-writes", "-1"}, "--leader-writes")
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--leader-writes", "0"}, "--leader-writes")
+}

@@ -20,6 +20,7 @@ type opts struct {
 	disk        string
 	noise       string
 	sendGap     string
+	leaderW     int
 	loss, dup   float64
 	trials      int
 	seed        uint64
@@ -54,6 +55,7 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
 	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
 	_ = f.MarkHidden("noise")
+	f.IntVar(&o.leaderW, "leader-writes", 0, "disk writes a new leader makes before its first heartbeat: 2 is LogCabin's code up to 2014-02-05 (SimpleFileLog::append fsyncs the entry's file and the metadata under the lock), 0 its code from d021532 on (the fsyncs overlap replication) (default: the model's)")
 	f.StringVar(&o.sendGap, "send-gap", "", "serialize each server's requests: one leaves a `spec` draw after the previous one (same forms, or none), as LogCabin's per-peer threads issue RPCs under the server's lock (default: the model's, none in every preset)")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
@@ -127,7 +129,7 @@ var setupFlags = map[string]string{
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
 	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
-	"SendGap": "send-gap",
+	"SendGap": "send-gap", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -187,6 +189,15 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 				return s, m, err
 			}
 		}
+	}
+	if f.Changed("leader-writes") {
+		switch e := f.Lookup("engine"); {
+		case o.leaderW < 0 || o.leaderW > 100:
+			return s, m, flagError("leader-writes", "must be in [0, 100], got %d", o.leaderW)
+		case e != nil && e.Value.String() != "raftick":
+			return s, m, flagError("leader-writes", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		s.LeaderWrite, s.LeaderWrites = o.leaderW > 0, o.leaderW
 	}
 	s.Loss, s.Duplicate = o.loss, o.dup
 	if f.Changed("prevote") {
