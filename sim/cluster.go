@@ -91,6 +91,7 @@ type Cluster struct {
 	check   *electiontest.Checker    // fed every event of every node
 	leases  []electiontest.LeaseView // checkLeases' buffer
 	err     error                    // why Run stopped early: the context's error
+	rpcSeq  uint64                   // numbers every request (Network.CancelBackoff)
 }
 
 // NewCluster builds a cluster of cfg.Nodes servers, none started.
@@ -150,6 +151,17 @@ func (c *Cluster) newNode(sv *server) error {
 		ec.Observer = func(e election.Event) {
 			if e.Type == election.EventLeaderElected && sv.up {
 				c.diskWrite(sv, writes)
+			}
+			if obs != nil {
+				obs(e)
+			}
+		}
+	}
+	if c.cfg.Network.CancelBackoff > 0 {
+		obs := ec.Observer
+		ec.Observer = func(e election.Event) {
+			if interruptOn(e) && sv.up {
+				c.interrupt(sv)
 			}
 			if obs != nil {
 				obs(e)

@@ -63,7 +63,7 @@ func leaderOf(c *Cluster) (election.ID, uint64) {
 // is idle: sent (+ duplicates) = delivered + dropped.
 func conserved(t *testing.T, s NetStats) {
 	t.Helper()
-	require.Equal(t, s.Sent+s.Duplicated, s.Delivered+s.DroppedLoss+s.DroppedPartition+s.DroppedDown, "%+v", s)
+	require.Equal(t, s.Sent+s.Duplicated, s.Delivered+s.DroppedLoss+s.DroppedPartition+s.DroppedDown+s.Cancelled, "%+v", s)
 }
 
 func TestClusterElectsAndDiskDelaysTheVote(t *testing.T) {
@@ -381,4 +381,45 @@ func TestClusterSendGap(t *testing.T) {
 	require.Equal(t, 2*ms, elected(nil))
 	require.Equal(t, 3*ms, elected(Fixed(1*ms)))
 	require.Equal(t, 4*ms, elected(Fixed(2*ms)), "requests at 0 and 2ms: the second answer is back at 4ms")
+}
+
+// TestClusterCancelBackoff: a leader elected while a vote request is
+// still unanswered cancels it (LogCabin's interruptAll), so it sends that
+// voter nothing until the backoff ends, and the voter's late answer is
+// discarded; without CancelBackoff the voter hears the leader at once.
+func TestClusterCancelBackoff(t *testing.T) {
+	run := func(backoff time.Duration) (*Cluster, []election.Event) {
+		var events []election.Event
+		c := testCluster(t, 3, Network{Latency: Fixed(1 * ms), CancelBackoff: backoff}, &events)
+		require.NoError(t, c.Pause(3, 10*ms))
+		require.NoError(t, c.Node(1).Campaign())
+		require.True(t, c.Run(time.Second, func() bool { id, _ := leaderOf(c); return id == 1 }))
+		require.Equal(t, 2*ms, c.Now(), "n2's answer makes n1 leader; n3's is outstanding")
+		c.Run(c.Now()+100*ms, func() bool { return false })
+		return c, events
+	}
+	knows := func(events []election.Event, id election.ID) bool {
+		for _, e := range events {
+			if e.Type == election.EventLeaderKnown && e.Node == id {
+				return true
+			}
+		}
+		return false
+	}
+	c, events := run(0)
+	require.True(t, knows(events, 3), "without the backoff n3 hears the leader")
+	require.Zero(t, c.Stats().Cancelled)
+
+	c, events = run(time.Second)
+	require.False(t, knows(events, 3), "n1 sends n3 nothing for a second")
+	require.True(t, knows(events, 2))
+	s := c.Stats()
+	// n3's late answer is discarded, and of the heartbeats held for n3
+	// (at 2, 52 and 102ms) the first two are superseded.
+	require.Equal(t, 3, s.Cancelled, "%+v", s)
+	// When the backoff ends the latest heartbeat leaves, if n1 still leads.
+	c.Run(time.Second+10*ms, func() bool { return false })
+	st := c.Node(3).Status()
+	require.NotEqual(t, election.Follower, st.Role, "n3, hearing nobody, campaigned: %+v", st)
+	conserved(t, c.Stats())
 }

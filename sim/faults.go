@@ -27,9 +27,25 @@ func (c *Cluster) Crash(id election.ID) {
 	for _, q := range sv.queue {
 		if q.run == nil {
 			c.stats.DroppedDown++
+			c.rpcDropped(q.msg)
 		}
 	}
+	for _, m := range sv.held {
+		c.rpcDropped(m)
+	}
 	sv.held, sv.queue = sv.held[:0], sv.queue[:0]
+	for _, p := range sv.rpc {
+		if p == nil {
+			continue
+		}
+		if p.flush != nil {
+			p.flush.Stop()
+		}
+		if p.held != nil {
+			c.stats.Cancelled++
+		}
+	}
+	sv.rpc = nil // a restarted server has no RPCs
 }
 
 // Restart brings a crashed server back as a new node that loads its term

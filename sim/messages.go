@@ -41,6 +41,9 @@ func (c *Cluster) transmit(from *server, msg election.Message) {
 	if msg.Type.IsResponse() && from.diskEnd > now {
 		depart = from.diskEnd - now
 	}
+	if net.CancelBackoff > 0 && rpcRequest(msg) && !c.rpcSend(from, msg) {
+		return // held while its peer is backed off
+	}
 	if !msg.Type.IsResponse() && net.SendGap != nil {
 		at := max(now, from.sendFree)
 		from.sendFree = at + net.SendGap.Sample(c.rng)
@@ -50,6 +53,7 @@ func (c *Cluster) transmit(from *server, msg election.Message) {
 	switch copies {
 	case 0:
 		c.stats.DroppedLoss++
+		c.rpcDropped(msg)
 		return
 	case 2:
 		c.stats.Duplicated++
@@ -76,11 +80,16 @@ func (c *Cluster) deliver(msg election.Message) {
 	to := c.server(msg.To)
 	if to == nil || !to.up {
 		c.stats.DroppedDown++
+		c.rpcDropped(msg)
 		return
 	}
 	if from := c.server(msg.From); from != nil && c.cut[msg.From][msg.To] {
 		c.stats.DroppedPartition++
+		c.rpcDropped(msg)
 		return
+	}
+	if c.cfg.Network.CancelBackoff > 0 && msg.Type.IsResponse() && !c.rpcReply(to, msg) {
+		return // the reply of a cancelled RPC
 	}
 	if to.paused {
 		c.stats.Held++

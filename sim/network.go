@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/raftick/raftick/election"
 )
@@ -91,6 +92,18 @@ type Network struct {
 	// build the request and start the RPC before callRPC releases it), so
 	// one broadcast's sends follow each other by a lock hold each.
 	SendGap Latency `param:"omitzero"`
+	// CancelBackoff, if positive, models LogCabin's cancelled RPCs (see
+	// rpccancel.go): when a server's role or term changes (a new
+	// election, a win, a higher term, a step down, a vote granted, a new
+	// leader's heartbeat), each of its requests whose reply has not
+	// arrived once the writes of that change end is cancelled: its reply
+	// will be discarded, and the server sends that peer nothing until
+	// CancelBackoff after the request left; then it sends the latest
+	// request it held for the peer if it is still current (a vote request
+	// while a candidate of its term, a heartbeat while its leader).
+	// LogCabin's RPC_FAILURE_BACKOFF_MS was 2s until 2014-03-19, then half
+	// the election timeout.
+	CancelBackoff time.Duration `param:"omitzero"`
 }
 
 // Validate reports the first invalid field of n, or nil: a *FieldError
@@ -107,6 +120,9 @@ func (n Network) Validate() error {
 	}
 	if err := prob("Duplicate", n.Duplicate); err != nil {
 		return err
+	}
+	if n.CancelBackoff < 0 {
+		return fieldErr("CancelBackoff", n.CancelBackoff, "must not be negative")
 	}
 	if n.LeaderWrites < 0 || n.LeaderWrites > 100 {
 		return fieldErr("LeaderWrites", n.LeaderWrites, "must be in [0, 100] (0 means 1)")
@@ -138,4 +154,5 @@ type NetStats struct {
 	DroppedDown      int // destination crashed, not started, or unknown
 	Held             int // messages held while their sender or receiver was paused (later delivered or dropped)
 	DiskWrites       int // disk writes (Storage.Save calls that started a write)
+	Cancelled        int // requests never sent and replies discarded because of a cancelled RPC (Network.CancelBackoff)
 }

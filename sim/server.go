@@ -25,6 +25,7 @@ type server struct {
 	diskAt   time.Duration      // instant of the last write issued
 	diskEnd  time.Duration      // when the last write issued completes
 	sendFree time.Duration      // when the server may send its next request (Network.SendGap)
+	rpc      []*rpcPeer         // its RPCs, indexed by peer (Network.CancelBackoff)
 	writes   int
 	pauseEnd time.Duration // end of the last Pause
 	diskBusy time.Duration // blocking disk: frozen until then

@@ -185,3 +185,17 @@ func TestLeaderWritesFlag(t *testing.T) {
 	requireUsageError(t, []string{"failover", "--leader-writes", "-1"}, "--leader-writes")
 	requireUsageError(t, []string{"failover", "--engine", "etcd", "--leader-writes", "0"}, "--leader-writes")
 }
+
+func TestCancelBackoffFlag(t *testing.T) {
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--cancel-backoff", "2s", "--json")
+	require.Equal(t, 0, code, errb)
+	require.InDelta(t, 2000.0, recordParams(t, out)["cancel_backoff_ms"], 1e-9)
+	code, out, errb = raftsim(t, "failover", "--trials", "20", "--json")
+	require.Equal(t, 0, code, errb)
+	require.NotContains(t, recordParams(t, out), "cancel_backoff_ms", "an opt-in mechanism that is off is not listed")
+	code, out, errb = raftsim(t, "failover", "--trials", "20", "--cancel-backoff", "2s")
+	require.Equal(t, 0, code, errb)
+	require.Contains(t, out, "a role or term change cancels unanswered requests (2s backoff)")
+	requireUsageError(t, []string{"failover", "--cancel-backoff", "-1s"}, "--cancel-backoff")
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--cancel-backoff", "2s"}, "--cancel-backoff")
+}

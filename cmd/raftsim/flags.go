@@ -21,6 +21,7 @@ type opts struct {
 	noise       string
 	sendGap     string
 	leaderW     int
+	cancelBO    time.Duration
 	loss, dup   float64
 	trials      int
 	seed        uint64
@@ -56,6 +57,7 @@ func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
 	_ = f.MarkHidden("noise")
 	f.IntVar(&o.leaderW, "leader-writes", 0, "disk writes a new leader makes before its first heartbeat: 2 is LogCabin's code up to 2014-02-05 (SimpleFileLog::append fsyncs the entry's file and the metadata under the lock), 0 its code from d021532 on (the fsyncs overlap replication) (default: the model's)")
+	f.DurationVar(&o.cancelBO, "cancel-backoff", 0, "model LogCabin's cancelled RPCs: a server whose role or term changes cancels its unanswered requests and sends those peers nothing until this long after each left (LogCabin: 2s until 2014-03-19, then half the election timeout; 0: off, every preset)")
 	f.StringVar(&o.sendGap, "send-gap", "", "serialize each server's requests: one leaves a `spec` draw after the previous one (same forms, or none), as LogCabin's per-peer threads issue RPCs under the server's lock (default: the model's, none in every preset)")
 	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
 	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
@@ -129,7 +131,7 @@ var setupFlags = map[string]string{
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
 	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
-	"SendGap": "send-gap", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
+	"SendGap": "send-gap", "CancelBackoff": "cancel-backoff", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
 }
 
 // configError turns err, a configuration error of the library, into a
@@ -189,6 +191,15 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 				return s, m, err
 			}
 		}
+	}
+	if f.Changed("cancel-backoff") {
+		switch e := f.Lookup("engine"); {
+		case o.cancelBO < 0:
+			return s, m, flagError("cancel-backoff", "must not be negative, got %v", o.cancelBO)
+		case e != nil && e.Value.String() != "raftick" && o.cancelBO > 0:
+			return s, m, flagError("cancel-backoff", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		s.CancelBackoff = o.cancelBO
 	}
 	if f.Changed("leader-writes") {
 		switch e := f.Lookup("engine"); {

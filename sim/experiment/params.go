@@ -15,7 +15,7 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
 	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
-	"heartbeatoffset", "clockrate", "sendgap"}
+	"heartbeatoffset", "clockrate", "sendgap", "cancelbackoff"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -27,7 +27,7 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // candidatetimeout=75-150ms (0: the election timeout range), crash=2,
 // crashoffset=uniform or 0, until=elected, majority, all or default,
 // clockrate=0.001 (0: none), sendgap=fixed:300us (none: requests
-// leave at once), and
+// leave at once), cancelbackoff=2s (0: none), and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
 // candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
@@ -78,6 +78,13 @@ func (s *Setup) Set(name, value string) error {
 			return reason(name, value, err)
 		}
 		s.TimeoutMin, s.TimeoutMax = lo, hi
+	case "cancelbackoff":
+		d, err := time.ParseDuration(value)
+		if err != nil || d < 0 {
+			return bad("want a duration of at least 0, e.g. 2s")
+		}
+		s.CancelBackoff = d
+		return nil
 	case "heartbeat", "granularity", "settle":
 		d, err := time.ParseDuration(value)
 		if err != nil {

@@ -471,6 +471,9 @@ func (s Setup) Describe() string {
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
 	}
+	if s.CancelBackoff > 0 {
+		extra = append(extra, fmt.Sprintf("a role or term change cancels unanswered requests (%v backoff)", s.CancelBackoff))
+	}
 	if s.SendGap != nil {
 		extra = append(extra, "a server's requests leave "+s.SendGap.String()+" apart")
 	}
