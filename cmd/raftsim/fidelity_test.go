@@ -149,18 +149,27 @@ func TestShortLogsInDescriptions(t *testing.T) {
 	}
 }
 
-func TestSendGapFlag(t *testing.T) {
-	code, out, errb := raftsim(t, "failover", "--trials", "20", "--send-gap", "fixed:50us", "--json")
+// optInFlag checks an opt-in model flag: with value it is in the records'
+// params as param (want) and in the description (describes), off it is
+// not listed, and bad (a value it refuses) and --engine etcd are usage
+// errors.
+func optInFlag(t *testing.T, flag, value, param string, want any, describes, bad string) {
+	t.Helper()
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--"+flag, value, "--json")
 	require.Equal(t, 0, code, errb)
-	require.Equal(t, "fixed:50µs", recordParams(t, out)["send_gap"])
+	require.Equal(t, want, recordParams(t, out)[param])
 	code, out, errb = raftsim(t, "failover", "--trials", "20", "--json")
 	require.Equal(t, 0, code, errb)
-	require.NotContains(t, recordParams(t, out), "send_gap", "an opt-in mechanism that is off is not listed")
-	code, out, errb = raftsim(t, "paper", "--trials", "20", "--send-gap", "fixed:50us")
+	require.NotContains(t, recordParams(t, out), param, "an opt-in mechanism that is off is not listed")
+	code, out, errb = raftsim(t, "paper", "--trials", "20", "--"+flag, value)
 	require.Equal(t, 0, code, errb)
-	require.Contains(t, out, "a server's requests leave fixed:50µs apart")
-	requireUsageError(t, []string{"failover", "--send-gap", "sometimes"}, "--send-gap")
-	requireUsageError(t, []string{"failover", "--engine", "etcd", "--send-gap", "fixed:50us"}, "--send-gap")
+	require.Contains(t, out, describes)
+	requireUsageError(t, []string{"failover", "--" + flag, bad}, "--"+flag)
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--" + flag, value}, "--"+flag)
+}
+
+func TestSendGapFlag(t *testing.T) {
+	optInFlag(t, "send-gap", "fixed:50us", "send_gap", "fixed:50µs", "a server's requests leave fixed:50µs apart", "sometimes")
 }
 
 func TestPaperScoresTheFigure(t *testing.T) {
@@ -187,15 +196,5 @@ func TestLeaderWritesFlag(t *testing.T) {
 }
 
 func TestCancelBackoffFlag(t *testing.T) {
-	code, out, errb := raftsim(t, "failover", "--trials", "20", "--cancel-backoff", "2s", "--json")
-	require.Equal(t, 0, code, errb)
-	require.InDelta(t, 2000.0, recordParams(t, out)["cancel_backoff_ms"], 1e-9)
-	code, out, errb = raftsim(t, "failover", "--trials", "20", "--json")
-	require.Equal(t, 0, code, errb)
-	require.NotContains(t, recordParams(t, out), "cancel_backoff_ms", "an opt-in mechanism that is off is not listed")
-	code, out, errb = raftsim(t, "failover", "--trials", "20", "--cancel-backoff", "2s")
-	require.Equal(t, 0, code, errb)
-	require.Contains(t, out, "a role or term change cancels unanswered requests (2s backoff)")
-	requireUsageError(t, []string{"failover", "--cancel-backoff", "-1s"}, "--cancel-backoff")
-	requireUsageError(t, []string{"failover", "--engine", "etcd", "--cancel-backoff", "2s"}, "--cancel-backoff")
+	optInFlag(t, "cancel-backoff", "2s", "cancel_backoff_ms", 2000.0, "a role or term change cancels unanswered requests (2s backoff)", "-1s")
 }
