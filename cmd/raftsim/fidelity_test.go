@@ -176,6 +176,7 @@ func TestPaperScoresTheFigure(t *testing.T) {
 	code, out, errb := raftsim(t, "paper", "--trials", "50")
 	require.Equal(t, 0, code, errb)
 	require.Regexp(t, `figure's data \(p10 p50 p90 p99 of each row\): \d+ of 40 within 10%`, out)
+	require.NotContains(t, out, "~434ms", "the tables' column says what the paper's text quotes, not the figure's percentiles")
 	code, out, errb = raftsim(t, "paper", "--trials", "20", "--json")
 	require.Equal(t, 0, code, errb)
 	require.Contains(t, out, `"relation":"figure"`)

@@ -94,7 +94,9 @@ func SummaryTable(ss []experiment.Result, paper bool) Table {
 		if paper {
 			var q []string
 			for _, f := range s.Paper {
-				q = append(q, describeFigure(f))
+				if f.Quoted() { // the figure's percentiles have their own summary
+					q = append(q, describeFigure(f))
+				}
 			}
 			row = append(row, strings.Join(q, ", "))
 		}
