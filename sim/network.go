@@ -85,12 +85,13 @@ type Network struct {
 	// SendGap, if set, serializes the requests a server sends (vote
 	// requests and heartbeats; not responses): each leaves a SendGap draw
 	// after the previous one left, or at once if the server sent nothing
-	// for that long, so the k-th message of one broadcast leaves k-1
-	// gaps after the first, in the order the node sends them. This is LogCabin's leader
-	// and candidate: one thread per peer issues each RPC while holding
-	// the server's lock (RaftConsensus::appendEntries and requestVote
-	// build the request and start the RPC before callRPC releases it), so
-	// one broadcast's sends follow each other by a lock hold each.
+	// for that long, so the k-th message of one broadcast leaves k-1 gaps
+	// after the first, in the order the node sends them. This is
+	// LogCabin's leader and candidate: one thread per peer issues each RPC
+	// while holding the server's lock (RaftConsensus::appendEntries and
+	// requestVote build the request and start the RPC before callRPC
+	// releases it), so one broadcast's sends follow each other by a lock
+	// hold each.
 	SendGap Latency `param:"omitzero"`
 	// CancelBackoff, if positive, models LogCabin's cancelled RPCs (see
 	// rpccancel.go): when a server's role or term changes (a new

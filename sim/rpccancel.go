@@ -23,7 +23,8 @@ import (
 //     already arrived;
 //   - a cancelled RPC fails (callRPC returns false), and requestVote and
 //     appendEntries then set backoffUntil = start + RPC_FAILURE_BACKOFF_MS
-//     (2000 ms until 5ba222e of 2014-03-19, 75 ms after);
+//     (2000 ms until 5ba222e of 2014-03-19, then half the election
+//     timeout: 75 ms by default);
 //   - the peer's thread sleeps until then, and then sends what the
 //     server's state asks for: a candidate its vote request (if that
 //     peer has not answered in this term), a leader a heartbeat;
@@ -35,13 +36,13 @@ import (
 
 // rpcPeer is what a server knows of its RPCs to one peer.
 type rpcPeer struct {
-	seq     uint64        // the latest request's number (Cluster.rpcSeq); 0: none
-	start   time.Duration // when it left
-	out     bool          // its reply has not arrived
-	discard bool          // a reply still to come belongs to a cancelled RPC
-	backoff time.Duration // nothing is sent to the peer before then
-	held    *election.Message
-	flush   *wheel.Timer
+	seq     uint64            // the latest request's number (Cluster.rpcSeq); 0: none
+	start   time.Duration     // when it left
+	out     bool              // its reply has not arrived
+	discard bool              // a reply still to come belongs to a cancelled RPC
+	backoff time.Duration     // nothing is sent to the peer before then
+	held    *election.Message // the latest request waiting to leave
+	flush   *wheel.Timer      // sends held when the backoff ends
 }
 
 // rpcTo returns sv's RPC state for peer id.
