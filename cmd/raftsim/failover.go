@@ -57,6 +57,7 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors for paper")
 	addTimersAtCrashFlag(cmd, o)
 	addClockRateFlag(cmd, o)
+	addLatenessSpreadFlags(cmd, o)
 	return cmd
 }
 
@@ -81,6 +82,7 @@ on real etcd raft nodes (see failover).`,
 	addUntilFlag(cmd, o, "majority")
 	addShortLogsFlag(cmd, o, "0")
 	addClockRateFlag(cmd, o)
+	addLatenessSpreadFlags(cmd, o)
 	return cmd
 }
 

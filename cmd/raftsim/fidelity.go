@@ -14,6 +14,8 @@ type fidelityOpts struct {
 	shortLogs     int
 	timersAtCrash bool
 	clockRate     float64
+	latSpread     float64
+	latPerServer  bool
 }
 
 // addShortLogsFlag registers --short-logs (failover, bootstrap).
@@ -29,6 +31,13 @@ func addTimersAtCrashFlag(cmd *cobra.Command, o *opts) {
 // addClockRateFlag registers --clock-rate (failover, bootstrap).
 func addClockRateFlag(cmd *cobra.Command, o *opts) {
 	cmd.Flags().Float64Var(&o.fid.clockRate, "clock-rate", 0, "give each server a timer rate drawn per trial from [1-X, 1+X] that scales all its election and candidate timeouts (e.g. 0.001; 0: the same rate everywhere)")
+}
+
+// addLatenessSpreadFlags registers --lateness-spread and
+// --lateness-per-server (failover, bootstrap).
+func addLatenessSpreadFlags(cmd *cobra.Command, o *opts) {
+	cmd.Flags().Float64Var(&o.fid.latSpread, "lateness-spread", 0, "scale the timer lateness of each trial by a factor drawn from [1-X, 1+X], X in [0, 1] (0: the same lateness in every trial)")
+	cmd.Flags().BoolVar(&o.fid.latPerServer, "lateness-per-server", false, "with --lateness-spread, draw the factor for each server instead of once per trial")
 }
 
 // apply sets the fields of s from the flags that were given; a bootstrap
@@ -59,6 +68,18 @@ func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 		if err := s.Set("clockrate", fl.Lookup("clock-rate").Value.String()); err != nil {
 			return configError(err, nil, "clock-rate")
 		}
+	}
+	if fl.Lookup("lateness-spread") != nil && (fl.Changed("lateness-spread") || fl.Changed("lateness-per-server")) {
+		if e := fl.Lookup("engine"); e != nil && e.Value.String() != "raftick" {
+			return flagError("lateness-spread", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		if f.latPerServer && f.latSpread == 0 {
+			return flagError("lateness-per-server", "needs --lateness-spread")
+		}
+		if err := s.Set("latenessspread", fl.Lookup("lateness-spread").Value.String()); err != nil {
+			return configError(err, nil, "lateness-spread")
+		}
+		s.LatenessPerServer = f.latPerServer
 	}
 	if fl.Lookup("timers-at-crash") != nil && fl.Changed("timers-at-crash") {
 		if e := fl.Lookup("engine"); f.timersAtCrash && e != nil && e.Value.String() != "raftick" {

@@ -199,3 +199,11 @@ func TestLeaderWritesFlag(t *testing.T) {
 func TestCancelBackoffFlag(t *testing.T) {
 	optInFlag(t, "cancel-backoff", "2s", "cancel_backoff_ms", 2000.0, "a role or term change cancels unanswered requests (2s backoff)", "-1s")
 }
+
+func TestLatenessSpreadFlag(t *testing.T) {
+	optInFlag(t, "lateness-spread", "0.5", "lateness_spread", 0.5, "lateness scaled by U[0.5, 1.5] per trial", "2")
+	code, out, errb := raftsim(t, "failover", "--trials", "20", "--lateness-spread", "0.5", "--lateness-per-server", "--json")
+	require.Equal(t, 0, code, errb)
+	require.Equal(t, true, recordParams(t, out)["lateness_per_server"])
+	requireUsageError(t, []string{"failover", "--lateness-per-server"}, "--lateness-per-server")
+}

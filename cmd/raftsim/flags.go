@@ -131,7 +131,7 @@ var setupFlags = map[string]string{
 	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
 	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
 	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
-	"SendGap": "send-gap", "CancelBackoff": "cancel-backoff", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
+	"SendGap": "send-gap", "CancelBackoff": "cancel-backoff", "LatenessSpread": "lateness-spread", "LatenessPerServer": "lateness-per-server", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
 }
 
 // configError turns err, a configuration error of the library, into a

@@ -37,6 +37,7 @@ cluster; see sim/README.md for how it was chosen.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runPaper(cmd, o) },
 	}
 	addModelFlags(cmd, o, false)
+	addLatenessSpreadFlags(cmd, o)
 	addRunFlags(cmd, o, 0, true)
 	cmd.Flags().Lookup("trials").Usage = "trials per range (0: the paper's, 1000 per range and 100 for 150-150ms); 150-150ms gets a tenth"
 	// The paper's slowest 150-150ms trial took about 528s; virtual time

@@ -1,12 +1,14 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/repeated"
+	"github.com/raftick/raftick/sim"
 )
 
 // clockRates draws a timer rate for each of n servers uniformly from
@@ -40,3 +42,35 @@ func scaled(j repeated.Jitter, rate float64) repeated.Jitter {
 		return time.Duration(min(float64(j.Next(base, st, rng))*rate, math.MaxInt64/4))
 	})
 }
+
+// latenessScales draws a factor uniformly from [1-s.LatenessSpread,
+// 1+s.LatenessSpread] for the trial, or for each of s.Nodes servers in
+// server order with s.LatenessPerServer (from rng), and returns the
+// sim.Config hook that gives a server the timeouts of s with its timer
+// lateness scaled by its factor (Setup.LatenessSpread).
+func latenessScales(s Setup, rng *rand.Rand) func(election.ID, *election.Config) {
+	f := make([]float64, s.Nodes+1)
+	for id := 1; id <= s.Nodes; id++ {
+		f[id] = 1 + s.LatenessSpread*(2*rng.Float64()-1)
+		if id > 1 && !s.LatenessPerServer {
+			f[id] = f[1] // one factor for the trial
+		}
+	}
+	return func(id election.ID, ec *election.Config) {
+		if int(id) < len(f) {
+			s.setTimeouts(ec, scaledLatency{s.TimerLateness, f[id]})
+		}
+	}
+}
+
+// scaledLatency is l with every draw multiplied by f.
+type scaledLatency struct {
+	l sim.Latency
+	f float64
+}
+
+func (s scaledLatency) Sample(rng *rand.Rand) time.Duration {
+	return time.Duration(float64(s.l.Sample(rng)) * s.f)
+}
+
+func (s scaledLatency) String() string { return fmt.Sprintf("%gx %s", s.f, s.l) }

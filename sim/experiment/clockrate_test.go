@@ -46,3 +46,56 @@ func TestClockRate(t *testing.T) {
 	s.ClockRate, s.Tick, s.TimeoutMax = 0.01, 10*ms, 300*ms
 	require.ErrorIs(t, s.Validate(), ErrInvalidConfig)
 }
+
+// TestLatenessSpread: the timer lateness is scaled by one factor per
+// trial (every server's first timeout comes at the same instant), or by
+// one per server with LatenessPerServer, within the bound.
+func TestLatenessSpread(t *testing.T) {
+	seed := testseed.Seed(t)
+	s := PlainModel()
+	s.TimeoutMin, s.TimeoutMax = 150*ms, 150*ms
+	s.Latency, s.Disk = sim.Fixed(10*ms), nil
+	s.TimerLateness = sim.Fixed(ms)
+	s.LatenessSpread = 0.5
+	firsts := func(i int) map[election.ID]time.Duration {
+		require.NoError(t, s.Validate())
+		first := map[election.ID]time.Duration{}
+		c := s.Config(rand.New(rand.NewPCG(seed, uint64(i))))
+		c.Observer = func(e election.Event) {
+			if _, ok := first[e.Node]; !ok && e.Type == election.EventElectionStart {
+				first[e.Node] = e.At
+			}
+		}
+		cl, err := sim.NewCluster(c)
+		require.NoError(t, err)
+		require.NoError(t, cl.Start())
+		cl.RunFor(time.Second, func() bool { return len(first) == s.Nodes })
+		cl.Close()
+		require.Len(t, first, s.Nodes, "every server times out before a request reaches it")
+		for _, at := range first {
+			require.GreaterOrEqual(t, at, 150*ms+ms/2)
+			require.LessOrEqual(t, at, 150*ms+3*ms/2)
+		}
+		return first
+	}
+	for i := range 10 {
+		f := firsts(i)
+		for id := range f {
+			require.Equal(t, f[1], f[id], "one factor for the trial")
+		}
+	}
+	s.LatenessPerServer = true
+	for i := range 10 {
+		f := firsts(i)
+		require.NotEqual(t, f[1], f[2], "a factor per server")
+	}
+	s.LatenessPerServer = false
+	for _, bad := range []float64{-0.1, 1.1} {
+		s.LatenessSpread = bad
+		require.ErrorIs(t, s.Validate(), ErrInvalidConfig)
+	}
+	s.LatenessSpread, s.TimerLateness = 0.5, nil
+	require.ErrorIs(t, s.Validate(), ErrInvalidConfig, "nothing to scale")
+	s.LatenessSpread, s.LatenessPerServer = 0, true
+	require.ErrorIs(t, s.Validate(), ErrInvalidConfig, "per server needs a spread")
+}

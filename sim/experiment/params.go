@@ -15,7 +15,7 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 	"prevote", "checkquorum", "stickiness", "stickymode", "shortlogs", "diskblocks", "groupcommit", "leaderwrite",
 	"leaderwrites", "timerswait", "rearmafterterm", "candidateswait", "candidatetimeout", "candidatebackoff",
 	"keeptimer", "hbjitter", "hbperpeer", "settle", "crash", "crashoffset", "until", "timersatcrash", "grantonlyasfollower", "backoffonrejections",
-	"heartbeatoffset", "clockrate", "sendgap", "cancelbackoff"}
+	"heartbeatoffset", "clockrate", "sendgap", "cancelbackoff", "latenessspread", "latenessperserver"}
 
 // Set sets one parameter of s from its command-line form: nodes=5
 // (with as many short logs as fit, see WithNodes),
@@ -27,12 +27,13 @@ var SetupParams = []string{"nodes", "timeout", "heartbeat", "latency", "disk", "
 // candidatetimeout=75-150ms (0: the election timeout range), crash=2,
 // crashoffset=uniform or 0, until=elected, majority, all or default,
 // clockrate=0.001 (0: none), sendgap=fixed:300us (none: requests
-// leave at once), cancelbackoff=2s (0: none), and
+// leave at once), cancelbackoff=2s (0: none), latenessspread=0.5 (0:
+// none), and
 // the booleans prevote, checkquorum, stickiness, diskblocks, groupcommit,
 // leaderwrite, timerswait, rearmafterterm, candidateswait,
 // candidatebackoff, keeptimer, hbjitter, hbperpeer, timersatcrash,
-// grantonlyasfollower, backoffonrejections and heartbeatoffset (true or
-// false).
+// grantonlyasfollower, backoffonrejections, heartbeatoffset and
+// latenessperserver (true or false).
 // Errors are *sim.FieldError values whose Field is name, wrapping
 // ErrInvalidConfig.
 func (s *Setup) Set(name, value string) error {
@@ -152,6 +153,12 @@ func (s *Setup) Set(name, value string) error {
 			return reason(name, value, err)
 		}
 		s.Until = u
+	case "latenessspread":
+		r, err := strconv.ParseFloat(value, 64)
+		if err != nil || r != r || r < 0 || r > 1 {
+			return bad("must be a spread in [0, 1] (e.g. 0.5)")
+		}
+		s.LatenessSpread = r
 	case "clockrate":
 		r, err := strconv.ParseFloat(value, 64)
 		if err != nil || r != r || r < 0 || r > 0.5 {
@@ -173,7 +180,7 @@ func (s *Setup) Set(name, value string) error {
 		}
 	case "prevote", "checkquorum", "stickiness", "diskblocks", "groupcommit", "leaderwrite", "candidateswait",
 		"keeptimer", "hbjitter", "hbperpeer", "timerswait", "rearmafterterm", "candidatebackoff", "timersatcrash",
-		"grantonlyasfollower", "backoffonrejections", "heartbeatoffset":
+		"grantonlyasfollower", "backoffonrejections", "heartbeatoffset", "latenessperserver":
 		b, err := strconv.ParseBool(value)
 		if err != nil {
 			return bad("must be true or false")
@@ -185,7 +192,7 @@ func (s *Setup) Set(name, value string) error {
 			"hbperpeer": &s.HeartbeatPerPeer, "timerswait": &s.TimersWait, "rearmafterterm": &s.RearmAfterTermWrite,
 			"candidatebackoff": &s.CandidateBackoff, "timersatcrash": &s.TimersAtCrash,
 			"grantonlyasfollower": &s.GrantOnlyAsFollower, "backoffonrejections": &s.BackoffOnRejections,
-			"heartbeatoffset": &s.HeartbeatOffset,
+			"heartbeatoffset": &s.HeartbeatOffset, "latenessperserver": &s.LatenessPerServer,
 		}[name] = b
 	default:
 		return fieldErr("", name, "unknown parameter (want one of %s)", strings.Join(SetupParams, ", "))

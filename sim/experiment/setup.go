@@ -120,6 +120,16 @@ type Setup struct {
 	// [0, 0.5]; not with Tick. 0 means every server's timers run at the
 	// same rate.
 	ClockRate float64 `param:"omitzero"`
+	// LatenessSpread, if positive, scales the TimerLateness of a trial by
+	// a factor drawn uniformly from [1-LatenessSpread, 1+LatenessSpread]:
+	// machines whose timer threads wake more or less promptly from one
+	// run to the next (load, cores, the log that every lock's invariant
+	// check walks). One factor for every server of the trial, or one per
+	// server with LatenessPerServer. In [0, 1]; needs a TimerLateness. 0
+	// means every trial draws the same lateness.
+	LatenessSpread float64 `param:"omitzero"`
+	// LatenessPerServer draws LatenessSpread's factor for each server.
+	LatenessPerServer bool `param:"omitzero"`
 	// Until is where Failover and Bootstrap stop the clock: the zero
 	// value UntilDefault is each experiment's own (failover: every
 	// survivor accepted the new leader, the paper's; bootstrap: a majority
@@ -267,6 +277,12 @@ func (s Setup) Validate() error {
 		return fieldErr("TimersAtCrash", s.TimersAtCrash, "does not apply with Settle (the harness's crash)")
 	case math.IsNaN(s.ClockRate) || s.ClockRate < 0 || s.ClockRate > 0.5:
 		return fieldErr("ClockRate", s.ClockRate, "must be in [0, 0.5] (0: every server's timers run at the same rate)")
+	case math.IsNaN(s.LatenessSpread) || s.LatenessSpread < 0 || s.LatenessSpread > 1:
+		return fieldErr("LatenessSpread", s.LatenessSpread, "must be in [0, 1] (0: every server draws the same lateness)")
+	case s.LatenessSpread > 0 && s.TimerLateness == nil:
+		return fieldErr("LatenessSpread", s.LatenessSpread, "needs a timer lateness to scale (--lateness)")
+	case s.LatenessPerServer && s.LatenessSpread == 0:
+		return fieldErr("LatenessPerServer", s.LatenessPerServer, "needs a LatenessSpread")
 	case s.ClockRate > 0 && s.Tick > 0:
 		return fieldErr("ClockRate", s.ClockRate, "does not apply with ticks (timeouts are whole ticks)")
 	case s.Until > UntilAll:
@@ -336,8 +352,19 @@ func timeoutJitter(lo, hi, gran, tick time.Duration, noise sim.Latency, backoff 
 // context are the caller's to add.
 func (s Setup) Config(rng *rand.Rand) sim.Config {
 	c := sim.Config{Nodes: s.Nodes, Election: s.electionConfig(), Network: s.Network, Rand: rng}
+	var hooks []func(election.ID, *election.Config)
+	if s.LatenessSpread > 0 {
+		hooks = append(hooks, latenessScales(s, rng))
+	}
 	if s.ClockRate > 0 {
-		c.PerNode = clockRates(s.Nodes, s.ClockRate, rng)
+		hooks = append(hooks, clockRates(s.Nodes, s.ClockRate, rng))
+	}
+	if len(hooks) > 0 {
+		c.PerNode = func(id election.ID, ec *election.Config) {
+			for _, h := range hooks {
+				h(id, ec)
+			}
+		}
 	}
 	return c
 }
@@ -363,18 +390,7 @@ func (s Setup) clusterConfig(ctx context.Context, rng *rand.Rand, trace func(str
 // electionConfig returns the election.Config template for s.
 func (s Setup) electionConfig() election.Config {
 	ec := election.DefaultConfig()
-	ec.ElectionTimeout = s.TimeoutMin
-	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.Tick, s.TimerLateness, false)
-	ec.VoteTimeout = s.TimeoutMin
-	ec.VoteJitter = ec.ElectionJitter
-	if s.CandidateMin > 0 || s.CandidateBackoff {
-		lo, hi := s.TimeoutMin, s.TimeoutMax
-		if s.CandidateMin > 0 {
-			lo, hi = s.CandidateMin, s.CandidateMax
-		}
-		ec.VoteTimeout = lo
-		ec.VoteJitter = timeoutJitter(lo, hi, s.Granularity, s.Tick, s.TimerLateness, s.CandidateBackoff)
-	}
+	s.setTimeouts(&ec, s.TimerLateness)
 	ec.HeartbeatInterval = s.heartbeat()
 	ec.StepDownInterval = 0
 	ec.PreVote = s.PreVote
@@ -392,6 +408,23 @@ func (s Setup) electionConfig() election.Config {
 	}
 	s.tickConfig(&ec)
 	return ec
+}
+
+// setTimeouts sets the election and vote timeouts of ec and their
+// jitter, with lateness as the timer lateness.
+func (s Setup) setTimeouts(ec *election.Config, lateness sim.Latency) {
+	ec.ElectionTimeout = s.TimeoutMin
+	ec.ElectionJitter = timeoutJitter(s.TimeoutMin, s.TimeoutMax, s.Granularity, s.Tick, lateness, false)
+	ec.VoteTimeout = s.TimeoutMin
+	ec.VoteJitter = ec.ElectionJitter
+	if s.CandidateMin > 0 || s.CandidateBackoff {
+		lo, hi := s.TimeoutMin, s.TimeoutMax
+		if s.CandidateMin > 0 {
+			lo, hi = s.CandidateMin, s.CandidateMax
+		}
+		ec.VoteTimeout = lo
+		ec.VoteJitter = timeoutJitter(lo, hi, s.Granularity, s.Tick, lateness, s.CandidateBackoff)
+	}
 }
 
 // result returns the description of an experiment on s: its name, the
@@ -470,6 +503,13 @@ func (s Setup) Describe() string {
 	}
 	if s.Settle > 0 {
 		extra = append(extra, fmt.Sprintf("crash %v-%v after the leader is known (harness)", s.Settle, s.Settle+s.TimeoutMin/5))
+	}
+	if s.LatenessSpread > 0 {
+		per := "trial"
+		if s.LatenessPerServer {
+			per = "server"
+		}
+		extra = append(extra, fmt.Sprintf("lateness scaled by U[%g, %g] per %s", 1-s.LatenessSpread, 1+s.LatenessSpread, per))
 	}
 	if s.CancelBackoff > 0 {
 		extra = append(extra, fmt.Sprintf("a role or term change cancels unanswered requests (%v backoff)", s.CancelBackoff))
