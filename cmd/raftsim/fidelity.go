@@ -62,16 +62,16 @@ func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 		}
 	}
 	if fl.Lookup("clock-rate") != nil && fl.Changed("clock-rate") {
-		if e := fl.Lookup("engine"); f.clockRate != 0 && e != nil && e.Value.String() != "raftick" {
-			return flagError("clock-rate", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		if err := simulatedOnly(cmd, "clock-rate"); f.clockRate != 0 && err != nil {
+			return err
 		}
 		if err := s.Set("clockrate", fl.Lookup("clock-rate").Value.String()); err != nil {
 			return configError(err, nil, "clock-rate")
 		}
 	}
 	if fl.Lookup("lateness-spread") != nil && (fl.Changed("lateness-spread") || fl.Changed("lateness-per-server")) {
-		if e := fl.Lookup("engine"); e != nil && e.Value.String() != "raftick" {
-			return flagError("lateness-spread", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		if err := simulatedOnly(cmd, "lateness-spread"); err != nil {
+			return err
 		}
 		if f.latPerServer && f.latSpread == 0 {
 			return flagError("lateness-per-server", "needs --lateness-spread")
@@ -82,8 +82,8 @@ func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
 		s.LatenessPerServer = f.latPerServer
 	}
 	if fl.Lookup("timers-at-crash") != nil && fl.Changed("timers-at-crash") {
-		if e := fl.Lookup("engine"); f.timersAtCrash && e != nil && e.Value.String() != "raftick" {
-			return flagError("timers-at-crash", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		if err := simulatedOnly(cmd, "timers-at-crash"); f.timersAtCrash && err != nil {
+			return err
 		}
 		s.TimersAtCrash = f.timersAtCrash
 	}

@@ -134,6 +134,15 @@ var setupFlags = map[string]string{
 	"SendGap": "send-gap", "CancelBackoff": "cancel-backoff", "LatenessSpread": "lateness-spread", "LatenessPerServer": "lateness-per-server", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
 }
 
+// simulatedOnly refuses flag, a mechanism of the simulated servers, when
+// cmd runs real etcd raft or hashicorp/raft nodes (--engine).
+func simulatedOnly(cmd *cobra.Command, flag string) error {
+	if e := cmd.Flags().Lookup("engine"); e != nil && e.Value.String() != "raftick" {
+		return flagError(flag, "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+	}
+	return nil
+}
+
 // configError turns err, a configuration error of the library, into a
 // usage error naming the flag that set the refused field: flags maps
 // field names to flag names, and a field with no flag is reported under
@@ -184,8 +193,8 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 		dst  *sim.Latency
 	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"lateness", &s.TimerLateness}, {"noise", &s.TimerLateness}, {"send-gap", &s.SendGap}} {
 		if f.Changed(l.flag) {
-			if e := f.Lookup("engine"); l.flag == "send-gap" && e != nil && e.Value.String() != "raftick" {
-				return s, m, flagError("send-gap", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+			if err := simulatedOnly(cmd, "send-gap"); l.flag == "send-gap" && err != nil {
+				return s, m, err
 			}
 			if *l.dst, err = latencyFlag(l.flag, f.Lookup(l.flag).Value.String()); err != nil {
 				return s, m, err
@@ -193,20 +202,20 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 		}
 	}
 	if f.Changed("cancel-backoff") {
-		switch e := f.Lookup("engine"); {
-		case o.cancelBO < 0:
+		if o.cancelBO < 0 {
 			return s, m, flagError("cancel-backoff", "must not be negative, got %v", o.cancelBO)
-		case e != nil && e.Value.String() != "raftick" && o.cancelBO > 0:
-			return s, m, flagError("cancel-backoff", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		if err := simulatedOnly(cmd, "cancel-backoff"); err != nil && o.cancelBO > 0 {
+			return s, m, err
 		}
 		s.CancelBackoff = o.cancelBO
 	}
 	if f.Changed("leader-writes") {
-		switch e := f.Lookup("engine"); {
-		case o.leaderW < 0 || o.leaderW > 100:
+		if o.leaderW < 0 || o.leaderW > 100 {
 			return s, m, flagError("leader-writes", "must be in [0, 100], got %d", o.leaderW)
-		case e != nil && e.Value.String() != "raftick":
-			return s, m, flagError("leader-writes", "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+		}
+		if err := simulatedOnly(cmd, "leader-writes"); err != nil {
+			return s, m, err
 		}
 		s.LeaderWrite, s.LeaderWrites = o.leaderW > 0, o.leaderW
 	}
