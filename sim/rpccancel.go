@@ -207,8 +207,7 @@ func (c *Cluster) interrupt(sv *server) {
 		return
 	}
 	t := new(wheel.Timer)
-	var check func()
-	check = func() {
+	check := func() {
 		if !sv.up {
 			return
 		}
