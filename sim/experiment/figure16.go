@@ -14,30 +14,30 @@ var FigurePercentiles = [4]string{"p10", "p50", "p90", "p99"}
 const FigureTolerance = 0.10
 
 // figure16 holds, per row label, the 10th, 50th, 90th and 99th
-// percentiles of the measured trials behind Figure 16, in milliseconds.
+// percentiles of the measured trials behind Figure 16, in milliseconds:
+// nearest-rank, the ceil(p*n)-th smallest of the row's n trials (100 for
+// 150-150ms, 1000 for every other row).
 //
-// They are read from the plot in Ongaro's dissertation sources
-// (github.com/ongardie/dissertation, leaderelection/benchmarks-randomness.svg
-// and benchmarks-scale.svg; the same data as the paper's figure: they
-// give its quoted 287ms median, 513ms worst case and 35ms mean). Each
-// curve there is a step CDF with one step per trial, drawn at plotting
-// positions (i-1/2)/n; the trial times come from the step positions,
-// with the x axis calibrated on its gridlines (logarithmic in the top
-// panel, linear in the bottom one), and the percentiles are nearest-rank:
-// the ceil(p*n)-th smallest of the n trials (100 for 150-150ms, 1000 for
-// every other row). Reading a plot costs a little precision: about 0.1%
-// of the value in the top panel and 0.05ms in the bottom one.
+// The trial times are Ongaro's measurements as Howard et al. published
+// them beside their own (github.com/heidihoward/ocaml-raft-data,
+// raw/usableFormat.csv, their "diago" data: per row, every trial's time
+// at its plotting position (i-1/2)/n). The plot in Ongaro's dissertation
+// sources (leaderelection/benchmarks-randomness.svg and
+// benchmarks-scale.svg, one step per trial) gives the same percentiles
+// within 0.02%, and the paper's quoted figures: the 287ms median of
+// 150-155ms, the 513ms worst case of 150-200ms, the 35ms mean and 152ms
+// worst case of 12-24ms.
 var figure16 = map[string][4]float64{
-	"150-150ms": {18730.8, 40653.5, 84054.7, 255384.4},
-	"150-151ms": {434.27, 1198.13, 3131.50, 5981.42},
-	"150-155ms": {119.18, 287.26, 606.34, 1224.22},
-	"150-175ms": {106.72, 140.86, 290.95, 462.46},
-	"150-200ms": {110.21, 146.35, 193.44, 344.73},
-	"150-300ms": {124.42, 171.16, 244.01, 405.43},
-	"12-24ms":   {19.72, 30.02, 52.37, 86.80},
-	"25-50ms":   {30.53, 42.99, 73.33, 118.02},
-	"50-100ms":  {47.47, 66.66, 95.56, 168.05},
-	"100-200ms": {85.06, 120.03, 165.47, 272.83},
+	"150-150ms": {18731.159, 40655.797, 84061.919, 255423.751},
+	"150-151ms": {434.299, 1198.159, 3131.658, 5981.708},
+	"150-155ms": {119.178, 287.268, 606.351, 1224.214},
+	"150-175ms": {106.717, 140.867, 290.951, 462.494},
+	"150-200ms": {110.208, 146.357, 193.445, 344.745},
+	"150-300ms": {124.423, 171.170, 244.016, 405.422},
+	"12-24ms":   {19.711, 30.014, 52.361, 86.796},
+	"25-50ms":   {30.531, 42.985, 73.328, 118.011},
+	"50-100ms":  {47.461, 66.652, 95.555, 168.042},
+	"100-200ms": {85.050, 120.031, 165.461, 272.822},
 }
 
 // FigureRow returns the percentiles of the measured trials behind Figure
