@@ -151,6 +151,11 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	fmt.Fprintf(w, "recovery: p50 %v  p99 %v  max %v  (2x max election timeout: %v)\n",
 		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond), 2*c.TimeoutMax)
 	fmt.Fprintf(w, "groups it did not lead that elected a leader: %d\n", r.UnaffectedNewLeaders)
+	if c.Realtime {
+		fmt.Fprintf(w, "real-time wheel after the crash: a probe timer late by p50 %v  p99 %v  max %v; %d fires over a tick late, max %v\n",
+			r.Lateness[0].Round(time.Microsecond), r.Lateness[1].Round(time.Microsecond), r.Lateness[2].Round(time.Microsecond),
+			r.Wheel.LateFires, r.Wheel.MaxLateness.Round(time.Microsecond))
+	}
 	fmt.Fprintf(w, "%-14s %14s %14s %14s %14s\n", "per second", "messages", "batches", "timer events", "deliveries")
 	for _, row := range []struct {
 		name string

@@ -59,3 +59,40 @@ func realtimeExperiment(s experiment.Setup, bootstrap bool, stats *realtime.Stat
 	}
 	return realtime.Failover{Setup: s, Engine: e}, nil
 }
+
+// realtimeSplitVote checks splitvote's --engine: raftick-realtime runs
+// --sv-model cluster, 1000 trials unless --trials says otherwise. It
+// returns the (empty) list of experiments to fill.
+func (a *app) realtimeSplitVote(cmd *cobra.Command, o *splitOpts) ([]experiment.Experiment, error) {
+	switch o.engine {
+	case "raftick":
+		return nil, nil
+	case realtimeEngine:
+	default:
+		return nil, flagError("engine", "unknown engine %q (want raftick or raftick-realtime)", o.engine)
+	}
+	f := cmd.Flags()
+	if f.Changed("sv-model") && o.svModel != "cluster" {
+		return nil, flagError("sv-model", "--engine %s runs election nodes: give cluster, not %q", realtimeEngine, o.svModel)
+	}
+	if o.trace {
+		return nil, flagError("trace", "is not available with --engine %s", realtimeEngine)
+	}
+	if err := a.realtimeDefaults(cmd, &o.opts); err != nil {
+		return nil, err
+	}
+	o.svModel = "cluster"
+	if !f.Changed("trials") {
+		o.trials = 1000
+	}
+	return nil, nil
+}
+
+// realtimeSplitVotes puts split-vote experiments on the real-time engine.
+func realtimeSplitVotes(exps []experiment.Experiment) []experiment.Experiment {
+	out := make([]experiment.Experiment, len(exps))
+	for i, e := range exps {
+		out[i] = realtime.SplitVote{SplitVote: e.(experiment.SplitVote)}
+	}
+	return out
+}

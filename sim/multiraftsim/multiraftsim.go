@@ -124,6 +124,12 @@ type Result struct {
 	AwakeBefore           int // awake replicas on the surviving hosts before the crash
 	LivenessWakes         uint64
 	Elapsed, VirtualTotal time.Duration
+	// Wheel is the wheel's counters at the end (on real time, its late
+	// fires and largest lateness); Lateness, on real time, is how late a
+	// probe timer re-armed every 5-15ms ran past its deadline from the
+	// crash to the end: p50, p99, max.
+	Wheel    wheel.Stats
+	Lateness [3]time.Duration
 }
 
 // Run runs the experiment; ctx cancels it between steps.
@@ -287,6 +293,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	mu.Lock()
 	crashAt, crashedYet = clk.w.Now(), true
 	mu.Unlock()
+	var probe *latenessProbe
+	if c.Realtime {
+		probe = startProbe(clk.w)
+	}
 	hosts[crashed].Stop()
 	net.Detach(crashed)
 	if err := run(c.Settle); err != nil {
@@ -319,6 +329,10 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	}
 	r.Safety = check.Err()
 	r.VirtualTotal = clk.w.Now()
+	r.Wheel = clk.w.Stats()
+	if probe != nil {
+		r.Lateness = probe.stop()
+	}
 	r.Elapsed = time.Since(start)
 	return r, nil
 }
@@ -350,6 +364,58 @@ func newClock(realtime bool) (clock, error) {
 			time.Sleep(d)
 		}
 	}}, nil
+}
+
+// A latenessProbe measures how late a real-time wheel runs a timer that
+// re-arms itself every 5-15ms.
+type latenessProbe struct {
+	mu   sync.Mutex
+	t    *wheel.Timer
+	due  time.Duration
+	late []time.Duration
+	rng  *rand.Rand
+	done bool
+}
+
+func startProbe(w *wheel.Wheel) *latenessProbe {
+	p := &latenessProbe{rng: rand.New(rand.NewPCG(7, 7))}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	if p.t, err = w.AfterFunc(time.Hour, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.done {
+			return
+		}
+		p.late = append(p.late, w.Now()-p.due)
+		p.arm(w)
+	}); err == nil {
+		p.arm(w)
+	}
+	return p
+}
+
+// arm re-arms the probe; mu held.
+func (p *latenessProbe) arm(w *wheel.Wheel) {
+	d := 5*time.Millisecond + time.Duration(p.rng.Int64N(int64(10*time.Millisecond)))
+	p.due = w.Now() + d
+	p.t.Reset(d)
+}
+
+// stop ends the probe and returns the p50, p99 and max of its lateness.
+func (p *latenessProbe) stop() [3]time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if p.t != nil {
+		p.t.Stop()
+	}
+	if len(p.late) == 0 {
+		return [3]time.Duration{}
+	}
+	slices.Sort(p.late)
+	return [3]time.Duration{quantile(p.late, 0.5), quantile(p.late, 0.99), p.late[len(p.late)-1]}
 }
 
 // arrivals counts the network's delivery timers that fired.

@@ -12,11 +12,12 @@ import (
 const never = time.Duration(1<<63 - 1)
 
 // A carrier holds messages for their delays in real time and hands each
-// to deliver when its delay has passed, from a goroutine of its own that
-// sleeps on a sleeper (a timerfd on Linux) until the earliest arrival.
+// to deliver, with the time it was due, once its delay has passed, from a
+// goroutine of its own that sleeps on a sleeper (a timerfd on Linux)
+// until the earliest arrival.
 type carrier struct {
 	now     func() time.Duration // the cluster's clock
-	deliver func(m election.Message, late time.Duration)
+	deliver func(m election.Message, due time.Duration)
 	sl      sleeper
 	done    chan struct{} // closed when the goroutine exits
 
@@ -51,7 +52,7 @@ func (p *parcels) Pop() any {
 }
 
 // newCarrier starts a carrier on the clock now.
-func newCarrier(now func() time.Duration, deliver func(election.Message, time.Duration)) *carrier {
+func newCarrier(now func() time.Duration, deliver func(m election.Message, due time.Duration)) *carrier {
 	c := &carrier{now: now, deliver: deliver, sl: newSleeper(), done: make(chan struct{}), armed: never}
 	go c.run()
 	return c
@@ -109,7 +110,7 @@ func (c *carrier) run() {
 			continue
 		}
 		for _, p := range due {
-			c.deliver(p.m, c.now()-p.when)
+			c.deliver(p.m, p.when)
 		}
 	}
 }

@@ -52,13 +52,13 @@ func (e Engine) NewCluster(ctx context.Context, s experiment.Setup, rng *rand.Ra
 	inner, err := experiment.Raftick{Adjust: func(cfg *sim.Config) {
 		cfg.Wheel = w
 		cfg.Carrier = func(deliver func(election.Message)) sim.Carrier {
-			c.car = newCarrier(w.Now, func(m election.Message, late time.Duration) {
+			c.car = newCarrier(w.Now, func(m election.Message, due time.Duration) {
 				c.mu.Lock()
 				defer c.mu.Unlock()
 				if c.closed {
 					return
 				}
-				c.stats.add(false, late)
+				c.stats.add(false, w.Now()-due)
 				deliver(m)
 				c.after()
 			})

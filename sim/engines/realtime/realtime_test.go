@@ -90,8 +90,8 @@ func TestCarrier(t *testing.T) {
 	start := time.Now()
 	now := func() time.Duration { return time.Since(start) }
 	got := make(chan election.Message, 4)
-	c := newCarrier(now, func(m election.Message, late time.Duration) {
-		require.GreaterOrEqual(t, late, time.Duration(0))
+	c := newCarrier(now, func(m election.Message, due time.Duration) {
+		require.GreaterOrEqual(t, now(), due, "never early")
 		got <- m
 	})
 	require.NoError(t, c.Send(election.Message{Term: 3}, 3*time.Millisecond))

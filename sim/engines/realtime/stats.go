@@ -2,6 +2,8 @@ package realtime
 
 import (
 	"math/rand/v2"
+
+	"github.com/raftick/raftick/sim"
 	"slices"
 	"sync"
 	"time"
@@ -88,7 +90,9 @@ func (l Lateness) Mean() time.Duration {
 func (s *Stats) Timer() Lateness { return s.snapshot(&s.timer) }
 
 // Delivery returns how late the carriers delivered messages past the end
-// of their drawn delays (the engine's own error, not the model's).
+// of their drawn delays, measured once the delivery holds the trial's
+// lock (the engine's own error, not the model's: the carrier's wake-up,
+// the Go scheduler and the wait for the lock).
 func (s *Stats) Delivery() Lateness { return s.snapshot(&s.delivery) }
 
 func (s *Stats) snapshot(x *sample) Lateness {
@@ -98,3 +102,13 @@ func (s *Stats) snapshot(x *sample) Lateness {
 	slices.Sort(xs)
 	return Lateness{Count: x.n, Sample: xs}
 }
+
+// Plus returns a latency whose draws are a draw of a plus a draw of b:
+// a model's latency with the engine's measured delivery lateness added
+// (raftsim compare's virtual+lateness run).
+func Plus(a, b sim.Latency) sim.Latency { return plus{a, b} }
+
+type plus struct{ a, b sim.Latency }
+
+func (p plus) Sample(rng *rand.Rand) time.Duration { return p.a.Sample(rng) + p.b.Sample(rng) }
+func (p plus) String() string                      { return p.a.String() + " + " + p.b.String() }
