@@ -38,7 +38,7 @@ func TestFailoverAndBootstrap(t *testing.T) {
 			s.Loss = 0.05
 		}
 		stats := &Stats{}
-		e := Engine{Stats: stats}
+		e := Engine{Stats: stats, WheelPerServer: pvcq}
 		for i, x := range []experiment.Experiment{Failover{s, e}, Bootstrap{s, e}} {
 			rs, err := experiment.Run(context.Background(), []experiment.Experiment{x}, []int{3}, sim.RunOptions{Seed: seed, Workers: 2})
 			require.NoError(t, err)
