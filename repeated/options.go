@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/internal/isnil"
 )
 
 // Option configures a Timer at construction; see New.
@@ -89,11 +91,15 @@ func WithOnDestroy(f func()) Option {
 
 // WithLogger sets the logger for recovered panics (with their stack),
 // jitter results that had to be clamped, rejected arguments and
-// scheduling failures. The default, and the meaning of nil, is
+// scheduling failures. The default, and the meaning of nil (or a nil
+// pointer in a Logger interface), is
 // DefaultLogger: hclog's logger to standard error, as hashicorp/raft
 // does, so that a failure is never silent; pass hclog.NewNullLogger() to
 // turn logging off.
 func WithLogger(l hclog.Logger) Option {
+	if isnil.Is(l) {
+		l = nil // a typed nil is no logger: the default
+	}
 	return func(o *options) { o.logger = l }
 }
 
