@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -317,8 +319,10 @@ func runFailover(t testing.TB, groups int, factor float64, seed uint64, d time.D
 		}
 	}
 	r.lost = len(lost)
-	crashAt := c.now
+	// The crash comes at a point of the heartbeat interval the seed picks.
 	c.slow = factor / r.need
+	c.run(time.Duration(rand.New(rand.NewPCG(seed, 0)).IntN(200)) * c.dt)
+	crashAt := c.now
 	c.crash(1)
 	c.run(d)
 	for g := 1; g <= groups; g++ {
@@ -381,6 +385,14 @@ func pct(ds []time.Duration, p float64) time.Duration {
 func TestOverloadFailover(t *testing.T) {
 	const et = 150 * time.Millisecond
 	groups, factors, seeds := []int{900}, []float64{1, 3}, uint64(1)
+	if *overloadFactors != "" {
+		factors = nil
+		for _, f := range strings.Split(*overloadFactors, ",") {
+			x, err := strconv.ParseFloat(f, 64)
+			require.NoError(t, err, "-overload-factors")
+			factors = append(factors, x)
+		}
+	}
 	if testing.Short() || raceEnabled {
 		factors = []float64{3}
 	}
@@ -404,5 +416,7 @@ func TestOverloadFailover(t *testing.T) {
 		}
 	}
 }
+
+var overloadFactors = flag.String("overload-factors", "", "TestOverloadFailover's factors, comma-separated (default 1,3)")
 
 var overloadMatrix = flag.Bool("overload-matrix", false, "TestOverloadFailover runs the full matrix of groups, factors and seeds")
