@@ -34,7 +34,7 @@ func (h *Host) heard(p *peer) {
 // group whose leader p was wakes without a leader, to elect another;
 // unless the host is behind, when the timer is re-armed instead.
 func (h *Host) onPeerSilent(p *peer) {
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	if h.stopped || !p.alive {
 		return
@@ -60,7 +60,7 @@ func (h *Host) onPeerSilent(p *peer) {
 // onPing tells every peer the host is alive if it sent the peer nothing
 // since the last tick (LivenessInterval), and reports the host's metrics.
 func (h *Host) onPing() {
-	h.mustLock()
+	h.lock()
 	if h.stopped {
 		h.unlock()
 		return
