@@ -53,7 +53,6 @@ func TestAddGroupErrors(t *testing.T) {
 	for _, gc := range []multiraft.GroupConfig{
 		{ID: 2, Voters: []election.ID{2, 3}, Storage: st},
 		{ID: 2, Voters: []election.ID{1, 1}, Storage: st},
-		{ID: 2, Voters: []election.ID{1, 2}},
 		{ID: 2, Voters: []election.ID{1, 2}, Storage: st, Leader: 5},
 	} {
 		require.ErrorIs(t, h.AddGroup(gc), multiraft.ErrInvalidConfig, "%+v", gc)
