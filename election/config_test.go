@@ -187,7 +187,7 @@ func TestDerivedDefaults(t *testing.T) {
 		{50 * time.Millisecond, 5 * time.Millisecond, 50 * time.Millisecond, 25 * time.Millisecond, 45 * time.Millisecond},
 		{time.Second, 100 * time.Millisecond, time.Second, 500 * time.Millisecond, 900 * time.Millisecond},
 		{10 * time.Second, time.Second, 10 * time.Second, 5 * time.Second, 9 * time.Second},
-		{20, 2, 20, 10, 18},
+		{time.Millisecond, 100 * time.Microsecond, time.Millisecond, 500 * time.Microsecond, 900 * time.Microsecond}, // the floor
 	}
 	v := newVirtual(t)
 	for _, tc := range cases {

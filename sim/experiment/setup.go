@@ -243,12 +243,16 @@ func (s Setup) Validate() error {
 		return fieldErr("Nodes", s.Nodes, "must be in [1, %d]", sim.MaxNodes)
 	case s.TimeoutMin <= 0:
 		return fieldErr("TimeoutMin", s.TimeoutMin, "must be positive")
+	case s.TimeoutMin < election.MinElectionTimeout:
+		return fieldErr("TimeoutMin", s.TimeoutMin, "is below the election package's floor of %v (time.Duration counts nanoseconds: did you forget a unit?)", election.MinElectionTimeout)
 	case s.TimeoutMax < s.TimeoutMin:
 		return fieldErr("TimeoutMax", s.TimeoutMax, "must not be below the minimum timeout %v", s.TimeoutMin)
 	case s.Heartbeat < 0:
 		return fieldErr("Heartbeat", s.Heartbeat, "must not be negative (0 means half the minimum timeout)")
 	case s.heartbeat() <= 0:
 		return fieldErr("TimeoutMin", s.TimeoutMin, "is too small for a heartbeat of half of it")
+	case s.heartbeat() < election.MinPeriod:
+		return fieldErr("Heartbeat", s.heartbeat(), "is below the election package's floor of %v", election.MinPeriod)
 	case s.heartbeat() >= s.TimeoutMin:
 		return fieldErr("Heartbeat", s.heartbeat(), "must be below the minimum election timeout %v", s.TimeoutMin)
 	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
@@ -265,6 +269,8 @@ func (s Setup) Validate() error {
 		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
 	case s.CandidateMin < 0 || (s.CandidateMin == 0) != (s.CandidateMax == 0):
 		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "must be a positive range, or 0 for the election timeout range")
+	case s.CandidateMin > 0 && s.CandidateMin < election.MinElectionTimeout:
+		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "is below the election package's floor of %v", election.MinElectionTimeout)
 	case s.CandidateMax < s.CandidateMin:
 		return fieldErr("CandidateMax", RangeLabel(s.CandidateMin, s.CandidateMax), "upper bound is below the lower bound")
 	case s.Crash < 0 || s.Crash > s.Nodes-(s.Nodes/2+1) && s.Crash > 1:
@@ -298,11 +304,26 @@ func (s Setup) Validate() error {
 		field string
 		l     sim.Latency
 	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerLateness", s.TimerLateness}} {
-		if m.l != nil && sim.Typical(m.l) > s.maxTime() {
+		if d, ok := typical(m.l); ok && d > s.maxTime() {
 			return fieldErr(m.field, m.l, "exceeds the trial's time limit %v", s.maxTime())
 		}
 	}
 	return nil
+}
+
+// typical is sim.Typical(l), or false for a nil l or a model whose
+// Sample panics (a broken model fails its first trial, reported with the
+// trial's seed, rather than Validate).
+func typical(l sim.Latency) (d time.Duration, ok bool) {
+	if l == nil {
+		return 0, false
+	}
+	defer func() {
+		if recover() != nil {
+			d, ok = 0, false
+		}
+	}()
+	return sim.Typical(l), true
 }
 
 // timeoutJitter returns the election package jitter that draws timeouts
