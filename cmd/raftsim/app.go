@@ -151,16 +151,22 @@ and "raftsim merge" prints the output of the whole run from the shards.`,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q (see raftsim --help)", args[0])}
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SuggestionsMinimumDistance = 2 // "did you mean failover?" for failovr or faliover
 	root.PersistentFlags().Var(&a.shard, "shard", "run only share `K/N` of the trials (K from 0 to N-1) and print a shard file for raftsim merge")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if err := misspelledCommand(root, cmd, a.args); err != nil {
+			return err
+		}
+		return usageError{flagParseError(err)}
+	})
 	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd())
 	root.Version = version()
 	root.SetVersionTemplate(versionLine() + "\n")

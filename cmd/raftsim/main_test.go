@@ -22,7 +22,12 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeBinary()
+		os.Exit(code)
+	}))
+}
 
 // raftsim runs the command in-process and returns its exit status, stdout
 // and stderr.

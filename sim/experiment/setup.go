@@ -558,21 +558,36 @@ func RangeLabel(lo, hi time.Duration) string {
 	return lo.String() + "-" + hi.String()
 }
 
-// ParseRange parses a timeout range: "150ms-300ms", "150-300ms" (unit
-// given once), or a single duration "150ms" (no randomness). Errors are
-// *sim.FieldError values (Value: the text) wrapping ErrInvalidConfig.
+// ParseRange parses a timeout range: "150ms-300ms", "150-300ms" or
+// "150ms-300" (a unit given once applies to both bounds), or a single
+// duration "150ms" (no randomness). A number without any unit is refused
+// as such. Errors are *sim.FieldError values (Value: the text) wrapping
+// ErrInvalidConfig.
 func ParseRange(s string) (lo, hi time.Duration, err error) {
 	bad := func(format string, args ...any) error { return fieldErr("", s, format, args...) }
 	a, b, ok := cutRange(s)
 	if !ok {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, 0, bad("is not a range (want e.g. 150ms-300ms)")
+			if isNumber(s) {
+				return 0, 0, bad("has no unit (want e.g. %sms)", s)
+			}
+			return 0, 0, bad("is not a duration or a range (want e.g. 150ms or 150ms-300ms)")
 		}
 		if d <= 0 {
 			return 0, 0, bad("timeout must be positive")
 		}
 		return d, d, nil
+	}
+	if isNumber(a) && isNumber(b) {
+		return 0, 0, bad("has no unit (want e.g. %s-%sms)", a, b)
+	}
+	// A bound without a unit borrows the other's: "150-300ms", "150ms-300".
+	if isNumber(b) {
+		b += unitOf(a)
+	}
+	if isNumber(a) {
+		a += unitOf(b)
 	}
 	hi, err = time.ParseDuration(b)
 	if err != nil {
@@ -580,11 +595,7 @@ func ParseRange(s string) (lo, hi time.Duration, err error) {
 	}
 	lo, err = time.ParseDuration(a)
 	if err != nil {
-		// "150-300ms": borrow the unit of the upper bound.
-		unit := trimNumber(b)
-		if lo, err = time.ParseDuration(a + unit); err != nil || unit == "" {
-			return 0, 0, bad("lower bound %q is not a duration", a)
-		}
+		return 0, 0, bad("lower bound %q is not a duration", a)
 	}
 	if lo <= 0 {
 		return 0, 0, bad("lower bound must be positive")
@@ -593,6 +604,22 @@ func ParseRange(s string) (lo, hi time.Duration, err error) {
 		return 0, 0, bad("upper bound %v is below lower bound %v", hi, lo)
 	}
 	return lo, hi, nil
+}
+
+// unitOf returns the unit of a duration of one unit ("ms" of "150ms"),
+// or "" if it has none or several ("1m30s").
+func unitOf(s string) string {
+	u := trimNumber(s)
+	if strings.ContainsAny(u, "0123456789.") {
+		return ""
+	}
+	return u
+}
+
+// isNumber reports whether s is a number with no unit, such as "150" or
+// "1.5".
+func isNumber(s string) bool {
+	return s != "" && trimNumber(s) == "" && s != "."
 }
 
 // cutRange splits "a-b" at the dash between the bounds (not a leading sign).
