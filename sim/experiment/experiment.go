@@ -59,6 +59,11 @@ type Result struct {
 	Paper []PaperFigure
 }
 
+// MessagesMeasured reports whether r's MessagesPerElection was measured:
+// not on real hashicorp/raft nodes (Model "hashicorp-engine"), whose
+// messages the engine does not count.
+func (r Result) MessagesMeasured() bool { return r.Model != "hashicorp-engine" }
+
 // JobOf returns the sim.Job that runs trials of e.
 func JobOf(e Trialer, trials int) sim.Job {
 	return sim.Job{Trials: trials, Trial: func(ctx context.Context, i int, rng *rand.Rand) (sim.Outcome, error) {
