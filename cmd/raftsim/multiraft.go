@@ -106,6 +106,9 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	if err := c.Validate(); err != nil {
 		return configError(err, multiraftFlags, "window")
 	}
+	if err := checkMultiraftCost(c); err != nil {
+		return err
+	}
 	if a.shard.n > 0 {
 		return flagError("shard", "is not available with multiraft: it runs one cluster, which does not split into shares")
 	}

@@ -44,7 +44,8 @@ func (a *app) progressLines(what string, count bool) (func(done, total int), fun
 				return
 			case <-tick.C:
 				d, t := done.Load(), total.Load()
-				if t <= 0 {
+				if t <= 0 { // no trial finished yet: the total comes with the first
+					fmt.Fprintf(a.stderr, "raftsim: %s: running for %v, no trial finished yet\n", what, time.Since(start).Round(time.Second))
 					continue
 				}
 				pct := 100 * float64(d) / float64(t)
