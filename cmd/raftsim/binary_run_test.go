@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -171,4 +173,38 @@ func TestBinaryNoZerosAsMeasurements(t *testing.T) {
 	rows := strings.Split(strings.TrimSpace(table), "\n")
 	f := strings.Fields(rows[len(rows)-1])
 	require.Equal(t, "-", f[len(f)-1], "msgs is not measured on hashicorp/raft:\n%s", table)
+}
+
+// TestBinaryShardsAsProcesses: the shards of a run, run as separate
+// processes of the built binary, started in a scrambled order and
+// running at once with different worker counts, merge into exactly what
+// one unsharded run prints (docs/scaling-out.md's promise).
+func TestBinaryShardsAsProcesses(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"failover", "--timeout", "150-300ms", "--latency", "lognormal:5ms,0.8", "--trials", "400", "--json"},
+		{"paper", "--trials", "20", "--max-time", "5s"},
+	} {
+		code, whole, errs := runBinary(t, args...)
+		require.Equal(t, 0, code, errs)
+		const n = 4
+		files := make([]string, n)
+		var cmds []*exec.Cmd
+		for _, k := range []int{3, 0, 2, 1} { // started out of order, all at once
+			files[k] = filepath.Join(dir, args[0]+"-shard-"+strconv.Itoa(k)+".jsonl")
+			f, err := os.Create(files[k])
+			require.NoError(t, err)
+			cmd := exec.Command(binary(t), append(args, "--shard", strconv.Itoa(k)+"/"+strconv.Itoa(n), "--workers", strconv.Itoa(1+k%2))...)
+			cmd.Stdout = f
+			require.NoError(t, cmd.Start())
+			cmds = append(cmds, cmd)
+			t.Cleanup(func() { f.Close() })
+		}
+		for _, c := range cmds {
+			require.NoError(t, c.Wait(), "%v", c.Args)
+		}
+		code, merged, errs := runBinary(t, "merge", files[1], files[3], files[0], files[2])
+		require.Equal(t, 0, code, errs)
+		require.Equal(t, whole, merged, "%v: merged shards differ from one run", args)
+	}
 }
