@@ -163,6 +163,9 @@ func (c Config) normalized() (Config, election.Config, error) {
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")
 	}
+	if err := c.checkFloors(); err != nil {
+		return c, eff, err
+	}
 	hb := eff.HeartbeatInterval
 	if c.CoalesceWindow < 0 || c.CoalesceWindow > hb/2 {
 		return c, eff, fieldErr("CoalesceWindow", c.CoalesceWindow, "must be in [0, %v] (half the heartbeat interval)", hb/2)
