@@ -93,15 +93,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.tr.Close()
-	hcfg := multiraft.DefaultConfig()
-	hcfg.ID = cfg.id
-	hcfg.Election.ElectionTimeout = cfg.electionTO
-	hcfg.Election.HeartbeatInterval = cfg.heartbeat
-	hcfg.Election.Metrics = &metrics.BlackholeSink{}
-	elog := logger.Named("election")
-	elog.SetLevel(hclog.Warn) // not a line per election of 10k groups
-	hcfg.Election.Logger = elog
-	hcfg.HibernateAfter = cfg.hibernateAfter
+	hcfg := hostConfig(cfg, logger)
 	hcfg.Observer = s.observe
 	if s.h, err = multiraft.NewHost(hcfg, s.w, s.tr); err != nil {
 		return err
@@ -135,6 +127,20 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+}
+
+// hostConfig is the Host's configuration for cfg, without Observer.
+func hostConfig(cfg config, logger hclog.Logger) multiraft.Config {
+	hcfg := multiraft.DefaultConfig()
+	hcfg.ID = cfg.id
+	hcfg.Election.ElectionTimeout = cfg.electionTO
+	hcfg.Election.HeartbeatInterval = cfg.heartbeat
+	hcfg.Election.Metrics = &metrics.BlackholeSink{}
+	elog := logger.Named("election")
+	elog.SetLevel(hclog.Warn) // not a line per election of 10k groups
+	hcfg.Election.Logger = elog
+	hcfg.HibernateAfter = cfg.hibernateAfter
+	return hcfg
 }
 
 // step hands a peer's batch to the host, noting when the peer was last
