@@ -420,7 +420,9 @@ func (t *Transport) read(conn net.Conn, h Handler) error {
 		}
 		size := multiraft.FrameHeaderSize + n
 		if size > len(buf) {
-			buf = append(buf[:cap(buf)], make([]byte, size-cap(buf))...)
+			grown := make([]byte, max(size, 2*len(buf)))
+			copy(grown, buf[:multiraft.FrameHeaderSize])
+			buf = grown
 		}
 		if _, err := io.ReadFull(r, buf[multiraft.FrameHeaderSize:size]); err != nil {
 			if errors.Is(err, io.EOF) {

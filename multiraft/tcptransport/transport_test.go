@@ -114,14 +114,29 @@ func TestDelivery(t *testing.T) {
 		a.Send(hb(1, 2, multiraft.GroupID(g)))
 	}
 	a.Send(multiraft.Batch{From: 1, To: 9}) // no such peer
-	require.Eventually(t, func() bool { return got.len() == n }, waitFor, time.Millisecond)
-	for i, bt := range got.got {
+	// Frames of growing and shrinking sizes: the reader's buffer grows.
+	sizes := []int{2000, 9000, 5000, 30000, 100}
+	for _, k := range sizes {
+		b := multiraft.Batch{From: 1, To: 2, Heartbeats: make([]multiraft.Heartbeat, k)}
+		for i := range b.Heartbeats {
+			b.Heartbeats[i] = multiraft.Heartbeat{Group: multiraft.GroupID(i), Term: uint64(k)}
+		}
+		a.Send(b)
+	}
+	total := n + len(sizes)
+	require.Eventually(t, func() bool { return got.len() == total }, waitFor, time.Millisecond)
+	for i, bt := range got.got[:n] {
 		require.Equal(t, hb(1, 2, multiraft.GroupID(i)), bt)
 	}
+	for i, k := range sizes {
+		bt := got.got[n+i]
+		require.Len(t, bt.Heartbeats, k)
+		require.Equal(t, uint64(k), bt.Heartbeats[k-1].Term)
+	}
 	s := a.Stats()
-	require.Equal(t, uint64(n), s.Queued)
+	require.Equal(t, uint64(total), s.Queued)
 	require.Equal(t, uint64(1), s.Unroutable)
-	require.Equal(t, uint64(n), b.Stats().Received)
+	require.Equal(t, uint64(total), b.Stats().Received)
 }
 
 // TestReconnect: after the peer's process restarts on its address, the
