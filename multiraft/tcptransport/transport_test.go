@@ -114,8 +114,13 @@ func TestDelivery(t *testing.T) {
 		a.Send(hb(1, 2, multiraft.GroupID(g)))
 	}
 	a.Send(multiraft.Batch{From: 1, To: 9}) // no such peer
-	// Frames of growing and shrinking sizes: the reader's buffer grows.
-	sizes := []int{2000, 9000, 5000, 30000, 100}
+	// Frames of growing and shrinking sizes: the reader's buffer grows
+	// in steps that leave room past its length.
+	var sizes []int
+	for k := 1000; k < 3000; k += 7 {
+		sizes = append(sizes, k)
+	}
+	sizes = append(sizes, 30000, 100)
 	for _, k := range sizes {
 		b := multiraft.Batch{From: 1, To: 2, Heartbeats: make([]multiraft.Heartbeat, k)}
 		for i := range b.Heartbeats {
