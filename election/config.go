@@ -3,10 +3,8 @@ package election
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/internal/cfgerr"
+	"github.com/raftick/raftick/internal/logging"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -419,15 +418,10 @@ func (c Config) normalized() (Config, error) {
 // maintains is sound only if voters keep this promise.
 func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
 
-// logOutput is where the default Logger writes; a variable so that a
-// test can read it.
-var logOutput io.Writer = os.Stderr
-
 // defaultLogger returns the Logger of a Config that sets none: warnings
-// and errors to logOutput.
-func defaultLogger() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: hclog.Warn, Output: logOutput})
-}
+// and errors to standard error (the module's one default,
+// internal/logging), named raftick; each node names itself below it.
+func defaultLogger() hclog.Logger { return logging.Default("raftick") }
 
 // lease returns the leader lease.
 func (c *Config) lease() time.Duration {

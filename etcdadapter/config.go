@@ -114,8 +114,10 @@ type Config struct {
 	// package's events (see doc.go), in order, without the node's lock
 	// held, on the goroutine processing the node. It may call the node.
 	Observer func(election.Event)
-	// Logger receives etcd raft's log; nil discards it (etcd's default
-	// logger writes to stderr).
+	// Logger receives etcd raft's log. nil means the module's default:
+	// etcd raft's warnings and errors to standard error, named
+	// raftick.etcd, so that a failure is never silent; NullLogger()
+	// discards everything.
 	Logger raft.Logger
 }
 
@@ -297,7 +299,7 @@ func (c Config) Validate() error {
 func (c Config) raftConfig(st raft.Storage) *raft.Config {
 	logger := c.Logger
 	if logger == nil {
-		logger = discardLogger{}
+		logger = defaultLogger()
 	}
 	return &raft.Config{
 		ID:              c.ID,

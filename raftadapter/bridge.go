@@ -101,7 +101,9 @@ type BridgeConfig struct {
 	// It should be below the remote transport's own timeout. >= 0; 0 means
 	// DefaultRespondTimeout (500ms).
 	RespondTimeout time.Duration
-	// Logger receives the bridge's logs; nil means hclog.NewNullLogger().
+	// Logger receives the bridge's logs; nil means the module's default
+	// (warnings and errors to standard error, named raftick.raftadapter);
+	// hclog.NewNullLogger() discards them.
 	Logger hclog.Logger
 }
 
@@ -261,7 +263,7 @@ func NewBridge(cfg BridgeConfig, tr PreVoteTransport) (*Bridge, error) {
 		cfg.RespondTimeout = DefaultRespondTimeout
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = hclog.NewNullLogger()
+		cfg.Logger = defaultLogger()
 	}
 	local := ServerIDOf(cfg.ID)
 	b := &Bridge{

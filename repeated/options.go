@@ -2,10 +2,10 @@ package repeated
 
 import (
 	"math/rand/v2"
-	"os"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // Option configures a Timer at construction; see New.
@@ -98,12 +98,9 @@ func WithLogger(l hclog.Logger) Option {
 }
 
 // DefaultLogger returns the logger of every Timer made without
-// WithLogger (or with WithLogger(nil)): hclog's logger to standard error,
-// named raftick.repeated, made once and shared.
+// WithLogger (or with WithLogger(nil)): warnings and errors to standard
+// error, named raftick.repeated, made once and shared (the module's one
+// default, internal/logging).
 func DefaultLogger() hclog.Logger { return defaultLogger() }
 
-// defaultLogger makes DefaultLogger's logger (tests of the package may
-// replace it before they start, to keep their output quiet).
-var defaultLogger = sync.OnceValue(func() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick.repeated", Output: os.Stderr})
-})
+var defaultLogger = sync.OnceValue(func() hclog.Logger { return logging.Default("raftick.repeated") })
