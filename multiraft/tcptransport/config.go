@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/cfgerr"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // ErrInvalidConfig is wrapped by every error Validate returns; errors.As
@@ -76,8 +76,9 @@ type Config struct {
 	TLS *tls.Config
 
 	// Logger receives connection errors (a corrupt stream, a failed
-	// dial, a lost connection); nil means stderr, named
-	// "raftick.tcptransport". hclog.NewNullLogger() turns logging off.
+	// dial, a lost connection) at Warn and Error; nil means the
+	// project's default logger (standard error, level Warn, named
+	// "raftick.tcptransport"). hclog.NewNullLogger() turns logging off.
 	Logger hclog.Logger
 }
 
@@ -129,6 +130,4 @@ func (c Config) Validate() error {
 	return nil
 }
 
-var defaultLogger = sync.OnceValue(func() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick.tcptransport", Output: os.Stderr})
-})
+var defaultLogger = sync.OnceValue(func() hclog.Logger { return logging.Default("raftick.tcptransport") })
