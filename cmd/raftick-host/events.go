@@ -15,8 +15,10 @@ import (
 )
 
 // record is one line of the event log. Type is an election.EventType's
-// name, or "Recovered" for the hard state a group loaded at startup
-// (Term and Vote, in Leader).
+// name, "Recovered" for the hard state a group loaded at startup, or
+// "Durable" for one written durably (logged after the write returned and
+// before anything that depends on it is sent); both carry the vote in
+// Leader.
 type record struct {
 	T      int64       `json:"t"` // wall clock, Unix nanoseconds
 	Node   election.ID `json:"node"`
@@ -29,7 +31,10 @@ type record struct {
 	Reason string      `json:"reason,omitempty"`
 }
 
-const typeRecovered = "Recovered"
+const (
+	typeRecovered = "Recovered"
+	typeDurable   = "Durable"
+)
 
 // logged reports whether e goes into the event log: what the election
 // checker needs (terms, votes, leaders) and elections started; pre-vote
@@ -164,7 +169,8 @@ func readEvents(r io.Reader, f func(record) error) error {
 	return sc.Err()
 }
 
-// toEvent converts a record other than Recovered to an election.Event.
+// toEvent converts a record other than Recovered and Durable to an
+// election.Event.
 func toEvent(r record) (election.Event, error) {
 	t, ok := eventTypes[r.Type]
 	if !ok {

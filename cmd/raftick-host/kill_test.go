@@ -212,6 +212,8 @@ func TestKill9(t *testing.T) {
 			procs[victim].start(t, bin)
 		}
 		require.Eventually(t, allLed(ids), *flagSettleT, 20*time.Millisecond, "round %d: restarted cluster never led every group", r)
+		t.Logf("round %d: killed node %d%s; survivors led every group %v after the kill", r, victim, rd.note(),
+			time.Duration(rd.restart-rd.kill).Round(time.Millisecond))
 		rounds = append(rounds, rd)
 	}
 	for _, id := range ids {
@@ -222,7 +224,7 @@ func TestKill9(t *testing.T) {
 	res := analyze(t, dir, groups, rounds)
 	all := []time.Duration{}
 	for _, rd := range res {
-		t.Logf("round %d: killed node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d",
+		t.Logf("round %d: node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d",
 			rd.n, rd.victim, rd.note(), len(rd.failovers), pct(rd.failovers, 50), pct(rd.failovers, 99), pct(rd.failovers, 100), rd.otherElections)
 		all = append(all, rd.failovers...)
 	}
@@ -274,14 +276,27 @@ func pct(ds []time.Duration, p int) time.Duration {
 // victim, the time from the kill to the first LeaderElected of another
 // node; and counts the elections between kill and restart in the other
 // groups.
+//
+// Events may be logged before their hard state is durable (a deferred
+// Store logs them at once and holds the messages): those whose state
+// never became durable before the process died were never seen by
+// anyone, and are left out (see durableEvents). Every hard state a
+// process recovers must hold what it had written durably before it died.
 func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 	var recs []record
+	dropped := 0
 	for id := 1; id <= 3; id++ {
 		f, err := os.Open(filepath.Join(dir, fmt.Sprint(id), "events.jsonl"))
 		require.NoError(t, err)
-		require.NoError(t, readEvents(f, func(r record) error { recs = append(recs, r); return nil }))
+		var node []record
+		require.NoError(t, readEvents(f, func(r record) error { node = append(node, r); return nil }))
 		_ = f.Close()
+		kept, storeErrs := durableEvents(node)
+		require.Empty(t, storeErrs, "node %d: hard states recovered against those written", id)
+		dropped += len(node) - len(kept)
+		recs = append(recs, kept...)
 	}
+	t.Logf("events: %d checked, %d left out (state not durable when the process died, or Recovered/Durable records)", len(recs), dropped)
 	slices.SortStableFunc(recs, func(a, b record) int { return cmpInt(a.T, b.T) })
 	voters := []election.ID{1, 2, 3}
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })
@@ -290,13 +305,6 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		leader[g] = bootstrapLeader(voters, multiraft.GroupID(g))
 		check.Group(multiraft.GroupID(g)).SetLeader(1, leader[g])
 	}
-	type nodeGroup struct {
-		n election.ID
-		g uint64
-	}
-	lastTerm := map[nodeGroup]uint64{}
-	lastVote := map[nodeGroup][2]uint64{} // term, candidate
-	var storeErrs []string
 	ri := 0
 	var lost map[uint64]time.Duration // group -> 0 until failed over
 	var lostRound *round
@@ -329,26 +337,9 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 			startRound(ri)
 			ri++
 		}
-		key := nodeGroup{r.Node, r.Group}
-		if r.Type == typeRecovered {
-			// The store must hold what the node acted on before it
-			// died: its term, and the vote of that term.
-			if r.Term < lastTerm[key] {
-				storeErrs = append(storeErrs, fmt.Sprintf("node %d group %d: recovered term %d, below the %d it had", r.Node, r.Group, r.Term, lastTerm[key]))
-			}
-			if v := lastVote[key]; v[0] == r.Term && r.Term > 0 && uint64(r.Leader) != v[1] {
-				storeErrs = append(storeErrs, fmt.Sprintf("node %d group %d: recovered vote %d in term %d, but voted %d", r.Node, r.Group, r.Leader, r.Term, v[1]))
-			}
-			continue
-		}
 		e, err := toEvent(r)
 		require.NoError(t, err)
 		check.Observe(multiraft.GroupID(r.Group), e)
-		if e.Type != election.EventVoteGranted {
-			lastTerm[key] = max(lastTerm[key], e.Term)
-		} else {
-			lastVote[key] = [2]uint64{e.Term, uint64(e.Peer)}
-		}
 		if e.Type == election.EventLeaderElected {
 			leader[r.Group] = e.Node
 		}
@@ -366,8 +357,73 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 	}
 	finishRound()
 	require.NoError(t, check.Err())
-	require.Empty(t, storeErrs, "hard states recovered against the event logs")
 	return rounds
+}
+
+// hardState is a term and the vote cast in it.
+type hardState struct {
+	term uint64
+	vote election.ID
+}
+
+// durableEvents takes one node's log in file order and returns its
+// election events whose hard state was durable before the process died,
+// and the recovered states that lost a durable write.
+//
+// A life of the process (a segment, per group) starts at the group's
+// Recovered record; the group's durable state at the end of the life is
+// the latest Durable record in it (or what it recovered). An event of
+// that life is kept if that state covers it: a vote granted in term t
+// for p if the durable term is above t, or is t with the vote p; any
+// other event of term t if the durable term is at least t. An event not
+// covered was logged before its state was written (a deferred Store) and
+// the process died first: the node sent nothing that depended on it, so
+// it is not part of the group's history. The next Recovered state must
+// then be at least the durable one: a higher term, or the same term with
+// the same vote (or a vote where there was none).
+func durableEvents(recs []record) (kept []record, storeErrs []string) {
+	type life struct {
+		g uint64
+		n int
+	}
+	lives := map[uint64]int{} // group -> number of Recovered records seen
+	durable := map[life]hardState{}
+	lifeOf := make([]int, len(recs))
+	for i, r := range recs {
+		switch r.Type {
+		case typeRecovered:
+			rec := hardState{r.Term, r.Leader}
+			if lives[r.Group] > 0 {
+				prev := durable[life{r.Group, lives[r.Group]}]
+				if rec.term < prev.term || rec.term == prev.term && prev.vote != election.None && rec.vote != prev.vote {
+					storeErrs = append(storeErrs, fmt.Sprintf("group %d: recovered term %d vote %d, but had written term %d vote %d",
+						r.Group, rec.term, rec.vote, prev.term, prev.vote))
+				}
+			}
+			lives[r.Group]++
+			durable[life{r.Group, lives[r.Group]}] = rec
+		case typeDurable:
+			l := life{r.Group, lives[r.Group]}
+			if d := durable[l]; r.Term > d.term || r.Term == d.term && r.Leader != election.None {
+				durable[l] = hardState{r.Term, r.Leader}
+			}
+		}
+		lifeOf[i] = lives[r.Group]
+	}
+	for i, r := range recs {
+		if r.Type == typeRecovered || r.Type == typeDurable {
+			continue
+		}
+		d := durable[life{r.Group, lifeOf[i]}]
+		covered := d.term >= r.Term
+		if r.Type == election.EventVoteGranted.String() {
+			covered = d.term > r.Term || d.term == r.Term && d.vote == r.Peer
+		}
+		if covered {
+			kept = append(kept, r)
+		}
+	}
+	return kept, storeErrs
 }
 
 func cmpInt(a, b int64) int {

@@ -173,7 +173,7 @@ func (s *server) addGroups() error {
 			s.leaders[gid] = leader
 			s.mu.Unlock()
 		}
-		st := &crashStorage{Storage: fs, s: s}
+		st := &crashStorage{Storage: fs, s: s, g: gid}
 		if err := s.h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: s.cfg.voters, Storage: st, Leader: leader}); err != nil {
 			return fmt.Errorf("group %d: %w", gid, err)
 		}
@@ -186,11 +186,12 @@ func bootstrapLeader(voters []election.ID, g multiraft.GroupID) election.ID {
 	return voters[int((uint64(g)-1)%uint64(len(voters)))]
 }
 
-// crashStorage counts the node's hard-state writes and, at
-// --crash-at-write, kills the process inside one.
+// crashStorage logs each hard state written (a Durable record), counts
+// the writes and, at --crash-at-write, kills the process inside one.
 type crashStorage struct {
 	election.Storage
 	s *server
+	g multiraft.GroupID
 }
 
 func (c *crashStorage) Save(hs election.HardState) error {
@@ -201,6 +202,10 @@ func (c *crashStorage) Save(hs election.HardState) error {
 	err := c.Storage.Save(hs)
 	if crash {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	if err == nil {
+		// Logged before the node goes on to send what depends on hs.
+		c.s.log.write(record{T: time.Now().UnixNano(), Node: c.s.cfg.id, Group: uint64(c.g), Type: typeDurable, Term: hs.Term, Leader: hs.Vote})
 	}
 	return err
 }
