@@ -80,6 +80,18 @@ type comparison struct {
 	timer, delivery       realtime.Lateness
 	took                  time.Duration
 	load0, load1          string
+	runs                  int // runs of the three that finished
+}
+
+// compareInterrupted returns err, or after an interrupt (ctx cancelled)
+// says how many of the comparison's runs finished and returns
+// errInterrupted: a comparison with a run missing has no result to print.
+func (a *app) compareInterrupted(ctx context.Context, err error, done, total int) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "interrupted: %d of %d runs finished; no comparison without all of them\n", done, total)
+	return errInterrupted
 }
 
 func (a *app) runCompare(cmd *cobra.Command, o *opts, co *compareOpts) error {
@@ -113,7 +125,7 @@ func (a *app) runCompare(cmd *cobra.Command, o *opts, co *compareOpts) error {
 	}
 	c, err := a.compare(cmd.Context(), s, s.Describe(), o, co)
 	if err != nil {
-		return err
+		return a.compareInterrupted(cmd.Context(), err, c.runs, 3)
 	}
 	return writeComparison(a.stdout, c, co)
 }
@@ -147,12 +159,14 @@ func (a *app) compare(ctx context.Context, s experiment.Setup, label string, o *
 	if c.virtual, err = run("virtual "+label, mk(s, nil), 0); err != nil {
 		return c, err
 	}
+	c.runs++
 	stats := &realtime.Stats{}
 	c.load0 = loadavg()
 	start := time.Now()
 	if c.real, err = run("real time "+label, mk(s, stats), o.engineWorkers()); err != nil {
 		return c, err
 	}
+	c.runs++
 	c.took = time.Since(start)
 	c.load1 = loadavg()
 	c.timer, c.delivery = stats.Timer(), stats.Delivery()
@@ -167,6 +181,7 @@ func (a *app) compare(ctx context.Context, s experiment.Setup, label string, o *
 	if c.withLt, err = run("virtual+lateness "+label, mk(lt, nil), 0); err != nil {
 		return c, err
 	}
+	c.runs++
 	c.ks = twosample.KS(c.virtual.Summary.Times(), c.real.Summary.Times())
 	c.ksLt = twosample.KS(c.withLt.Summary.Times(), c.real.Summary.Times())
 	return c, nil
@@ -340,7 +355,7 @@ func (a *app) compareTable(ctx context.Context, o *opts, co *compareOpts) error 
 		}
 		c, err := a.compare(ctx, s, r.label(), o, co)
 		if err != nil {
-			return err
+			return a.compareInterrupted(ctx, err, 3*len(t.Rows)+c.runs, 3*len(tableRows))
 		}
 		v, rt := c.virtual.Summary, c.real.Summary
 		ok, why := c.meets(co.alpha)

@@ -239,5 +239,8 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 	if err := s.Validate(); err != nil {
 		return s, m, configError(err, setupFlags, "model")
 	}
+	if err := o.checkCost(s, 0); err != nil {
+		return s, m, err
+	}
 	return s, m, nil
 }

@@ -116,11 +116,16 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	if err := c.Validate(); err != nil {
 		return configError(err, multiraftFlags, "window")
 	}
+	if err := checkMultiraftCost(c); err != nil {
+		return err
+	}
 	if a.shard.n > 0 {
 		return flagError("shard", "is not available with multiraft: it runs one cluster, which does not split into shares")
 	}
 	a.markStarted()
-	r, err := multiraftsim.Run(cmd.Context(), c)
+	update, finish := a.progressBar("multiraft", false)
+	r, err := multiraftsim.RunProgress(cmd.Context(), c, update)
+	finish()
 	if err != nil && cmd.Context().Err() == nil {
 		return err
 	}

@@ -138,10 +138,21 @@ type Result struct {
 }
 
 // Run runs the experiment; ctx cancels it between steps.
-func Run(ctx context.Context, c Config) (Result, error) {
+func Run(ctx context.Context, c Config) (Result, error) { return RunProgress(ctx, c, nil) }
+
+// RunProgress is Run that reports its progress to progress (if not nil)
+// as it goes, from the calling goroutine: done of total units of work,
+// one per group added, then ten per millisecond of virtual time (about
+// the wall time each takes at the default activity).
+func RunProgress(ctx context.Context, c Config, progress func(done, total int)) (Result, error) {
 	if err := c.Validate(); err != nil {
 		return Result{}, err
 	}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	work := c.Groups + 10*int((c.Warmup+2*c.Window+c.Settle)/time.Millisecond)
+	progress(0, work)
 	start := time.Now()
 	r := Result{Config: c}
 	clk, err := newClock(c.Realtime)
@@ -230,8 +241,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				return r, err
 			}
 		}
-		if g%10000 == 0 && ctx.Err() != nil {
-			return r, ctx.Err()
+		if g%10000 == 0 {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			progress(g, work)
 		}
 	}
 	var active []int
@@ -258,6 +272,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			progress(c.Groups+10*int(clk.w.Now()/time.Millisecond), work)
 		}
 		return nil
 	}
