@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
@@ -205,6 +206,10 @@ func RunProgress(ctx context.Context, c Config, progress func(done, total int)) 
 	cfg.Election.ElectionJitter = repeated.UniformExtra(c.TimeoutMax - c.TimeoutMin)
 	cfg.Election.HeartbeatInterval = c.Heartbeat
 	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	// The experiment crashes a host on purpose and its groups warn about
+	// it (CheckQuorum step-downs, lost leaders): it reports outcomes, not
+	// logs, as the other engines do.
+	cfg.Election.Logger = hclog.NewNullLogger()
 	cfg.HibernateAfter, cfg.Coalesce = c.HibernateAfter, c.Coalesce
 	cfg.Observer = observer
 	hosts := make([]*multiraft.Host, c.Nodes+1)
