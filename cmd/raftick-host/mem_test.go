@@ -22,14 +22,15 @@ import (
 // same host configuration, a FileStorage per group, hosts stopped and
 // restarted on their storages instead of processes killed.
 type memCluster struct {
-	t      *testing.T
-	groups int
-	cfg    config
-	dir    string
-	w      *wheel.Wheel
-	net    *multiraft.MemNetwork
-	hosts  map[election.ID]*multiraft.Host
-	voters []election.ID
+	t        *testing.T
+	groups   int
+	cfg      config
+	dir      string
+	w        *wheel.Wheel
+	net      *multiraft.MemNetwork
+	hosts    map[election.ID]*multiraft.Host
+	storages map[election.ID][]*election.FileStorage
+	voters   []election.ID
 
 	mu       sync.Mutex
 	killedAt time.Time
@@ -58,9 +59,19 @@ func (c *memCluster) start(id election.ID) {
 	require.NoError(t, err)
 	gdir := filepath.Join(c.dir, strconv.Itoa(int(id)))
 	require.NoError(t, os.MkdirAll(gdir, 0o755))
+	if c.storages[id] == nil {
+		c.storages[id] = make([]*election.FileStorage, c.groups+1)
+	}
 	for g := 1; g <= c.groups; g++ {
-		st, err := election.NewFileStorage(filepath.Join(gdir, strconv.Itoa(g)))
-		require.NoError(t, err)
+		// A restarted host reuses the FileStorage: opening 1,000 of
+		// them again (a directory sync each) is slow and measures
+		// nothing.
+		st := c.storages[id][g]
+		if st == nil {
+			st, err = election.NewFileStorage(filepath.Join(gdir, strconv.Itoa(g)))
+			require.NoError(t, err)
+			c.storages[id][g] = st
+		}
 		gid := multiraft.GroupID(g)
 		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: c.voters, Storage: st, Leader: bootstrapLeader(c.voters, gid)}))
 	}
@@ -93,8 +104,9 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	require.NoError(t, err)
 	defer w.Stop()
 	c := &memCluster{t: t, groups: groups, dir: t.TempDir(), w: w, net: multiraft.NewMemNetwork(w, 0),
-		hosts: map[election.ID]*multiraft.Host{}, voters: []election.ID{1, 2, 3},
-		cfg: config{electionTO: et, heartbeat: hb, hibernateAfter: time.Second}}
+		hosts: map[election.ID]*multiraft.Host{}, storages: map[election.ID][]*election.FileStorage{},
+		voters: []election.ID{1, 2, 3},
+		cfg:    config{electionTO: et, heartbeat: hb, hibernateAfter: time.Second}}
 	for _, id := range c.voters {
 		c.start(id)
 	}
