@@ -37,15 +37,16 @@ const (
 )
 
 // logged reports whether e goes into the event log: what the election
-// checker needs (terms, votes, leaders) and elections started; pre-vote
-// events and ignored messages stay out.
+// checker needs (terms, votes, leaders), elections started and leaders
+// stepping down (with their reasons); pre-vote events and ignored
+// messages stay out.
 func logged(e election.Event) bool {
 	if e.PreVote {
 		return false
 	}
 	switch e.Type {
 	case election.EventTermChange, election.EventVoteGranted, election.EventLeaderElected,
-		election.EventLeaderKnown, election.EventElectionStart:
+		election.EventLeaderKnown, election.EventElectionStart, election.EventStepDown:
 		return true
 	case election.EventRoleChange:
 		return e.Role == election.Leader
@@ -117,7 +118,8 @@ func (l *eventLog) write(r record) {
 func (l *eventLog) event(g multiraft.GroupID, e election.Event) {
 	r := record{T: time.Now().UnixNano(), Node: e.Node, Group: uint64(g), Type: e.Type.String(),
 		Term: e.Term, Role: uint8(e.Role), Leader: e.Leader, Peer: e.Peer}
-	if e.Type == election.EventRoleChange {
+	switch e.Type {
+	case election.EventRoleChange, election.EventElectionStart, election.EventStepDown:
 		r.Reason = e.Reason
 	}
 	l.write(r)

@@ -229,8 +229,12 @@ func TestKill9(t *testing.T) {
 	res := analyze(t, dir, groups, rounds)
 	all := []time.Duration{}
 	for _, rd := range res {
-		t.Logf("round %d: node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d",
-			rd.n, rd.victim, rd.note(), len(rd.failovers), pct(rd.failovers, 50), pct(rd.failovers, 99), pct(rd.failovers, 100), rd.otherElections)
+		t.Logf("round %d: node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d, after the restart %d",
+			rd.n, rd.victim, rd.note(), len(rd.failovers), pct(rd.failovers, 50), pct(rd.failovers, 99), pct(rd.failovers, 100),
+			rd.otherElections, rd.restartElections)
+		for _, w := range rd.why {
+			t.Logf("  %s", w)
+		}
 		all = append(all, rd.failovers...)
 	}
 	t.Logf("all rounds: %d failovers, p50 %v p99 %v max %v", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
@@ -254,6 +258,11 @@ type round struct {
 	crashed        bool
 	failovers      []time.Duration
 	otherElections int
+	// restartElections counts elections from the restart to the next
+	// kill (or the end): the restarted process disrupting groups, or
+	// lost groups still electing.
+	restartElections int
+	why              []string // the first elections counted in otherElections
 }
 
 func (r round) note() string {
@@ -298,10 +307,16 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		_ = f.Close()
 		kept, storeErrs := durableEvents(node)
 		require.Empty(t, storeErrs, "node %d: hard states recovered against those written", id)
-		dropped += len(node) - len(kept)
+		states := 0
+		for _, r := range node {
+			if r.Type == typeRecovered || r.Type == typeDurable {
+				states++
+			}
+		}
+		dropped += len(node) - states - len(kept)
 		recs = append(recs, kept...)
 	}
-	t.Logf("events: %d checked, %d left out (state not durable when the process died, or Recovered/Durable records)", len(recs), dropped)
+	t.Logf("events: %d checked, %d left out (their state was not durable when the process died)", len(recs), dropped)
 	slices.SortStableFunc(recs, func(a, b record) int { return cmpInt(a.T, b.T) })
 	voters := []election.ID{1, 2, 3}
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })
@@ -311,6 +326,7 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		check.Group(multiraft.GroupID(g)).SetLeader(1, leader[g])
 	}
 	ri := 0
+	lastStepDown := map[uint64]string{}
 	var lost map[uint64]time.Duration // group -> 0 until failed over
 	var lostRound *round
 	startRound := func(i int) {
@@ -348,6 +364,10 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		if e.Type == election.EventLeaderElected {
 			leader[r.Group] = e.Node
 		}
+		if e.Type == election.EventStepDown {
+			lastStepDown[r.Group] = fmt.Sprintf("node %d stepped down in term %d (%s) at kill%+v", r.Node, r.Term, r.Reason,
+				time.Duration(r.T-rounds[max(ri-1, 0)].kill).Round(time.Millisecond))
+		}
 		if lostRound == nil {
 			continue
 		}
@@ -355,9 +375,14 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		switch {
 		case isLost && d == 0 && e.Type == election.EventLeaderElected && e.Node != lostRound.victim:
 			lost[r.Group] = time.Duration(r.T - lostRound.kill)
-		case !isLost && r.T < lostRound.restart && (e.Type == election.EventLeaderElected ||
-			e.Type == election.EventElectionStart):
+		case !isLost && r.T < lostRound.restart && e.Type == election.EventElectionStart:
 			lostRound.otherElections++
+			if len(lostRound.why) < 3 {
+				lostRound.why = append(lostRound.why, fmt.Sprintf("g%d: node %d campaigns for term %d (%s) %v after the kill; %s",
+					r.Group, r.Node, r.Term, r.Reason, time.Duration(r.T-lostRound.kill).Round(time.Millisecond), lastStepDown[r.Group]))
+			}
+		case r.T >= lostRound.restart && e.Type == election.EventElectionStart:
+			lostRound.restartElections++
 		}
 	}
 	finishRound()

@@ -117,7 +117,7 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	}()
 	rng := rand.New(rand.NewPCG(seed, 47))
 	var out []time.Duration
-	for range rounds {
+	for r := range rounds {
 		c.asleep()
 		victim := c.voters[rng.IntN(3)]
 		time.Sleep(time.Duration(rng.Int64N(int64(hb) * 2)))
@@ -139,9 +139,12 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 			return len(c.elected) == len(c.lost)
 		}, *flagSettleT, 10*time.Millisecond, "lost groups never all elected a leader")
 		c.mu.Lock()
+		var fo []time.Duration
 		for _, d := range c.elected {
-			out = append(out, d)
+			fo = append(fo, d)
 		}
+		t.Logf("MemNetwork round %d: host %d: %d groups lost, failover p50 %v p99 %v", r, victim, len(fo), pct(fo, 50), pct(fo, 99))
+		out = append(out, fo...)
 		c.lost = nil
 		c.mu.Unlock()
 		c.start(victim)
