@@ -75,13 +75,25 @@ func openEventLog(path string) (*eventLog, error) {
 	return &eventLog{f: f}, nil
 }
 
-func (l *eventLog) write(r record) {
+// write appends rs to the log in one write.
+func (l *eventLog) write(rs ...record) {
 	if l.f == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buf[:0]
+	for _, r := range rs {
+		b = appendRecord(b, r)
+	}
+	l.buf = b
+	if _, err := l.f.Write(b); err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// appendRecord appends r as a JSON line (the fields of record's tags).
+func appendRecord(b []byte, r record) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, r.T, 10)
 	b = append(b, `,"node":`...)
@@ -108,11 +120,7 @@ func (l *eventLog) write(r record) {
 		b = append(b, `,"reason":`...)
 		b = strconv.AppendQuote(b, r.Reason)
 	}
-	b = append(b, "}\n"...)
-	l.buf = b
-	if _, err := l.f.Write(b); err != nil && l.err == nil {
-		l.err = err
-	}
+	return append(b, "}\n"...)
 }
 
 func (l *eventLog) event(g multiraft.GroupID, e election.Event) {

@@ -36,6 +36,7 @@ var (
 	flagSeed    = flag.Uint64("seed", 0, "TestKill9: seed of the kill points (0: from the clock, printed)")
 	flagMem     = flag.Bool("mem", false, "TestKill9: also run the same kill on a MemNetwork in-process, for the failover ratio")
 	flagSettleT = flag.Duration("settle", 60*time.Second, "TestKill9: how long to wait for every group to be led")
+	flagKeep    = flag.Bool("keep", false, "TestKill9: keep the processes' data directories and logs (the path is logged)")
 )
 
 // proc is one raftick-host process of the test's cluster.
@@ -129,6 +130,12 @@ func TestKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 46))
 	groups := *flagGroups
 	dir := t.TempDir()
+	if *flagKeep {
+		var err error
+		dir, err = os.MkdirTemp("", "raftick-kill9-")
+		require.NoError(t, err)
+		t.Logf("data directories and logs in %s", dir)
+	}
 	bin := filepath.Join(dir, "raftick-host")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stderr = os.Stderr
@@ -178,7 +185,15 @@ func TestKill9(t *testing.T) {
 
 	var rounds []round
 	for r := range *flagRounds {
-		victim := ids[rng.IntN(3)]
+		// The victim leads something (a node that lost all its groups in
+		// the last round has none to fail over).
+		var leaders []election.ID
+		for _, id := range ids {
+			if st, _ := procs[id].status(); st.Leading > 0 {
+				leaders = append(leaders, id)
+			}
+		}
+		victim := leaders[rng.IntN(len(leaders))]
 		var alive []election.ID
 		for _, id := range ids {
 			if id != victim {
@@ -201,10 +216,11 @@ func TestKill9(t *testing.T) {
 		require.Eventually(t, allLed(alive), *flagSettleT, 20*time.Millisecond, "round %d: survivors never led every group", r)
 		rd.restart = time.Now().UnixNano()
 		// Every other round the restarted process dies again inside
-		// one of its first hard-state writes (it adopts the terms the
-		// survivors moved to), before or after the write.
+		// one of its first three hard-state writes (group commits: it
+		// adopts the terms the survivors moved to), before or after
+		// the write.
 		if r%2 == 1 {
-			rd.crashAt, rd.crashBefore = 1+rng.IntN(max(groups/6, 1)), rng.IntN(2) == 0
+			rd.crashAt, rd.crashBefore = 1+rng.IntN(3), rng.IntN(2) == 0
 			procs[victim].start(t, bin, "--crash-at-write", fmt.Sprint(rd.crashAt), fmt.Sprintf("--crash-before-write=%v", rd.crashBefore))
 			select {
 			case <-procs[victim].exited:

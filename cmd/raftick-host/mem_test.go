@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,22 +14,23 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/wheel"
 )
 
 // memCluster is TestKill9's cluster in one process on a MemNetwork: the
-// same host configuration, a FileStorage per group, hosts stopped and
-// restarted on their storages instead of processes killed.
+// same host configuration, a pebblestore per host, hosts stopped and
+// restarted on their stores instead of processes killed.
 type memCluster struct {
-	t        *testing.T
-	groups   int
-	cfg      config
-	dir      string
-	w        *wheel.Wheel
-	net      *multiraft.MemNetwork
-	hosts    map[election.ID]*multiraft.Host
-	storages map[election.ID][]*election.FileStorage
-	voters   []election.ID
+	t      *testing.T
+	groups int
+	cfg    config
+	dir    string
+	w      *wheel.Wheel
+	net    *multiraft.MemNetwork
+	hosts  map[election.ID]*multiraft.Host
+	stores map[election.ID]*pebblestore.Store
+	voters []election.ID
 
 	mu       sync.Mutex
 	killedAt time.Time
@@ -55,25 +55,19 @@ func (c *memCluster) start(id election.ID) {
 		}
 		c.mu.Unlock()
 	}
+	// A restarted host reopens nothing: it gets the same Store, as a
+	// process restarted on its data directory would.
+	if c.stores[id] == nil {
+		st, err := pebblestore.Open(filepath.Join(c.dir, strconv.Itoa(int(id))))
+		require.NoError(t, err)
+		c.stores[id] = st
+	}
+	hcfg.Store = c.stores[id]
 	h, err := multiraft.NewHost(hcfg, c.w, c.net.Transport())
 	require.NoError(t, err)
-	gdir := filepath.Join(c.dir, strconv.Itoa(int(id)))
-	require.NoError(t, os.MkdirAll(gdir, 0o755))
-	if c.storages[id] == nil {
-		c.storages[id] = make([]*election.FileStorage, c.groups+1)
-	}
 	for g := 1; g <= c.groups; g++ {
-		// A restarted host reuses the FileStorage: opening 1,000 of
-		// them again (a directory sync each) is slow and measures
-		// nothing.
-		st := c.storages[id][g]
-		if st == nil {
-			st, err = election.NewFileStorage(filepath.Join(gdir, strconv.Itoa(g)))
-			require.NoError(t, err)
-			c.storages[id][g] = st
-		}
 		gid := multiraft.GroupID(g)
-		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: c.voters, Storage: st, Leader: bootstrapLeader(c.voters, gid)}))
+		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: c.voters, Leader: bootstrapLeader(c.voters, gid)}))
 	}
 	c.hosts[id] = h
 	c.net.Attach(h)
@@ -104,7 +98,7 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	require.NoError(t, err)
 	defer w.Stop()
 	c := &memCluster{t: t, groups: groups, dir: t.TempDir(), w: w, net: multiraft.NewMemNetwork(w, 0),
-		hosts: map[election.ID]*multiraft.Host{}, storages: map[election.ID][]*election.FileStorage{},
+		hosts: map[election.ID]*multiraft.Host{}, stores: map[election.ID]*pebblestore.Store{},
 		voters: []election.ID{1, 2, 3},
 		cfg:    config{electionTO: et, heartbeat: hb, hibernateAfter: time.Second}}
 	for _, id := range c.voters {
@@ -113,6 +107,9 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	defer func() {
 		for _, h := range c.hosts {
 			h.Stop()
+		}
+		for _, st := range c.stores {
+			_ = st.Close()
 		}
 	}()
 	rng := rand.New(rand.NewPCG(seed, 47))
