@@ -460,6 +460,10 @@ func durableEvents(recs []record) (kept []record, storeErrs []string) {
 		if r.Type == typeRecovered || r.Type == typeDurable {
 			continue
 		}
+		if r.PreVote {
+			kept = append(kept, r) // changes no state
+			continue
+		}
 		d := durable[life{r.Group, lifeOf[i]}]
 		covered := d.term >= r.Term
 		if r.Type == election.EventVoteGranted.String() {
