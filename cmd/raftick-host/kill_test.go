@@ -337,8 +337,9 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 	voters := []election.ID{1, 2, 3}
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })
 	leader := make([]election.ID, groups+1)
+	leaderTerm := make([]uint64, groups+1)
 	for g := 1; g <= groups; g++ {
-		leader[g] = bootstrapLeader(voters, multiraft.GroupID(g))
+		leader[g], leaderTerm[g] = bootstrapLeader(voters, multiraft.GroupID(g)), 1
 		check.Group(multiraft.GroupID(g)).SetLeader(1, leader[g])
 	}
 	ri := 0
@@ -377,8 +378,11 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		e, err := toEvent(r)
 		require.NoError(t, err)
 		check.Observe(multiraft.GroupID(r.Group), e)
-		if e.Type == election.EventLeaderElected {
-			leader[r.Group] = e.Node
+		// The group's leader is the winner of its highest term: a
+		// deposed leader's win may be logged after a later term's
+		// (the two never met).
+		if e.Type == election.EventLeaderElected && e.Term >= leaderTerm[r.Group] {
+			leader[r.Group], leaderTerm[r.Group] = e.Node, e.Term
 		}
 		if e.Type == election.EventStepDown {
 			lastStepDown[r.Group] = fmt.Sprintf("node %d stepped down in term %d (%s) at kill%+v", r.Node, r.Term, r.Reason,
