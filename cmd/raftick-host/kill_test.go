@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -181,7 +182,20 @@ func TestKill9(t *testing.T) {
 		}
 	}
 	ids := []election.ID{1, 2, 3}
-	require.Eventually(t, allLed(ids), *flagSettleT, 20*time.Millisecond, "cluster never came up")
+	// waitLed waits until every group is led, or fails with what each
+	// process last reported.
+	waitLed := func(alive []election.ID, format string, args ...any) {
+		t.Helper()
+		if assert.Eventually(t, allLed(alive), *flagSettleT, 20*time.Millisecond) {
+			return
+		}
+		for _, id := range alive {
+			st, ready := procs[id].status()
+			t.Logf("node %d: ready %v, last status %+v", id, ready, st)
+		}
+		t.Fatalf(format, args...)
+	}
+	waitLed(ids, "cluster never came up")
 
 	var rounds []round
 	for r := range *flagRounds {
@@ -213,7 +227,7 @@ func TestKill9(t *testing.T) {
 		time.Sleep(time.Duration(rng.Int64N(int64(*flagHB) * 2)))
 		rd := round{n: r, victim: victim, kill: time.Now().UnixNano()}
 		procs[victim].kill(t)
-		require.Eventually(t, allLed(alive), *flagSettleT, 20*time.Millisecond, "round %d: survivors never led every group", r)
+		waitLed(alive, "round %d: survivors never led every group", r)
 		rd.restart = time.Now().UnixNano()
 		// Every other round the restarted process dies again inside
 		// one of its first three hard-state writes (group commits: it
@@ -232,7 +246,7 @@ func TestKill9(t *testing.T) {
 		if rd.crashed || rd.crashAt == 0 {
 			procs[victim].start(t, bin)
 		}
-		require.Eventually(t, allLed(ids), *flagSettleT, 20*time.Millisecond, "round %d: restarted cluster never led every group", r)
+		waitLed(ids, "round %d: restarted cluster never led every group", r)
 		t.Logf("round %d: killed node %d%s; survivors led every group %v after the kill", r, victim, rd.note(),
 			time.Duration(rd.restart-rd.kill).Round(time.Millisecond))
 		rounds = append(rounds, rd)
