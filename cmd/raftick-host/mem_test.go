@@ -116,7 +116,17 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	var out []time.Duration
 	for r := range rounds {
 		c.asleep()
-		victim := c.voters[rng.IntN(3)]
+		// The victim leads something, as in TestKill9.
+		var leaders []election.ID
+		for _, id := range c.voters {
+			for g := 1; g <= groups; g++ {
+				if st, _ := c.hosts[id].Status(multiraft.GroupID(g)); st.Status.Role == election.Leader {
+					leaders = append(leaders, id)
+					break
+				}
+			}
+		}
+		victim := leaders[rng.IntN(len(leaders))]
 		time.Sleep(time.Duration(rng.Int64N(int64(hb) * 2)))
 		c.mu.Lock()
 		c.lost, c.elected = map[multiraft.GroupID]bool{}, map[multiraft.GroupID]time.Duration{}
