@@ -130,6 +130,11 @@ type Result struct {
 	// crash to the end: p50, p99, max.
 	Wheel    wheel.Stats
 	Lateness [3]time.Duration
+	// BehindSpells and LaggingSkips sum the surviving hosts' counters
+	// (multiraft.Stats): spells in which a host found itself behind, and
+	// the election and vote timers it let run on meanwhile (overload
+	// handling: a late host's silence counts against no leader).
+	BehindSpells, LaggingSkips uint64
 }
 
 // Run runs the experiment; ctx cancels it between steps.
@@ -340,7 +345,12 @@ func RunProgress(ctx context.Context, c Config, progress func(done, total int)) 
 		r.P50, r.P99, r.Max = quantile(times, 0.5), quantile(times, 0.99), times[len(times)-1]
 	}
 	for id := 1; id <= c.Nodes; id++ {
-		r.LivenessWakes += hosts[id].Stats().LivenessWakes
+		st := hosts[id].Stats()
+		r.LivenessWakes += st.LivenessWakes
+		if election.ID(id) != crashed {
+			r.BehindSpells += st.BehindSpells
+			r.LaggingSkips += st.LaggingSkips
+		}
 	}
 	r.Safety = check.Err()
 	r.VirtualTotal = clk.w.Now()
