@@ -31,6 +31,8 @@ func TestBinaryRefusesWorkThatExhausts(t *testing.T) {
 			[]string{"--heartbeat 1µs: with messages in flight for 16m40", "TB of memory", "--heartbeat ", "or more would fit"}},
 		{[]string{"partition", "--heartbeat", "1µs", "--for", "1000h"},
 			[]string{"--heartbeat 1µs: it would deliver about", "messages in each trial (1000h0m0s of leadership), more than 1e+09: --heartbeat 50ms or more would fit"}},
+		{[]string{"sweep", "--over", "heartbeat=1ms,1µs", "--latency", "fixed:500s", "--max-time", "100h", "--timeout", "2000s-4000s"},
+			[]string{"--over: heartbeat=1µs: --heartbeat 1µs: with messages in flight for 8m20", "TB of memory"}},
 		{[]string{"multiraft", "--groups", "10000000", "--nodes", "1000", "--replicas", "1000"},
 			[]string{"--groups 10000000: groups of 1000 replicas need about 15 TB of memory", "or fewer would fit"}},
 	} {
