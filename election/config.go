@@ -75,17 +75,22 @@ type Config struct {
 	// has run in a row before this one, since it last knew a leader, so
 	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
-	// Lagging, if set, reports whether the node's host runs behind its
-	// own timers, so that the silence a timer measures may be the host's
-	// backlog rather than the peers' (package multiraft sets it while its
-	// periodic checks run late). While it returns true, a follower's or
-	// pre-candidate's election timer and a candidate's vote timer that
-	// come due start nothing and run on with a fresh timeout, and a
-	// leader's CheckQuorum check does not step down. Safety does not
-	// depend on it: the lease (QuorumContact) still counts only answers
-	// within it. nil means never. It is called with the node's lock held
-	// and must not call the node.
-	Lagging func() bool
+	// Lagging, if set, is asked before a timer acts on a peer's silence
+	// whether that silence may be the host's own backlog (or the peer
+	// host's) rather than the peer's: a follower's or pre-candidate's
+	// election timer asks about the leader it knows (none: nothing is
+	// asked), a candidate's vote timer about each voter that has not
+	// answered its round, a leader's CheckQuorum check about each voter it
+	// finds silent. A follower whose Lagging says true starts nothing and
+	// its timer runs on with a fresh timeout; a candidate whose unanswered
+	// voters it holds, with the votes granted, make a quorum keeps its
+	// round; a leader counts the voters it holds as reachable. The caller
+	// must bound every hold (package multiraft holds a peer only while its
+	// host is known alive and at most a few election timeouts). Safety
+	// does not depend on it: the lease (QuorumContact) still counts only
+	// answers within it. nil means never. It is called with the node's
+	// lock held and must not call the node.
+	Lagging func(Silence) bool
 
 	// StepDownInterval is the period of the leader's step-down timer, which
 	// checks (with CheckQuorum) that a quorum answered within the lease.

@@ -27,6 +27,12 @@ type Batch struct {
 	Responses []HeartbeatResponse
 	// Controls are hibernation and wake messages.
 	Controls []Control
+	// Tick marks the batch of a heartbeat tick: it carries a heartbeat of
+	// every awake group the sender leads with To as a voter, so a
+	// follower whose group it lacks knows its leader silent (see
+	// overload.go). A receiver must not trust a Tick batch from a sender
+	// that does not coalesce.
+	Tick bool
 }
 
 // GroupMessage is an election message of one group.
@@ -95,12 +101,11 @@ func (b Batch) Len() int {
 	return len(b.Msgs) + len(b.Heartbeats) + len(b.Responses) + len(b.Controls)
 }
 
-// Transport carries a host's batches to its peer hosts. Send must not
-// block for long and must not deliver to any Host synchronously (queue the
-// batch; a Host may call Send while holding its lock): a synchronous
-// delivery that comes back to a Host whose lock its goroutine holds makes
-// Host.Step panic with ErrReentrant. It may drop, delay, duplicate and
-// reorder batches, as Raft tolerates.
+// Transport carries a host's batches to its peer hosts. The Host calls
+// Send with no lock of its own held, so Send may deliver synchronously,
+// into any Host, the sender included. It should not block for long: the
+// sender's other call-outs wait behind it. It may drop, delay, duplicate
+// and reorder batches, as Raft tolerates.
 type Transport interface {
 	Send(b Batch)
 }

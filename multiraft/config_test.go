@@ -53,7 +53,6 @@ func TestAddGroupErrors(t *testing.T) {
 	for _, gc := range []multiraft.GroupConfig{
 		{ID: 2, Voters: []election.ID{2, 3}, Storage: st},
 		{ID: 2, Voters: []election.ID{1, 1}, Storage: st},
-		{ID: 2, Voters: []election.ID{1, 2}},
 		{ID: 2, Voters: []election.ID{1, 2}, Storage: st, Leader: 5},
 	} {
 		require.ErrorIs(t, h.AddGroup(gc), multiraft.ErrInvalidConfig, "%+v", gc)
@@ -128,3 +127,46 @@ func TestNewHostTickFloor(t *testing.T) {
 	require.Equal(t, v.Tick(), h.Config().CoalesceWindow)
 	h.Stop()
 }
+
+// TestDefaultLivenessTimeoutValidates: a LivenessTimeout left 0 takes a
+// value its own checks accept, whatever the timeouts: with ElectionTimeout
+// 150ms and HeartbeatInterval 50ms the election timeout (150ms) is below
+// the lease (135ms) plus the coalescing window (25ms), and DefaultConfig
+// used to fail its own Validate.
+func TestDefaultLivenessTimeoutValidates(t *testing.T) {
+	for _, tc := range []struct{ et, hb time.Duration }{
+		{150 * time.Millisecond, 50 * time.Millisecond},
+		{150 * time.Millisecond, 70 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond},
+		{100 * time.Millisecond, 45 * time.Millisecond},
+	} {
+		c := multiraft.DefaultConfig()
+		c.ID = 1
+		c.Election.ElectionTimeout, c.Election.HeartbeatInterval = tc.et, tc.hb
+		require.NoError(t, c.Validate(), "ET %v HB %v", tc.et, tc.hb)
+		v := newTestWheel(t)
+		h, err := multiraft.NewHost(c, v.Wheel, multiraft.TransportFunc(func(multiraft.Batch) {}))
+		require.NoError(t, err, "ET %v HB %v", tc.et, tc.hb)
+		require.GreaterOrEqual(t, h.Config().LivenessTimeout, tc.et)
+		h.Stop()
+	}
+}
+
+// TestNewHostNilTransport: a nil TransportFunc, or a nil pointer in the
+// Transport interface, is refused as a nil Transport is, not taken and
+// called later from a wheel callback or Campaign (which panicked).
+func TestNewHostNilTransport(t *testing.T) {
+	v := newTestWheel(t)
+	c := multiraft.DefaultConfig()
+	c.ID = 1
+	var f multiraft.TransportFunc
+	var p *nilTransport
+	for name, tr := range map[string]multiraft.Transport{"nil": nil, "nil TransportFunc": f, "nil pointer": p} {
+		_, err := multiraft.NewHost(c, v.Wheel, tr)
+		require.ErrorIs(t, err, multiraft.ErrInvalidConfig, name)
+	}
+}
+
+type nilTransport struct{}
+
+func (*nilTransport) Send(multiraft.Batch) {}

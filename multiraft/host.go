@@ -2,13 +2,17 @@ package multiraft
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/isnil"
 	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/wheel"
 )
@@ -27,33 +31,36 @@ import (
 //	Host.mu -> outMu -> outbox.mu (a peer's outbox); a node's sends take
 //	           only outbox.mu, with or without Host.mu
 //	Host.mu -> pendMu (Touch's queue of groups to wake)
+//	Host.mu -> Node -> pmu (the persister's queue) -> the persister's timer
+//	Host.mu -> fxMu (the effects queue); Node -> fxMu
 //
-// A host calls its Transport and a node's Observer with no lock of its own
-// but mu possibly held (see ErrReentrant); the nodes call the host's
+// A host calls its Transport, the Observer and its Store with no lock of
+// its own (nor a node's) held: what a call makes under mu waits in the
+// effects queue until the call lets go (see lock.go), and the Store is
+// written by the persister (see store.go). The nodes call the host's
 // lagging check with their own lock held, and it takes no lock.
 type Host struct {
 	// Set by NewHost, then read-only.
-	cfg       Config
-	ecfg      election.Config // effective election template
-	lease     time.Duration
-	id        election.ID
-	w         *wheel.Wheel
-	tr        Transport
-	laggingFn func() bool // h.lagging, made once for every node's Config
+	cfg   Config
+	ecfg  election.Config // effective election template
+	lease time.Duration
+	id    election.ID
+	w     *wheel.Wheel
+	tr    Transport
 	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
+
+	store  Store        // Config.Store, or a MemoryStore
+	logger hclog.Logger // the template's, named "multiraft"
 
 	// mu guards every field below up to outMu, unless a field says
 	// otherwise, and each group's node, a, dormant and behind.
 	mu sync.Mutex
-	// owner is the goroutine holding mu (gid.Current), 0 while mu is
-	// free: set by lock and tryLock after taking mu, cleared by unlock
-	// before releasing it, so a goroutine that reads its own ID here
-	// holds mu (see lock). Atomic.
-	owner   atomic.Uintptr
-	stopped bool
-	halted  atomic.Bool // stopped, for the paths that do not take mu; set under mu
-	rng     *rand.Rand
+	// collecting is set while a goroutine holds mu (see lock.go).
+	collecting atomic.Bool
+	stopped    bool
+	halted     atomic.Bool // stopped, for the paths that do not take mu; set under mu
+	rng        *rand.Rand
 	// groups is written with both mu and gmu held, so that Touch can
 	// read it under gmu alone.
 	gmu    sync.RWMutex
@@ -64,15 +71,21 @@ type Host struct {
 	pendMu sync.Mutex
 	pend   []*group
 	npend  atomic.Int32
-	// behind is set while the host runs late (see overload.go): written
-	// under mu, read by the nodes (Config.Lagging) without it.
-	// laggingSkips counts the timers the check stopped. Atomic.
+	// behind is set while the host runs late (see overload.go), for
+	// Stats: written under mu. laggingSkips counts the silences the nodes'
+	// Config.Lagging held. Atomic.
 	behind       atomic.Bool
 	laggingSkips atomic.Uint64
 	peers        map[election.ID]*peer
-	peerIDs      []election.ID // keys of peers, sorted (a new slice on every change)
-	all          []*group      // every group, in the order added
-	awakeL       []*group      // the awake groups; awakeState.at is the index
+	// peerTab is peers for the nodes' Config.Lagging, which may not take
+	// mu: replaced (under mu) whenever a peer is added, never changed.
+	peerTab atomic.Pointer[map[election.ID]*peer]
+	// stepped counts the batches from peers whose Step ended (see
+	// overload.go). Guarded by mu.
+	stepped uint64
+	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
+	all     []*group      // every group, in the order added
+	awakeL  []*group      // the awake groups; awakeState.at is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -105,6 +118,28 @@ type Host struct {
 	hbTick   time.Duration                           // set by NewHost
 	// ticking is set while the heartbeat tick makes its leaders heartbeat.
 	ticking atomic.Bool
+
+	// The effects queue (lock.go): fx and draining are guarded by fxMu;
+	// nfx counts fx's entries, read without it.
+	fxMu        sync.Mutex
+	fx, fxSpare []effect
+	nfx         atomic.Int64
+	draining    bool
+
+	// The persister (store.go). pmu guards dirty, the groups' ps and
+	// persistArmed; wmu is held while a write runs and guards wstopped.
+	pmu                      sync.Mutex
+	dirty, dirtySpare        []*group
+	persistArmed             bool
+	persistT                 wheel.Timer   // the persister on a virtual wheel
+	persistDelay             time.Duration // its delay: the wheel's tick
+	kick                     chan struct{} // wakes the persister goroutine (real time)
+	quit                     chan struct{} // closed by Stop (real time)
+	wmu                      sync.Mutex
+	wstopped                 bool
+	batchSpare               []pending     // persister only
+	statesSpare              []GroupState  // persister only
+	saves, syncs, saveErrors atomic.Uint64 // Stats
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -136,6 +171,8 @@ type group struct {
 	fast atomic.Pointer[awakeState]
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
+	// ps is the group's persistence, guarded by Host.pmu (store.go).
+	ps persistState
 	// touched is the wheel time of the last Touch plus one (0: never),
 	// written without mu. Touch stores it before it reads awake, and
 	// hibernate clears awake before it reads touched, so either
@@ -194,11 +231,32 @@ type voterSet struct{ ids []election.ID }
 
 func (v *voterSet) index(id election.ID) int { return slices.Index(v.ids, id) }
 
-// peer is a peer node: its liveness timer, reset by every batch from it.
+// peer is a peer node: its liveness timer, reset by every batch from it,
+// and what this host has processed from it (see overload.go).
 type peer struct {
 	id    election.ID
-	alive bool
+	alive bool // guarded by Host.mu; up mirrors it for Config.Lagging
 	timer wheel.Timer
+	// up is alive, read by Config.Lagging without Host.mu.
+	up atomic.Bool
+	// tickAt is the wheel time at which this host finished stepping the
+	// peer's last tick batch (Batch.Tick); answered is the latest send time
+	// (this host's wheel) of a heartbeat whose coalesced answer from the
+	// peer it stepped, answeredAt when it stepped it. -1: none yet.
+	// Written under Host.mu at the end of a Step, read without it.
+	tickAt, answered, answeredAt atomic.Int64
+	// downAt is the wheel time of the last verdict that the peer is
+	// down. Written under Host.mu, read without it.
+	downAt atomic.Int64
+	// stepped is Host.stepped after the peer's last batch; heldOnce marks
+	// a liveness verdict put off once (see onPeerSilent). Under Host.mu.
+	stepped  uint64
+	heldOnce bool
+	// heardAt is when the peer's last batch was admitted; gap the longest
+	// recent gap between its batches, as of gapAt (see livenessWait);
+	// silentAt when the liveness timer, as last armed, comes due. Under
+	// Host.mu.
+	heardAt, gap, gapAt, silentAt time.Duration
 }
 
 // emptyLog is the LogView of groups added without one.
@@ -215,7 +273,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w == nil || tr == nil {
+	if w == nil || isnil.Is(tr) {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
 	}
 	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
@@ -227,7 +285,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{
-		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
+		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr, store: c.Store,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
 		rng:    c.Rand,
 		peers:  make(map[election.ID]*peer),
@@ -236,7 +294,19 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
+	if h.store == nil {
+		h.store = NewMemoryStore()
+	}
+	h.logger = eff.Logger
+	if h.logger == nil {
+		h.logger = hclog.Default()
+	}
+	h.logger = h.logger.Named("multiraft")
+	if err := h.persistT.Init(w, h.onPersistTimer); err != nil {
+		return nil, err
+	}
 	h.outs.Store(&map[election.ID]*outbox{})
+	h.peerTab.Store(&map[election.ID]*peer{})
 	if err := h.sweepT.Init(w, h.onSweep); err != nil {
 		return nil, err
 	}
@@ -253,13 +323,17 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, err
 	}
 	h.sweepDue = w.Now() + eff.HeartbeatInterval
-	h.laggingFn = h.lagging
 	h.metrics = newHostMetrics(eff.Metrics, uint64(c.ID))
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
 		h.hbTick = heartbeatTick(eff.HeartbeatInterval)
 		h.hbT.Reset(h.hbTick)
+	}
+	if w.IsVirtual() {
+		h.persistDelay = w.Tick()
+	} else {
+		h.startPersister()
 	}
 	return h, nil
 }
@@ -277,28 +351,53 @@ type GroupConfig struct {
 	// Voters are the node IDs of the group's replicas, the Host's own
 	// included; the same on every host.
 	Voters []election.ID
-	// Storage persists this replica's term and vote; required.
+	// Storage, if set, persists this replica's term and vote instead of
+	// the host's Store: the host calls its Load in AddGroup and its Save
+	// on the host's persister, one Save per changed state, with no lock
+	// held. nil means the host's Store (Config.Store), which writes the
+	// states of many groups with one sync.
 	Storage election.Storage
 	// Log is the replica's log view; nil means an empty log.
 	Log election.LogView
 	// Leader, if set, bootstraps a new group with this voter as the
 	// leader of term 1, as if it had won term 1's election with every
-	// vote: a replica whose Storage is empty saves term 1 with a vote for
-	// Leader and starts knowing it (hibernating if the Host hibernates,
-	// so that adding a million groups creates no Node). It must be the
-	// same on every host, like Voters; with a Storage that is not empty
-	// it is ignored. None starts the replica as a follower that elects a
-	// leader the normal way.
+	// vote: a replica whose stored state is empty saves term 1 with a
+	// vote for Leader and starts knowing it (hibernating if the Host
+	// hibernates, so that adding a million groups creates no Node). It
+	// must be the same on every host, like Voters; with a stored state
+	// that is not empty it is ignored. None starts the replica as a
+	// follower that elects a leader the normal way.
 	Leader election.ID
 }
 
-// AddGroup adds a group's replica and starts it. Errors: ErrStopped,
-// ErrGroupExists, ErrInvalidConfig (wrapped) for bad voters, and the
-// storage's or node's errors.
+// AddGroup adds a group's replica and starts it from its stored term and
+// vote (the Store's, or its own Storage's), which it loads before it takes
+// the host's lock. Errors: ErrStopped, ErrGroupExists, ErrInvalidConfig
+// (wrapped) for bad voters, and the store's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
-	if err := h.lock(); err != nil {
-		return err
+	if !slices.Contains(gc.Voters, h.id) {
+		return fieldErr("Voters", gc.Voters, "must include this host (%d)", h.id)
 	}
+	if gc.Leader != election.None && !slices.Contains(gc.Voters, gc.Leader) {
+		return fieldErr("Leader", gc.Leader, "must be one of the voters")
+	}
+	if h.halted.Load() {
+		return ErrStopped
+	}
+	var hs election.HardState
+	var err error
+	if gc.Storage != nil {
+		hs, err = gc.Storage.Load()
+	} else {
+		hs, err = h.store.Load(gc.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("multiraft: group %d: load hard state: %w", gc.ID, err)
+	}
+	if hs.Term > election.MaxTerm {
+		return fmt.Errorf("multiraft: group %d: stored term %d is above MaxTerm (%d): %w", gc.ID, hs.Term, election.MaxTerm, election.ErrTermExhausted)
+	}
+	h.lock()
 	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
@@ -306,38 +405,27 @@ func (h *Host) AddGroup(gc GroupConfig) error {
 	if h.groups.get(gc.ID) != nil {
 		return fmt.Errorf("%w: %d", ErrGroupExists, gc.ID)
 	}
-	if gc.Storage == nil {
-		return fieldErr("Storage", nil, "must be set")
-	}
-	if !slices.Contains(gc.Voters, h.id) {
-		return fieldErr("Voters", gc.Voters, "must include this host (%d)", h.id)
-	}
-	if gc.Leader != election.None && !slices.Contains(gc.Voters, gc.Leader) {
-		return fieldErr("Leader", gc.Leader, "must be one of the voters")
-	}
 	vs, err := h.internVoters(gc.Voters)
 	if err != nil {
 		return err
 	}
 	g := &group{id: gc.ID, voters: vs, st: gc.Storage, log: gc.Log}
-	if gc.Leader != election.None {
-		hs, err := gc.Storage.Load()
-		if err != nil {
-			return fmt.Errorf("multiraft: group %d: load hard state: %w", gc.ID, err)
+	g.ps.durable = hs
+	if gc.Leader != election.None && hs.Term == 0 {
+		// The bootstrap state is a function of the group's
+		// configuration: a crash before its write re-creates it, so the
+		// replica may act on it at once.
+		boot := election.HardState{Term: 1, Vote: gc.Leader}
+		g.ps.durable = boot
+		h.queueState(g, boot, 0, nil)
+		h.addGroup(g)
+		d := election.Dormant{Term: 1, Leader: gc.Leader}
+		if h.cfg.HibernateAfter > 0 {
+			g.dormant = d
+			h.stats.Hibernating++
+			return nil
 		}
-		if hs.Term == 0 {
-			if err := gc.Storage.Save(election.HardState{Term: 1, Vote: gc.Leader}); err != nil {
-				return fmt.Errorf("multiraft: group %d: bootstrap: %w", gc.ID, err)
-			}
-			boot := election.Dormant{Term: 1, Leader: gc.Leader}
-			h.addGroup(g)
-			if h.cfg.HibernateAfter > 0 {
-				g.dormant = boot
-				h.stats.Hibernating++
-				return nil
-			}
-			return h.startAdded(g, boot)
-		}
+		return h.startAdded(g, d)
 	}
 	h.addGroup(g)
 	return h.startAdded(g, election.Dormant{})
@@ -398,9 +486,15 @@ func (h *Host) peerFor(id election.ID) *peer {
 		return p
 	}
 	p := &peer{id: id, alive: true}
+	p.up.Store(true)
+	p.tickAt.Store(-1)
+	p.answered.Store(-1)
+	p.answeredAt.Store(-1)
 	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
 	p.timer.Reset(h.cfg.LivenessTimeout)
 	h.peers[id] = p
+	tab := maps.Clone(h.peers)
+	h.peerTab.Store(&tab)
 	ids := append(slices.Clone(h.peerIDs), id)
 	slices.Sort(ids)
 	h.peerIDs = ids
@@ -422,9 +516,7 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
-	if err := h.lock(); err != nil {
-		return err
-	}
+	h.lock()
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -439,9 +531,7 @@ func (h *Host) Campaign(gid GroupID) error {
 // time while the term lasts, and a leader that hibernated and woke would
 // forget that it transferred and hold a lease again.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
-	if err := h.lock(); err != nil {
-		return err
-	}
+	h.lock()
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -470,9 +560,7 @@ type GroupStatus struct {
 
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
-	if err := h.lock(); err != nil {
-		return GroupStatus{}, err
-	}
+	h.lock()
 	defer h.unlock()
 	g := h.groups.get(gid)
 	if g == nil {
@@ -488,12 +576,14 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 	return GroupStatus{Group: gid, Status: g.node.Status(), Lease: g.node.QuorumContact()}, nil
 }
 
-// Stop stops every group's node and the host's timers; a crash. The
-// groups' HardState stays in their Storages. Stop is idempotent. It
-// panics with ErrReentrant if called from the Host's Observer while the
-// host's lock is held (see ErrReentrant).
+// Stop stops every group's node, the host's timers and its persister; a
+// crash. The groups' durable HardStates stay in the Store (or their
+// Storages); states not written yet are dropped, and so are the messages
+// their nodes held for them. Stop waits for a write in progress, so that
+// no Store call runs after it returns. Stop is idempotent and may be
+// called from an Observer or a Transport.
 func (h *Host) Stop() {
-	h.mustLock()
+	h.lock()
 	if h.stopped {
 		h.unlock()
 		return
@@ -513,6 +603,7 @@ func (h *Host) Stop() {
 	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()
 	h.outMu.Unlock()
+	h.stopPersister()
 }
 
 // groupTransport is a group node's Transport: the host's send.

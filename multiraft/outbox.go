@@ -91,7 +91,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 	ob.stats.direct++
 	ob.sent = true
 	ob.mu.Unlock()
-	h.tr.Send(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
+	h.emitBatch(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
 }
 
 // control sends a hibernation message to peer at once, after whatever
@@ -105,7 +105,7 @@ func (h *Host) control(to election.ID, c Control) {
 	b := h.take(to, ob, true, true)
 	ob.stats.control++
 	ob.mu.Unlock()
-	h.tr.Send(b)
+	h.emitBatch(b)
 }
 
 // outboxOf returns peer to's outbox, creating it on first use. It takes
@@ -220,7 +220,9 @@ func (h *Host) endTick() {
 		ob.mu.Lock()
 		resps := ob.answering == 0
 		if len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
-			batches = append(batches, h.take(to, ob, true, resps))
+			b := h.take(to, ob, true, resps)
+			b.Tick = len(b.Heartbeats) > 0
+			batches = append(batches, b)
 			ob.stats.tick++
 		}
 		ob.mu.Unlock()

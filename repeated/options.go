@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/internal/isnil"
 	"github.com/raftick/raftick/internal/logging"
 )
 
@@ -89,11 +91,15 @@ func WithOnDestroy(f func()) Option {
 
 // WithLogger sets the logger for recovered panics (with their stack),
 // jitter results that had to be clamped, rejected arguments and
-// scheduling failures. The default, and the meaning of nil, is
-// DefaultLogger: hclog's logger to standard error, as hashicorp/raft
+// scheduling failures. The default, and the meaning of nil (or of a nil
+// pointer in the Logger interface), is DefaultLogger: hclog's logger to
+// standard error, as hashicorp/raft
 // does, so that a failure is never silent; pass hclog.NewNullLogger() to
 // turn logging off.
 func WithLogger(l hclog.Logger) Option {
+	if isnil.Is(l) {
+		l = nil // a typed nil is no logger: the default
+	}
 	return func(o *options) { o.logger = l }
 }
 

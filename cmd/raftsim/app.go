@@ -170,7 +170,7 @@ and "raftsim merge" prints the output of the whole run from the shards.`,
 		}
 		return usageError{flagParseError(err)}
 	})
-	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd())
+	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd(), a.compareCmd())
 	root.Version = version()
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.AddCommand(a.mergeCmd(), a.recordsHelp())

@@ -104,6 +104,8 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		endAt     time.Duration
 		winTerm   uint64
 		crashT    wheel.Timer
+		crashDue  time.Duration // when crashT is due
+		beatAt    time.Duration // the leader's last heartbeat
 	)
 	hb := s.heartbeat()
 	crash := max(s.Crash, 1)
@@ -164,6 +166,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 				phase = crashPending
 				wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
 				note(c.Now(), leader, "settling; crash in %v", wait)
+				crashDue = c.Now() + wait
 				crashT.Reset(wait)
 			}
 		case crashed:
@@ -178,6 +181,9 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		}
 	}
 	heartbeat := func(from election.ID) {
+		if from == leader {
+			beatAt = c.Now()
+		}
 		if phase == waitingBeat && from == leader {
 			phase = crashPending
 			u := time.Duration(rng.Int64N(int64(hb)))
@@ -185,6 +191,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 				u = 1 // right after the broadcast has left
 			}
 			note(c.Now(), leader, "heartbeat broadcast; crash in %v", u)
+			crashDue = c.Now() + u
 			crashT.Reset(u)
 		}
 	}
@@ -204,7 +211,14 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		}
 	}
 	if err := crashT.Init(c.Wheel(), func() {
+		// The crash is timed from when it was due: a real-time wheel runs
+		// the timer late, and the survivors cannot tell a leader that died
+		// then from one that died silently since. If the leader spoke
+		// meanwhile, the crash is now. (On a virtual wheel both are now.)
 		crashAt, crashTerm, sent0 = c.Now(), c.Term(leader), c.Sent()
+		if crashDue < crashAt && beatAt <= crashDue {
+			crashAt = crashDue
+		}
 		phase = crashed
 		for _, id := range crashing {
 			c.Crash(id)
