@@ -216,17 +216,22 @@ type peer struct {
 	// Written under Host.mu at the end of a Step, read without it.
 	tickAt, answered, answeredAt atomic.Int64
 	// downAt is the wheel time of the last verdict that the peer is
-	// down. Written under Host.mu, read without it.
-	downAt atomic.Int64
+	// down; tickPace and answerPace are tickGap's and answerLag's values
+	// (see holdLimit). Written under Host.mu, read without it.
+	downAt, tickPace, answerPace atomic.Int64
+	// tickGap is the longest recent gap between the peer's tick batches,
+	// answerLag the longest recent round trip of its answers (the time
+	// from a heartbeat's send to its answer stepped). Under Host.mu.
+	tickGap, answerLag recentMax
 	// stepped is Host.stepped after the peer's last batch; heldOnce marks
 	// a liveness verdict put off once (see onPeerSilent). Under Host.mu.
 	stepped  uint64
 	heldOnce bool
 	// heardAt is when the peer's last batch was admitted; gap the longest
-	// recent gap between its batches, as of gapAt (see livenessWait);
-	// silentAt when the liveness timer, as last armed, comes due. Under
-	// Host.mu.
-	heardAt, gap, gapAt, silentAt time.Duration
+	// recent gap between its batches (see livenessWait); silentAt when the
+	// liveness timer, as last armed, comes due. Under Host.mu.
+	heardAt, silentAt time.Duration
+	gap               recentMax
 }
 
 // emptyLog is the LogView of groups added without one.

@@ -140,16 +140,12 @@ func (h *Host) firstAlive(g *group) election.ID {
 // held.
 func (h *Host) livenessWait(p *peer) time.Duration {
 	now := h.w.Now()
-	if p.heardAt > 0 || p.gap > 0 {
-		for et2 := 2 * h.ecfg.ElectionTimeout; now-p.gapAt >= et2 && p.gap > 0; p.gapAt += et2 {
-			p.gap /= 2
-		}
-		if g := now - p.heardAt; g > p.gap {
-			p.gap, p.gapAt = g, now
-		}
+	var gap time.Duration
+	if p.heardAt > 0 || p.gap.v > 0 {
+		gap = p.gap.note(now-p.heardAt, now, 2*h.ecfg.ElectionTimeout)
 	}
 	p.heardAt = now
-	wait := min(max(h.cfg.LivenessTimeout, 2*p.gap), h.cfg.LivenessTimeout+2*h.ecfg.ElectionTimeout)
+	wait := min(max(h.cfg.LivenessTimeout, 2*gap), h.cfg.LivenessTimeout+2*h.ecfg.ElectionTimeout)
 	p.silentAt = now + wait
 	return wait
 }

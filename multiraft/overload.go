@@ -39,16 +39,39 @@ import (
 // evidence the hold waits for is younger than holdLimit (the peer's last
 // tick batch stepped, or the send time of the last heartbeat it
 // answered): a peer whose host stopped ticking or answering while it
-// still sends other batches is held for at most holdLimit.
+// still sends other batches is held for at most holdLimit, ten election
+// timeouts unless the peer's recent pace was slower (at most forty).
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
 // longer holds anything on it.
 
 // holdLimit bounds every hold: a silence is held only while the evidence
-// it waits for from the peer is at most this old (three election
-// timeouts).
-func (h *Host) holdLimit() time.Duration { return 10 * h.ecfg.ElectionTimeout }
+// it waits for from the peer is at most this old: ten election timeouts,
+// or three times the peer's recent pace (the longest recent gap between
+// its tick batches, or the round trip of its last answer) when that is
+// longer, and never more than forty.
+func (h *Host) holdLimit(pace time.Duration) time.Duration {
+	et := h.ecfg.ElectionTimeout
+	return min(max(10*et, 3*pace), 40*et)
+}
+
+// recentMax is the longest of some recent durations: a longer one
+// replaces it, and it halves every half-life, or every twice its value
+// if that is longer (a long gap is forgotten only after a few more).
+type recentMax struct{ v, at time.Duration }
+
+// note records d at now and returns the longest recent duration.
+func (r *recentMax) note(d, now, halfLife time.Duration) time.Duration {
+	for r.v > 0 && now-r.at >= max(halfLife, 2*r.v) {
+		r.at += max(halfLife, 2*r.v)
+		r.v /= 2
+	}
+	if d > r.v {
+		r.v, r.at = d, now
+	}
+	return r.v
+}
 
 // lateLimit returns how late the sweep may run before the host counts as
 // behind (Stats.Behind): half a heartbeat interval, and at least two of
@@ -80,19 +103,19 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		h.laggingSkips.Add(1)
 		return true
 	}
-	oldest := int64(h.w.Now() - h.holdLimit())
+	now := h.w.Now()
 	if s.Answers {
 		// The peer has answered nothing sent since s.Since, but answered
 		// something sent within holdLimit: it is behind, not silent.
 		a := p.answered.Load()
-		if a < 0 || a >= int64(s.Since) || a < oldest {
+		if a < 0 || a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
 			return false
 		}
 	} else {
 		// No tick batch of the leader's host was stepped since the
 		// follower last heard its leader, but one was within holdLimit.
 		t := p.tickAt.Load()
-		if t < 0 || t > int64(s.Since) || t < oldest {
+		if t < 0 || t > int64(s.Since) || t < int64(now-h.holdLimit(time.Duration(p.tickPace.Load()))) {
 			return false
 		}
 	}
@@ -121,20 +144,25 @@ func (h *Host) firstUp(g *group, tab map[election.ID]*peer) election.ID {
 func (h *Host) processed(p *peer, b *Batch) {
 	h.stepped++
 	p.stepped = h.stepped
-	now := int64(h.w.Now())
+	now := h.w.Now()
+	halfLife := 2 * h.ecfg.ElectionTimeout
 	if b.Tick {
-		p.tickAt.Store(now)
+		if last := p.tickAt.Load(); last >= 0 {
+			p.tickPace.Store(int64(p.tickGap.note(now-time.Duration(last), now, halfLife)))
+		}
+		p.tickAt.Store(int64(now))
 	}
 	if len(b.Responses) == 0 {
 		return
 	}
-	latest := int64(-1)
+	latest := time.Duration(-1)
 	for i := range b.Responses {
-		latest = max(latest, int64(b.Responses[i].Sent))
+		latest = max(latest, b.Responses[i].Sent)
 	}
-	if latest > p.answered.Load() && latest <= now {
-		p.answered.Store(latest)
-		p.answeredAt.Store(now)
+	if latest > time.Duration(p.answered.Load()) && latest <= now {
+		p.answerPace.Store(int64(p.answerLag.note(now-latest, now, halfLife)))
+		p.answered.Store(int64(latest))
+		p.answeredAt.Store(int64(now))
 	}
 }
 
