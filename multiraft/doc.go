@@ -219,7 +219,9 @@
 // (election.Config.Lagging; Stats.LaggingSkips counts the holds). Every
 // hold is bounded: it needs the peer's host alive by node liveness, and
 // evidence from it (its last tick stepped, or the send time of the last
-// heartbeat it answered) at most ten election timeouts old. Node liveness
+// heartbeat it answered) at most ten election timeouts old, or three
+// times the peer's recent pace if that is slower, and never more than
+// forty. Node liveness
 // is measured the same way: a peer is down when none of its batches was
 // stepped for LivenessTimeout (or twice its recent longest gap, at most
 // two election timeouts more) while batches of other peers were (a host
