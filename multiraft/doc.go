@@ -224,8 +224,9 @@
 // forty. Node liveness
 // is measured the same way: a peer is down when none of its batches was
 // stepped for LivenessTimeout (or twice its recent longest gap, at most
-// two election timeouts more) while batches of other peers were (a host
-// that stepped nothing from anyone waits one more LivenessTimeout). A
+// two election timeouts more) while batches of other peers were, for at
+// least half of it (otherwise the verdict waits one more LivenessTimeout,
+// once). A
 // down peer's groups fail over at once: the first of each group's voters
 // that liveness counts alive campaigns, and the others give it two
 // election timeouts before their own timers act.

@@ -74,12 +74,11 @@ type Host struct {
 	// peerTab is peers for the nodes' Config.Lagging, which may not take
 	// mu: replaced (under mu) whenever a peer is added, never changed.
 	peerTab atomic.Pointer[map[election.ID]*peer]
-	// stepped counts the batches from peers whose Step ended (see
-	// overload.go). Guarded by mu.
-	stepped uint64
-	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
-	all     []*group      // every group, in the order added
-	awakeL  []*group      // the awake groups; awakeState.at is the index
+	// peerList is peers' values, for loops over them. Guarded by mu.
+	peerList []*peer
+	peerIDs  []election.ID // keys of peers, sorted (a new slice on every change)
+	all      []*group      // every group, in the order added
+	awakeL   []*group      // the awake groups; awakeState.at is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -223,10 +222,12 @@ type peer struct {
 	// answerLag the longest recent round trip of its answers (the time
 	// from a heartbeat's send to its answer stepped). Under Host.mu.
 	tickGap, answerLag recentMax
-	// stepped is Host.stepped after the peer's last batch; heldOnce marks
-	// a liveness verdict put off once (see onPeerSilent). Under Host.mu.
-	stepped  uint64
-	heldOnce bool
+	// othersFrom is when the host first finished stepping a batch of
+	// another peer after this one's last (-1: none since); heldOnce
+	// marks a liveness verdict put off once (see onPeerSilent). Under
+	// Host.mu.
+	othersFrom time.Duration
+	heldOnce   bool
 	// heardAt is when the peer's last batch was admitted; gap the longest
 	// recent gap between its batches (see livenessWait); silentAt when the
 	// liveness timer, as last armed, comes due. Under Host.mu.
@@ -430,7 +431,7 @@ func (h *Host) peerFor(id election.ID) *peer {
 	if p, ok := h.peers[id]; ok {
 		return p
 	}
-	p := &peer{id: id, alive: true}
+	p := &peer{id: id, alive: true, othersFrom: -1}
 	p.up.Store(true)
 	p.tickAt.Store(-1)
 	p.answered.Store(-1)
@@ -438,6 +439,7 @@ func (h *Host) peerFor(id election.ID) *peer {
 	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
 	p.timer.Reset(h.cfg.LivenessTimeout)
 	h.peers[id] = p
+	h.peerList = append(h.peerList, p)
 	tab := maps.Clone(h.peers)
 	h.peerTab.Store(&tab)
 	ids := append(slices.Clone(h.peerIDs), id)

@@ -142,9 +142,15 @@ func (h *Host) firstUp(g *group, tab map[election.ID]*peer) election.ID {
 // a tick batch's time, the latest send time its answers echo. h.mu is
 // held.
 func (h *Host) processed(p *peer, b *Batch) {
-	h.stepped++
-	p.stepped = h.stepped
 	now := h.w.Now()
+	// p's silence, if any, starts counting the others' batches afresh;
+	// the others' silences have a batch of p stepped since they began.
+	p.othersFrom = -1
+	for _, q := range h.peerList {
+		if q != p && q.othersFrom < 0 {
+			q.othersFrom = now
+		}
+	}
 	halfLife := 2 * h.ecfg.ElectionTimeout
 	if b.Tick {
 		if last := p.tickAt.Load(); last >= 0 {
