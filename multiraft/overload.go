@@ -40,7 +40,7 @@ import (
 // tick batch stepped, or the send time of the last heartbeat it
 // answered): a peer whose host stopped ticking or answering while it
 // still sends other batches is held for at most holdLimit, ten election
-// timeouts unless the peer's recent pace was slower (at most forty).
+// timeouts unless the peer's recent pace was slower (at most maxHold).
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
@@ -50,11 +50,14 @@ import (
 // it waits for from the peer is at most this old: ten election timeouts,
 // or three times the peer's recent pace (the longest recent gap between
 // its tick batches, or the round trip of its last answer) when that is
-// longer, and never more than forty.
+// longer, and never more than maxHold.
 func (h *Host) holdLimit(pace time.Duration) time.Duration {
 	et := h.ecfg.ElectionTimeout
-	return min(max(10*et, 3*pace), 40*et)
+	return min(max(10*et, 3*pace), maxHold*et)
 }
+
+// maxHold is the most election timeouts any hold lasts.
+const maxHold = 100
 
 // recentMax is the longest of some recent durations: a longer one
 // replaces it, and it halves every half-life, or every twice its value
@@ -97,7 +100,18 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		// The leader's host is down: the group's first voter alive
 		// campaigns at once (campaignForDown); the others give it
 		// deferFirst to win before their own timers act.
-		if s.Answers || h.w.Now()-time.Duration(p.downAt.Load()) >= deferFirst*h.ecfg.ElectionTimeout || h.firstUp(g, tab) == h.id {
+		if s.Answers {
+			return false
+		}
+		first := h.firstUp(g, tab)
+		if first == h.id || first == election.None {
+			return false
+		}
+		wait := deferFirst * h.ecfg.ElectionTimeout
+		if q := tab[first]; q != nil {
+			wait = min(max(wait, 3*time.Duration(q.answerPace.Load())), maxHold*h.ecfg.ElectionTimeout)
+		}
+		if h.w.Now()-time.Duration(p.downAt.Load()) >= wait {
 			return false
 		}
 		h.laggingSkips.Add(1)
@@ -125,7 +139,8 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 
 // deferFirst is how many election timeouts the survivors of a group
 // whose leader's host went down wait for its first voter alive to win
-// before their own timers act.
+// before their own timers act: that, or three times the first voter's
+// recent answer round trip if longer (a round takes two), at most 100.
 const deferFirst = 2
 
 // firstUp is firstAlive without Host.mu, for lagging.
