@@ -235,16 +235,16 @@
 // processors (TestOverloadFailover; ElectionTimeout 150ms, heartbeats
 // 50ms, LivenessTimeout 200ms, 900 to 2,000 groups on three hosts, five
 // seeds): a group whose leader's host died has a new leader within 5
-// election timeouts (4.8 at most) while the survivors get at least a third
-// of the processor time their work needs, and within 10 (9.8) at a sixth;
-// no group whose leader lives starts an election. A host that cannot keep
-// up still sends every heartbeat its tick makes, but its tick, re-armed
-// when it has run, comes later: its heartbeat rate, and with it the work
-// it makes its peers, falls to what its processor can do, so the backlog
-// stays bounded without shedding. After an overload ends no election
-// follows from it (TestOverloadRecovers). Stats.Behind, Lateness and
-// BehindSpells report how late the host's sweep runs; nothing is held on
-// them.
+// election timeouts (4.7 at most) while the survivors get at least a
+// third of the processor time their work needs, and within 10 (9.1) at a
+// sixth; no group whose leader lives starts an election. A host that
+// cannot keep up still sends every heartbeat its tick makes, but its
+// tick, re-armed when it has run, comes later: its heartbeat rate, and
+// with it the work it makes its peers, falls to what its processor can
+// do, so the backlog stays bounded without shedding. After an overload
+// ends no election follows from it (TestOverloadRecovers). Stats.Behind,
+// Lateness and BehindSpells report how late the host's sweep runs;
+// nothing is held on them.
 //
 // # Metrics
 //
