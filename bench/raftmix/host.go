@@ -196,7 +196,12 @@ func (n *hostNet) crash(cr *crash, voterSets [][]election.ID) {
 		}
 	}
 	cr.start.Store(time.Now().UnixNano())
-	q := n.queues[crashNode-1]
+	n.queues[crashNode-1].close()
+	h.Stop()
+}
+
+// close drops what q holds and will be sent, and ends its loop.
+func (q *inbox) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
@@ -204,18 +209,11 @@ func (n *hostNet) crash(cr *crash, voterSets [][]election.ID) {
 	case q.signal <- struct{}{}:
 	default:
 	}
-	h.Stop()
 }
 
 func (n *hostNet) close() {
 	for _, q := range n.queues {
-		q.mu.Lock()
-		q.closed = true
-		q.mu.Unlock()
-		select {
-		case q.signal <- struct{}{}:
-		default:
-		}
+		q.close()
 	}
 	n.wg.Wait()
 }
