@@ -1,6 +1,7 @@
 package multiraft_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -95,5 +96,57 @@ func TestHoldEndsWhenPeerStopsAnswering(t *testing.T) {
 	}
 	require.Positive(t, down, "host 1's leaders stepped down within holdLimit + 3 ETs")
 	t.Logf("host 1's %d leaders stepped down %v (%.1f ETs) after the answers stopped", len(led), down, float64(down)/float64(et))
+	require.NoError(t, c.check.Err())
+}
+
+// TestWokenFollowerWaitsForItsWake: a follower woken from hibernation
+// whose leader sleeps on until it processes the follower's Wake holds
+// while the leader's host has not answered anything sent after the wake,
+// even though that host's tick batches (for its other groups) arrive
+// without the group. Host 1's inbound batches wait 400ms (its backlog);
+// its ticks leave on time. Without the hold the woken follower campaigned
+// one election timeout after it woke.
+func TestWokenFollowerWaitsForItsWake(t *testing.T) {
+	c := newCluster(t, clusterOpts{hosts: 3, groups: 30, boot: true, seed: 1})
+	var busy []multiraft.GroupID // groups host 1 leads, kept awake
+	var sleeper multiraft.GroupID
+	for _, d := range c.groups {
+		switch {
+		case d.leader != 1:
+		case sleeper == 0:
+			sleeper = d.id
+		default:
+			busy = append(busy, d.id)
+		}
+	}
+	touch := func(d time.Duration) {
+		for end := c.v.Now() + d; c.v.Now() < end; {
+			for _, g := range busy {
+				for _, id := range c.ids {
+					require.NoError(t, c.hosts[id].Touch(g))
+				}
+			}
+			c.advance(10 * time.Millisecond)
+		}
+	}
+	touch(time.Second)
+	st, err := c.hosts[2].Status(sleeper)
+	require.NoError(t, err)
+	require.True(t, st.Hibernating, "the sleeper sleeps")
+	c.net.SetDelay(func(b multiraft.Batch) time.Duration {
+		if b.To == 1 {
+			return 400 * time.Millisecond
+		}
+		return time.Millisecond
+	})
+	c.tracing = true
+	require.NoError(t, c.hosts[2].Touch(sleeper))
+	touch(1500 * time.Millisecond)
+	for _, line := range c.trace {
+		require.NotRegexp(t, fmt.Sprintf(` g%d n\d+ t\d+ (pre-votes|campaigns)`, sleeper), line, "no election in the woken group")
+	}
+	st, err = c.hosts[2].Status(sleeper)
+	require.NoError(t, err)
+	require.Equal(t, election.ID(1), st.Status.Leader)
 	require.NoError(t, c.check.Err())
 }

@@ -140,6 +140,9 @@ type group struct {
 	// is being put to sleep, for Step's lock-free path (see inbound.go).
 	// Written under mu.
 	fast atomic.Pointer[awakeState]
+	// wokeAt is the wheel time the group last woke (0: never), for
+	// Config.Lagging (see overload.go). Written under mu, read without.
+	wokeAt atomic.Int64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// touched is the wheel time of the last Touch plus one (0: never),

@@ -24,7 +24,11 @@ import (
 //     election timeout ago; if a tick batch of its leader's host was
 //     stepped since then, it lacked the group: the leader is silent and
 //     the follower acts. If none was, the silence may be a backlog's (this
-//     host's or the leader host's), and the timer runs on (a hold).
+//     host's or the leader host's), and the timer runs on (a hold). A
+//     follower that woke from hibernation also holds until the leader's
+//     host has answered something sent after it woke: until that host
+//     processes the follower's Wake its leader may sleep, and its ticks
+//     lack the group.
 //   - Every coalesced answer echoes the send time, on this host's clock,
 //     of the heartbeat it answers. A leader's CheckQuorum (or a
 //     candidate's round) waits for a peer's answers to what it sent since
@@ -127,10 +131,19 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		}
 	} else {
 		// No tick batch of the leader's host was stepped since the
-		// follower last heard its leader, but one was within holdLimit.
+		// follower last heard its leader, but one was within holdLimit;
+		// or the follower woke since, and the leader's host has not yet
+		// answered anything sent after that: the leader may sleep until
+		// it processes the follower's Wake, and its ticks lack the group.
 		t := p.tickAt.Load()
-		if t < 0 || t > int64(s.Since) || t < int64(now-h.holdLimit(time.Duration(p.tickPace.Load()))) {
+		if t < 0 || t < int64(now-h.holdLimit(time.Duration(p.tickPace.Load()))) {
 			return false
+		}
+		if t > int64(s.Since) {
+			a, w := p.answered.Load(), g.wokeAt.Load()
+			if a >= w || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
+				return false
+			}
 		}
 	}
 	h.laggingSkips.Add(1)
