@@ -28,7 +28,9 @@ func Example_timers() {
 	type follower struct{ election wheel.Timer }
 	var f follower
 	fired := make(chan struct{})
-	f.election.Init(w, func() { close(fired) })
+	if err := f.election.Init(w, func() { close(fired) }); err != nil {
+		panic(err)
+	}
 	f.election.Reset(20 * time.Millisecond) // on every heartbeat: no lock when pushed later
 	<-fired
 	fmt.Println("election timeout")
@@ -45,8 +47,12 @@ func Example_timers() {
 		panic(err)
 	}
 	defer et.Destroy()
-	et.Start()
-	et.Reset() // a heartbeat arrived: draw a fresh timeout from now
+	if err := et.Start(); err != nil {
+		panic(err)
+	}
+	if err := et.Reset(); err != nil { // a heartbeat arrived: draw a fresh timeout from now
+		panic(err)
+	}
 	<-timeouts
 	fmt.Println("campaign")
 	// Output:
@@ -111,6 +117,7 @@ func Example_multiraft() {
 		if err != nil {
 			panic(err)
 		}
+		defer h.Stop() // stop what you start: the host's groups and goroutines
 		net.Attach(h)
 		hosts = append(hosts, h)
 		for g := range 300 {
@@ -122,7 +129,10 @@ func Example_multiraft() {
 		}
 	}
 	v.AdvanceBy(5 * time.Second) // virtual time: instant and exact
-	st, _ := hosts[0].Status(7)
+	st, err := hosts[0].Status(7)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("group 7's leader:", st.Status.Leader)
 	fmt.Println("hibernating on host 1:", hosts[0].Stats().Hibernating)
 	// Output:

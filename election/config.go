@@ -293,6 +293,9 @@ func (c Config) normalized() (Config, error) {
 	if c.ElectionTimeout <= 0 {
 		return c, fieldErr("ElectionTimeout", c.ElectionTimeout, "must be positive")
 	}
+	if err := floor("ElectionTimeout", c.ElectionTimeout, MinElectionTimeout); err != nil {
+		return c, err
+	}
 	for _, j := range [...]struct {
 		field string
 		j     repeated.Jitter
@@ -410,6 +413,9 @@ func (c Config) normalized() (Config, error) {
 		names[l.Name] = true
 	}
 	c.MetricsLabels = slices.Clone(c.MetricsLabels)
+	if err := c.checkFloors(); err != nil {
+		return c, err
+	}
 	if c.Logger == nil {
 		c.Logger = defaultLogger()
 	}

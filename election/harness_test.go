@@ -41,6 +41,12 @@ type cluster struct {
 	// to another node than its To (which must ignore it), and after which
 	// delay.
 	misroute func(m election.Message) (to election.ID, after time.Duration, ok bool)
+	// deferred, if set, runs every node with NewDeferredNode on a
+	// lagStorage; c.send then checks that nothing leaves before the state
+	// it depends on is durable (violations are check's).
+	deferred map[election.ID]*lagStorage
+	// durableErr is the first violation checkDurable found.
+	durableErr error
 }
 
 type clusterOpts struct {
@@ -94,7 +100,14 @@ func (c *cluster) observe(e election.Event) {
 // start creates (or re-creates after a crash) and starts node id.
 func (c *cluster) start(tb testing.TB, id election.ID) {
 	tb.Helper()
-	n, err := election.NewNode(c.cfgs[id], c.v.Wheel, election.TransportFunc(c.send), c.stores[id], c.logs[id])
+	var n *election.Node
+	var err error
+	if ls := c.deferred[id]; ls != nil {
+		n, err = election.NewDeferredNode(c.cfgs[id], c.v.Wheel, election.TransportFunc(c.send), ls, c.logs[id])
+		ls.node = n
+	} else {
+		n, err = election.NewNode(c.cfgs[id], c.v.Wheel, election.TransportFunc(c.send), c.stores[id], c.logs[id])
+	}
 	require.NoError(tb, err)
 	c.nodes[id] = n
 	c.net.Attach(n)
@@ -111,6 +124,11 @@ func (c *cluster) startAll(tb testing.TB) {
 func (c *cluster) crash(id election.ID) {
 	if n := c.nodes[id]; n != nil {
 		n.Stop()
+		if ls := c.deferred[id]; ls != nil {
+			ls.crashed()
+			hs, _ := c.stores[id].Load()
+			c.check.Crashed(id, hs)
+		}
 		c.net.Detach(id)
 		delete(c.nodes, id)
 	}
@@ -130,6 +148,9 @@ func (c *cluster) leaders() []election.ID {
 // send is the nodes' transport: the MemNetwork, plus a misrouted copy
 // when c.misroute says so.
 func (c *cluster) send(m election.Message) {
+	if c.deferred != nil && c.durableErr == nil {
+		c.durableErr = c.checkDurable(m)
+	}
 	c.net.Send(m)
 	if c.misroute == nil {
 		return

@@ -35,7 +35,9 @@ type Dormant struct {
 // calls are ignored) and returns its Dormant. Only a leader, or a follower
 // that knows the leader of its term, hibernates; otherwise Hibernate
 // changes nothing and returns ErrCannotHibernate (or ErrNotStarted,
-// ErrStopped). The term and vote stay in Storage, where they already are.
+// ErrStopped), as does a deferred node whose HardState is not durable yet
+// (ErrNotDurable). The term and vote stay in Storage, where they already
+// are.
 func (n *Node) Hibernate() (Dormant, error) {
 	n.mu.Lock()
 	if err := n.usable(); err != nil {
@@ -45,6 +47,10 @@ func (n *Node) Hibernate() (Dormant, error) {
 	if n.role != Leader && (n.role != Follower || n.leader == None) {
 		n.mu.Unlock()
 		return Dormant{}, ErrCannotHibernate
+	}
+	if n.holding {
+		n.mu.Unlock()
+		return Dormant{}, ErrNotDurable
 	}
 	d := Dormant{Term: n.term, Leader: n.leader}
 	if n.role == Follower && n.hasContact {

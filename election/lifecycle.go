@@ -81,6 +81,7 @@ func (n *Node) halt() {
 	n.stopped = true
 	n.leading.Store(false)
 	n.outbox, n.events = nil, nil
+	n.held = nil // never sent: they wait for a state that may be lost
 	n.noteStop()
 	n.mu.Unlock()
 	for _, t := range [...]*repeated.Timer{&n.electionT, &n.voteT, &n.stepDownT, n.heartbeatT, n.snapshotT} {

@@ -50,6 +50,9 @@ type Node struct {
 	// means the same as Restart: see resetElectionTimer.
 	electionOn, electionFresh, fastReset bool
 	hasContact, hasPromise               bool
+	// holding is set while a deferred node's last HardState is not
+	// durable (durableSeq < deferSeq): what it sends waits in held.
+	holding bool
 	// nPeers is len(peers) when peerArr holds them (groups of up to five
 	// voters), and 0 otherwise. Immutable.
 	nPeers uint8
@@ -118,12 +121,19 @@ type nodeCold struct {
 	// and both are empty with Config.ExternalHeartbeat.
 	peerHeartbeatT []*repeated.Timer
 
-	cfg    Config
-	st     Storage
-	lv     LogView
-	logger hclog.Logger
-	voter  map[ID]bool
-	quorum int
+	cfg Config
+	st  Storage
+	// dst is the DeferredStorage of a node made by NewDeferredNode, nil
+	// otherwise. deferSeq is the sequence number of the last HardState
+	// handed to it, durableSeq the last one reported durable (Persisted);
+	// held are the messages sent since the first state not durable yet.
+	dst                  DeferredStorage
+	deferSeq, durableSeq uint64
+	held                 []heldMsg
+	lv                   LogView
+	logger               hclog.Logger
+	voter                map[ID]bool
+	quorum               int
 
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.Emulate.KeepTimerOnStepDown); nil without that option.
@@ -176,6 +186,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		return nil, fmt.Errorf("%w: storage (%T)", ErrNilArgument, st)
 	case isNil(log):
 		return nil, fmt.Errorf("%w: log view (%T)", ErrNilArgument, log)
+	}
+	if err := c.fitWheel(w); err != nil {
+		return nil, err
 	}
 	if c.Rand == nil {
 		c.Rand = randsrc.New()

@@ -153,6 +153,17 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 			}
 		}
 	}})
+	// Half the schedules run deferred nodes (NewDeferredNode), whose
+	// writes take up to dmax, from their own stream.
+	drng := rand.New(rand.NewPCG(seed, 0xdefe))
+	if drng.IntN(2) == 0 {
+		dmax := []time.Duration{100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond}[drng.IntN(3)]
+		desc += fmt.Sprintf(" deferred<=%v", dmax)
+		c.deferred = make(map[election.ID]*lagStorage)
+		for _, id := range c.ids {
+			c.deferred[id] = &lagStorage{c: c, id: id, rng: rand.New(rand.NewPCG(drng.Uint64(), uint64(id))), max: dmax}
+		}
+	}
 	if trace {
 		t.Logf("seed %d: %s", seed, desc)
 		c.cfgsObserve(func(e election.Event) {
@@ -230,7 +241,11 @@ func runSchedule(t *testing.T, seed uint64, trace bool) scheduleResult {
 	for _, id := range c.ids {
 		c.crash(id)
 	}
-	return scheduleResult{err: c.check.Err(), desc: desc, elected: c.check.Elected(), faults: nfaults, injected: ninjected, leaseChecked: c.leases}
+	err := c.check.Err()
+	if err == nil {
+		err = c.durableErr
+	}
+	return scheduleResult{err: err, desc: desc, elected: c.check.Elected(), faults: nfaults, injected: ninjected, leaseChecked: c.leases}
 }
 
 // cfgsObserve adds f as a second observer of every node created later.

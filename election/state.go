@@ -64,6 +64,10 @@ func (n *Node) emitEvent(e Event) {
 func (n *Node) send(m Message) {
 	m.From = n.id
 	n.sent++
+	if n.holding {
+		n.held = append(n.held, heldMsg{seq: n.deferSeq, m: m})
+		return
+	}
 	n.outbox = append(n.outbox, m)
 }
 
@@ -88,8 +92,16 @@ func (n *Node) setRole(r Role, reason string) {
 }
 
 // persist saves hs; on failure it counts and reports the error and returns
-// false, and the caller abandons the action.
+// false, and the caller abandons the action. A deferred node (see
+// NewDeferredNode) hands hs over and holds what it sends from now on
+// until hs is durable; that never fails.
 func (n *Node) persist(hs HardState, peer ID) bool {
+	if n.dst != nil {
+		n.deferSeq++
+		n.holding = true
+		n.dst.Defer(hs, n.deferSeq)
+		return true
+	}
 	if err := n.st.Save(hs); err != nil {
 		n.stats.StorageErrors++
 		n.logger.Error("cannot save hard state", "term", hs.Term, "vote", hs.Vote, "error", err)

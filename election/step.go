@@ -145,7 +145,7 @@ func (n *Node) handleHeartbeat(m Message) (answer Message, direct bool) {
 	n.promise(now, m.From)
 	n.resetElectionTimer(now)
 	a := Message{Type: MsgHeartbeatResp, From: n.id, To: m.From, Term: n.term, Granted: true, Sent: m.Sent}
-	if len(n.outbox) == 0 && len(n.events) == 0 {
+	if len(n.outbox) == 0 && len(n.events) == 0 && !n.holding {
 		n.sent++
 		return a, true
 	}

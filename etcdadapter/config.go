@@ -244,6 +244,11 @@ func (c Config) ValidateTiming() error {
 		return fieldErr("ElectionTick", c.ElectionTick, "must be greater than HeartbeatTick (%d)", c.HeartbeatTick)
 	case c.ElectionTick > 1<<30:
 		return fieldErr("ElectionTick", c.ElectionTick, "must be at most %d", 1<<30)
+	case c.TickInterval < election.MinPeriod:
+		return fieldErr("TickInterval", c.TickInterval, "is below the floor of %v (time.Duration counts nanoseconds: did you forget a unit?)", election.MinPeriod)
+	case time.Duration(c.ElectionTick)*c.TickInterval < election.MinElectionTimeout:
+		return fieldErr("TickInterval", c.TickInterval, "gives an election timeout of %v (%d ticks), below election.MinElectionTimeout (%v)",
+			time.Duration(c.ElectionTick)*c.TickInterval, c.ElectionTick, election.MinElectionTimeout)
 	}
 	return nil
 }

@@ -101,12 +101,11 @@ func (b Batch) Len() int {
 	return len(b.Msgs) + len(b.Heartbeats) + len(b.Responses) + len(b.Controls)
 }
 
-// Transport carries a host's batches to its peer hosts. Send must not
-// block for long and must not deliver to any Host synchronously (queue the
-// batch; a Host may call Send while holding its lock): a synchronous
-// delivery that comes back to a Host whose lock its goroutine holds makes
-// Host.Step panic with ErrReentrant. It may drop, delay, duplicate and
-// reorder batches, as Raft tolerates.
+// Transport carries a host's batches to its peer hosts. The Host calls
+// Send with no lock of its own held, so Send may deliver synchronously,
+// into any Host, the sender included. It should not block for long: the
+// sender's other call-outs wait behind it. It may drop, delay, duplicate
+// and reorder batches, as Raft tolerates.
 type Transport interface {
 	Send(b Batch)
 }

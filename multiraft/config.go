@@ -99,13 +99,21 @@ type Config struct {
 	GroupLabels bool
 
 	// Observer, if set, receives every event of every group's node with
-	// the group's ID, synchronously and without the node's lock, on the
-	// goroutine that caused it (a wheel callback or a Host method). It
-	// must not block and must not call the Host: an event raised inside
-	// a Host method arrives while the host's lock is held, and a call of
-	// the Host then returns ErrReentrant (Step, Stop and Stats panic
-	// with it) instead of waiting forever for the lock.
+	// the group's ID, in order, with no lock of the host or a node held:
+	// on the goroutine that caused the event (a wheel callback, a Host
+	// method) once it let go of the host's lock, or on another goroutine
+	// that held the lock meanwhile. It may call the Host; it should not
+	// block, as the host's other call-outs wait behind it.
 	Observer func(GroupID, election.Event)
+
+	// Store persists every group's term and vote (those added without a
+	// GroupConfig.Storage): the host writes the states that changed
+	// while it stepped a batch or ran a timer in one Store.Save, on a
+	// goroutine of its own (group commit), and the messages that depend
+	// on them leave once they are durable. nil means a MemoryStore; use
+	// multiraft/pebblestore, or a Store over the server's own engine, to
+	// survive a process restart.
+	Store Store
 }
 
 // DefaultConfig returns a Config with election.DefaultConfig as the
@@ -154,6 +162,9 @@ func (c Config) normalized() (Config, election.Config, error) {
 	}
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")
+	}
+	if err := c.checkFloors(); err != nil {
+		return c, eff, err
 	}
 	hb := eff.HeartbeatInterval
 	if c.CoalesceWindow < 0 || c.CoalesceWindow > hb/2 {

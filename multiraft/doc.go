@@ -8,8 +8,9 @@
 //
 //	cfg := multiraft.DefaultConfig()
 //	cfg.ID = 1 // this node; a group's voters are node IDs
+//	cfg.Store = store // a multiraft.Store: pebblestore.Open(dir), or your engine's
 //	h, err := multiraft.NewHost(cfg, wheel.Shared(), transport)
-//	err = h.AddGroup(multiraft.GroupConfig{ID: 7, Voters: []election.ID{1, 2, 3}, Storage: st})
+//	err = h.AddGroup(multiraft.GroupConfig{ID: 7, Voters: []election.ID{1, 2, 3}})
 //	// hand every Batch from a peer to h.Step; call h.Touch(7) on activity
 //
 // See Example for three hosts on a virtual wheel and MemNetwork.
@@ -127,9 +128,20 @@
 // Hibernation and coalescing never allow two leaders in a term or a lost
 // vote:
 //
-//   - Terms and votes live in each group's Storage and are saved by
-//     election.Node before any reply, as always. Hibernate saves nothing
-//     and loses nothing persistent; Resume loads the HardState like Start.
+//   - Terms and votes live in the host's Store (or a group's own
+//     Storage). Persist before you speak: every group's node is an
+//     election.NewDeferredNode, which hands a changed HardState to the
+//     host and holds every message it sends from then on (a vote grant,
+//     a candidate's requests, a new leader's first heartbeats) until the
+//     host reports the state durable. The host's persister writes the
+//     states that changed meanwhile with one Store.Save (group commit:
+//     while one write syncs, the next gathers), off every lock and off
+//     the wheel's goroutine, then releases the held messages; Step never
+//     waits for a disk. A failed write is counted (Stats.SaveErrors),
+//     logged and retried, and what waits for it stays held. A crash loses
+//     only states no message depended on. A node whose state is not
+//     durable does not hibernate; Hibernate saves nothing and loses
+//     nothing persistent; Resume loads the durable HardState like Start.
 //     A hibernating replica sends nothing but heartbeat answers that its
 //     awake node would have sent (it follows that leader in that term),
 //     so it casts no vote and changes no term while asleep.
@@ -262,11 +274,15 @@
 // (an awake group publishes its node and acks atomically, and a node
 // serializes its own messages), so Steps from several peers run in
 // parallel on as many cores. The host's lock order is written on the Host
-// type. Nodes send through the host without its lock, but Transport.Send
-// may be called with it held and must not deliver to a Host
-// synchronously. On a virtual wheel with MemNetwork a whole cluster runs
-// on the goroutine advancing the wheel, reproducibly for a given
-// Config.Rand.
+// type. No user code runs under a lock of the host or a node: what a
+// call makes under the host's lock for the Transport or the Observer
+// waits in an effects queue, run in order by whoever ends the call after
+// letting go, and the Store is called by the persister alone. So an
+// Observer may call the Host and a Transport may deliver synchronously.
+// On a virtual wheel the persister is a wheel timer a tick after the
+// first change (on a real-time wheel, a goroutine), and with MemNetwork a
+// whole cluster runs on the goroutine advancing the wheel, reproducibly
+// for a given Config.Rand.
 //
 // Nothing waits long for that mutex, because the wheel's single driver
 // goroutine runs every host's timers and a caller's Touch should not

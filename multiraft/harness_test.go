@@ -150,6 +150,13 @@ func (c *cluster) crash(id election.ID) {
 	c.hosts[id].Stop()
 	c.net.Detach(id)
 	delete(c.hosts, id)
+	// What the host had not written is lost, and was never seen.
+	for _, d := range c.groups {
+		if st := c.st[gnode{d.id, id}]; st != nil {
+			hs, _ := st.Load()
+			c.check.Group(d.id).Crashed(id, hs)
+		}
+	}
 }
 
 func (c *cluster) traceEvent(g multiraft.GroupID, e election.Event) {

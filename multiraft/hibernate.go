@@ -50,18 +50,20 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if h.metrics != nil && h.cfg.GroupLabels {
 		cfg.MetricsLabels = groupLabels(cfg.MetricsLabels, g.id)
 	}
-	if obs := h.cfg.Observer; obs != nil {
+	if h.cfg.Observer != nil {
 		id := g.id
-		cfg.Observer = func(e election.Event) { obs(id, e) }
+		cfg.Observer = func(e election.Event) { h.emit(effect{obs: true, group: id, e: e}) }
 	}
 	var lv election.LogView = emptyLog
 	if g.log != nil {
 		lv = g.log
 	}
-	n, err := election.NewNode(cfg, h.w, groupTransport{h, g.id}, g.st, lv)
+	ns := &nodeStore{h: h, g: g}
+	n, err := election.NewDeferredNode(cfg, h.w, groupTransport{h, g.id}, ns, lv)
 	if err != nil {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	ns.n = n
 	a := &awakeState{node: n, lastActive: h.w.Now()}
 	if nv := len(g.voters.ids); nv <= smallGroup {
 		a.acks = a.small[:nv]
@@ -220,9 +222,7 @@ func (h *Host) Touch(gid GroupID) error {
 	g := h.groups.get(gid)
 	h.gmu.RUnlock()
 	if g == nil || h.halted.Load() {
-		if err := h.lock(); err != nil {
-			return err
-		}
+		h.lock()
 		defer h.unlock()
 		_, err := h.lookup(gid) // the error
 		return err

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/isnil"
 	"github.com/raftick/raftick/internal/randsrc"
@@ -29,9 +31,13 @@ import (
 //	Host.mu -> outMu -> outbox.mu (a peer's outbox); a node's sends take
 //	           only outbox.mu, with or without Host.mu
 //	Host.mu -> pendMu (Touch's queue of groups to wake)
+//	Host.mu -> Node -> pmu (the persister's queue) -> the persister's timer
+//	Host.mu -> fxMu (the effects queue); Node -> fxMu
 //
-// A host calls its Transport and a node's Observer with no lock of its own
-// but mu possibly held (see ErrReentrant); the nodes call the host's
+// A host calls its Transport, the Observer and its Store with no lock of
+// its own (nor a node's) held: what a call makes under mu waits in the
+// effects queue until the call lets go (see lock.go), and the Store is
+// written by the persister (see store.go). The nodes call the host's
 // lagging check with their own lock held, and it takes no lock.
 type Host struct {
 	// Set by NewHost, then read-only.
@@ -44,17 +50,17 @@ type Host struct {
 	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
+	store  Store        // Config.Store, or a MemoryStore
+	logger hclog.Logger // the template's, named "multiraft"
+
 	// mu guards every field below up to outMu, unless a field says
 	// otherwise, and each group's node, a, dormant and behind.
 	mu sync.Mutex
-	// owner is the goroutine holding mu (gid.Current), 0 while mu is
-	// free: set by lock and tryLock after taking mu, cleared by unlock
-	// before releasing it, so a goroutine that reads its own ID here
-	// holds mu (see lock). Atomic.
-	owner   atomic.Uintptr
-	stopped bool
-	halted  atomic.Bool // stopped, for the paths that do not take mu; set under mu
-	rng     *rand.Rand
+	// collecting is set while a goroutine holds mu (see lock.go).
+	collecting atomic.Bool
+	stopped    bool
+	halted     atomic.Bool // stopped, for the paths that do not take mu; set under mu
+	rng        *rand.Rand
 	// groups is written with both mu and gmu held, so that Touch can
 	// read it under gmu alone.
 	gmu    sync.RWMutex
@@ -111,6 +117,28 @@ type Host struct {
 	hbTick   time.Duration                           // set by NewHost
 	// ticking is set while the heartbeat tick makes its leaders heartbeat.
 	ticking atomic.Bool
+
+	// The effects queue (lock.go): fx and draining are guarded by fxMu;
+	// nfx counts fx's entries, read without it.
+	fxMu        sync.Mutex
+	fx, fxSpare []effect
+	nfx         atomic.Int64
+	draining    bool
+
+	// The persister (store.go). pmu guards dirty, the groups' ps and
+	// persistArmed; wmu is held while a write runs and guards wstopped.
+	pmu                      sync.Mutex
+	dirty, dirtySpare        []*group
+	persistArmed             bool
+	persistT                 wheel.Timer   // the persister on a virtual wheel
+	persistDelay             time.Duration // its delay: the wheel's tick
+	kick                     chan struct{} // wakes the persister goroutine (real time)
+	quit                     chan struct{} // closed by Stop (real time)
+	wmu                      sync.Mutex
+	wstopped                 bool
+	batchSpare               []pending     // persister only
+	statesSpare              []GroupState  // persister only
+	saves, syncs, saveErrors atomic.Uint64 // Stats
 }
 
 // group is one group's replica. While it hibernates, node and a are nil
@@ -145,6 +173,8 @@ type group struct {
 	wokeAt atomic.Int64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
+	// ps is the group's persistence, guarded by Host.pmu (store.go).
+	ps persistState
 	// touched is the wheel time of the last Touch plus one (0: never),
 	// written without mu. Touch stores it before it reads awake, and
 	// hibernate clears awake before it reads touched, so either
@@ -264,7 +294,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{
-		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr,
+		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr, store: c.Store,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
 		rng:    c.Rand,
 		peers:  make(map[election.ID]*peer),
@@ -272,6 +302,17 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	if h.rng == nil {
 		h.rng = randsrc.New()
+	}
+	if h.store == nil {
+		h.store = NewMemoryStore()
+	}
+	h.logger = eff.Logger
+	if h.logger == nil {
+		h.logger = hclog.Default()
+	}
+	h.logger = h.logger.Named("multiraft")
+	if err := h.persistT.Init(w, h.onPersistTimer); err != nil {
+		return nil, err
 	}
 	h.outs.Store(&map[election.ID]*outbox{})
 	h.peerTab.Store(&map[election.ID]*peer{})
@@ -298,6 +339,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		h.hbTick = heartbeatTick(eff.HeartbeatInterval)
 		h.hbT.Reset(h.hbTick)
 	}
+	if w.IsVirtual() {
+		h.persistDelay = w.Tick()
+	} else {
+		h.startPersister()
+	}
 	return h, nil
 }
 
@@ -314,28 +360,53 @@ type GroupConfig struct {
 	// Voters are the node IDs of the group's replicas, the Host's own
 	// included; the same on every host.
 	Voters []election.ID
-	// Storage persists this replica's term and vote; required.
+	// Storage, if set, persists this replica's term and vote instead of
+	// the host's Store: the host calls its Load in AddGroup and its Save
+	// on the host's persister, one Save per changed state, with no lock
+	// held. nil means the host's Store (Config.Store), which writes the
+	// states of many groups with one sync.
 	Storage election.Storage
 	// Log is the replica's log view; nil means an empty log.
 	Log election.LogView
 	// Leader, if set, bootstraps a new group with this voter as the
 	// leader of term 1, as if it had won term 1's election with every
-	// vote: a replica whose Storage is empty saves term 1 with a vote for
-	// Leader and starts knowing it (hibernating if the Host hibernates,
-	// so that adding a million groups creates no Node). It must be the
-	// same on every host, like Voters; with a Storage that is not empty
-	// it is ignored. None starts the replica as a follower that elects a
-	// leader the normal way.
+	// vote: a replica whose stored state is empty saves term 1 with a
+	// vote for Leader and starts knowing it (hibernating if the Host
+	// hibernates, so that adding a million groups creates no Node). It
+	// must be the same on every host, like Voters; with a stored state
+	// that is not empty it is ignored. None starts the replica as a
+	// follower that elects a leader the normal way.
 	Leader election.ID
 }
 
-// AddGroup adds a group's replica and starts it. Errors: ErrStopped,
-// ErrGroupExists, ErrInvalidConfig (wrapped) for bad voters, and the
-// storage's or node's errors.
+// AddGroup adds a group's replica and starts it from its stored term and
+// vote (the Store's, or its own Storage's), which it loads before it takes
+// the host's lock. Errors: ErrStopped, ErrGroupExists, ErrInvalidConfig
+// (wrapped) for bad voters, and the store's or node's errors.
 func (h *Host) AddGroup(gc GroupConfig) error {
-	if err := h.lock(); err != nil {
-		return err
+	if !slices.Contains(gc.Voters, h.id) {
+		return fieldErr("Voters", gc.Voters, "must include this host (%d)", h.id)
 	}
+	if gc.Leader != election.None && !slices.Contains(gc.Voters, gc.Leader) {
+		return fieldErr("Leader", gc.Leader, "must be one of the voters")
+	}
+	if h.halted.Load() {
+		return ErrStopped
+	}
+	var hs election.HardState
+	var err error
+	if gc.Storage != nil {
+		hs, err = gc.Storage.Load()
+	} else {
+		hs, err = h.store.Load(gc.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("multiraft: group %d: load hard state: %w", gc.ID, err)
+	}
+	if hs.Term > election.MaxTerm {
+		return fmt.Errorf("multiraft: group %d: stored term %d is above MaxTerm (%d): %w", gc.ID, hs.Term, election.MaxTerm, election.ErrTermExhausted)
+	}
+	h.lock()
 	defer h.unlock()
 	if h.stopped {
 		return ErrStopped
@@ -343,38 +414,27 @@ func (h *Host) AddGroup(gc GroupConfig) error {
 	if h.groups.get(gc.ID) != nil {
 		return fmt.Errorf("%w: %d", ErrGroupExists, gc.ID)
 	}
-	if gc.Storage == nil {
-		return fieldErr("Storage", nil, "must be set")
-	}
-	if !slices.Contains(gc.Voters, h.id) {
-		return fieldErr("Voters", gc.Voters, "must include this host (%d)", h.id)
-	}
-	if gc.Leader != election.None && !slices.Contains(gc.Voters, gc.Leader) {
-		return fieldErr("Leader", gc.Leader, "must be one of the voters")
-	}
 	vs, err := h.internVoters(gc.Voters)
 	if err != nil {
 		return err
 	}
 	g := &group{id: gc.ID, voters: vs, st: gc.Storage, log: gc.Log}
-	if gc.Leader != election.None {
-		hs, err := gc.Storage.Load()
-		if err != nil {
-			return fmt.Errorf("multiraft: group %d: load hard state: %w", gc.ID, err)
+	g.ps.durable = hs
+	if gc.Leader != election.None && hs.Term == 0 {
+		// The bootstrap state is a function of the group's
+		// configuration: a crash before its write re-creates it, so the
+		// replica may act on it at once.
+		boot := election.HardState{Term: 1, Vote: gc.Leader}
+		g.ps.durable = boot
+		h.queueState(g, boot, 0, nil)
+		h.addGroup(g)
+		d := election.Dormant{Term: 1, Leader: gc.Leader}
+		if h.cfg.HibernateAfter > 0 {
+			g.dormant = d
+			h.stats.Hibernating++
+			return nil
 		}
-		if hs.Term == 0 {
-			if err := gc.Storage.Save(election.HardState{Term: 1, Vote: gc.Leader}); err != nil {
-				return fmt.Errorf("multiraft: group %d: bootstrap: %w", gc.ID, err)
-			}
-			boot := election.Dormant{Term: 1, Leader: gc.Leader}
-			h.addGroup(g)
-			if h.cfg.HibernateAfter > 0 {
-				g.dormant = boot
-				h.stats.Hibernating++
-				return nil
-			}
-			return h.startAdded(g, boot)
-		}
+		return h.startAdded(g, d)
 	}
 	h.addGroup(g)
 	return h.startAdded(g, election.Dormant{})
@@ -466,9 +526,7 @@ func (h *Host) lookup(gid GroupID) (*group, error) {
 
 // Campaign wakes the group and calls election.Node.Campaign.
 func (h *Host) Campaign(gid GroupID) error {
-	if err := h.lock(); err != nil {
-		return err
-	}
+	h.lock()
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -483,9 +541,7 @@ func (h *Host) Campaign(gid GroupID) error {
 // time while the term lasts, and a leader that hibernated and woke would
 // forget that it transferred and hold a lease again.
 func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
-	if err := h.lock(); err != nil {
-		return err
-	}
+	h.lock()
 	defer h.unlock()
 	g, err := h.lookup(gid)
 	if err != nil {
@@ -514,9 +570,7 @@ type GroupStatus struct {
 
 // Status returns the replica's state without waking it.
 func (h *Host) Status(gid GroupID) (GroupStatus, error) {
-	if err := h.lock(); err != nil {
-		return GroupStatus{}, err
-	}
+	h.lock()
 	defer h.unlock()
 	g := h.groups.get(gid)
 	if g == nil {
@@ -532,12 +586,14 @@ func (h *Host) Status(gid GroupID) (GroupStatus, error) {
 	return GroupStatus{Group: gid, Status: g.node.Status(), Lease: g.node.QuorumContact()}, nil
 }
 
-// Stop stops every group's node and the host's timers; a crash. The
-// groups' HardState stays in their Storages. Stop is idempotent. It
-// panics with ErrReentrant if called from the Host's Observer while the
-// host's lock is held (see ErrReentrant).
+// Stop stops every group's node, the host's timers and its persister; a
+// crash. The groups' durable HardStates stay in the Store (or their
+// Storages); states not written yet are dropped, and so are the messages
+// their nodes held for them. Stop waits for a write in progress, so that
+// no Store call runs after it returns. Stop is idempotent and may be
+// called from an Observer or a Transport.
 func (h *Host) Stop() {
-	h.mustLock()
+	h.lock()
 	if h.stopped {
 		h.unlock()
 		return
@@ -557,6 +613,7 @@ func (h *Host) Stop() {
 	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()
 	h.outMu.Unlock()
+	h.stopPersister()
 }
 
 // groupTransport is a group node's Transport: the host's send.

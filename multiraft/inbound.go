@@ -15,13 +15,10 @@ import (
 // single messages, controls) follow in order under the lock, which a long
 // batch lets other calls and the host's timers take in between.
 //
-// Step panics with ErrReentrant if its goroutine is inside a call of the
-// same Host that holds the host's lock: a Transport that delivers
-// synchronously, or an Observer that calls Step.
+// Step never waits for a disk: a HardState it changes is written by the
+// host's persister, and the messages that depend on it leave after that.
+// It may be called from an Observer or a synchronous Transport.
 func (h *Host) Step(b Batch) {
-	if h.holding() {
-		panic(ErrReentrant)
-	}
 	if !h.cfg.Coalesce || len(b.Heartbeats) == 0 || b.To != h.id {
 		h.step(b)
 		return
@@ -51,7 +48,7 @@ func (h *Host) step(b Batch) {
 		return e.Group, resp
 	})
 
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	h.stats.Delivered += in.delivered
 	h.stats.Ignored += in.ignored
@@ -96,7 +93,7 @@ func (h *Host) step(b Batch) {
 // timer and returns the wheel time the batch is stepped at. h.mu is not
 // held.
 func (h *Host) admit(b Batch) (time.Duration, bool) {
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	if h.stopped {
 		return 0, false
@@ -180,7 +177,7 @@ func (h *Host) yield(k *int) bool {
 		return true
 	}
 	h.unlock()
-	h.mustLock()
+	h.lock()
 	h.stepNow = h.w.Now()
 	return !h.stopped
 }

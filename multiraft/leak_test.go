@@ -25,6 +25,7 @@ func hostTimers(hosts int) int64 { return int64(hosts * (4 + hosts - 1)) }
 // and checks that only the hosts' own timers stay on the wheel.
 func TestHibernatedGroupsHoldNoTimers(t *testing.T) {
 	c := newCluster(t, clusterOpts{hosts: 3, groups: 30, boot: true, seed: 3})
+	c.v.AdvanceBy(time.Millisecond) // the persister writes the bootstrap states
 	require.Equal(t, hostTimers(3), c.v.Stats().Pending, "bootstrapped asleep")
 	for _, d := range c.groups {
 		for _, v := range d.voters {

@@ -45,7 +45,7 @@ func (h *Host) heard(p *peer) {
 // batches perhaps still queued), the silence may be its own backlog: the
 // verdict waits one more liveness timeout, once.
 func (h *Host) onPeerSilent(p *peer) {
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	if h.stopped || !p.alive || h.w.Now() < p.silentAt {
 		return // a batch re-armed the timer after it came due
@@ -75,7 +75,7 @@ func (h *Host) onPeerSilent(p *peer) {
 // onPing tells every peer the host is alive if it sent the peer nothing
 // since the last tick (LivenessInterval), and reports the host's metrics.
 func (h *Host) onPing() {
-	h.mustLock()
+	h.lock()
 	if h.stopped {
 		h.unlock()
 		return

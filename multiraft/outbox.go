@@ -91,7 +91,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 	ob.stats.direct++
 	ob.sent = true
 	ob.mu.Unlock()
-	h.tr.Send(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
+	h.emitBatch(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
 }
 
 // control sends a hibernation message to peer at once, after whatever
@@ -105,7 +105,7 @@ func (h *Host) control(to election.ID, c Control) {
 	b := h.take(to, ob, true, true)
 	ob.stats.control++
 	ob.mu.Unlock()
-	h.tr.Send(b)
+	h.emitBatch(b)
 }
 
 // outboxOf returns peer to's outbox, creating it on first use. It takes

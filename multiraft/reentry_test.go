@@ -2,7 +2,6 @@ package multiraft_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
@@ -14,7 +13,7 @@ import (
 // reentryHosts returns n hosts (IDs 1..n) on one virtual wheel sending
 // through tr, each with group 1 of all n voters and obs as Observer.
 func reentryHosts(t *testing.T, n int, tr func(hosts []*multiraft.Host) multiraft.Transport,
-	obs func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event)) []*multiraft.Host {
+	obs func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event)) ([]*multiraft.Host, *testWheel) {
 	v := newTestWheel(t)
 	hosts := make([]*multiraft.Host, n)
 	var voters []election.ID
@@ -34,73 +33,83 @@ func reentryHosts(t *testing.T, n int, tr func(hosts []*multiraft.Host) multiraf
 		hosts[i] = h
 	}
 	for i := range n {
-		require.NoError(t, hosts[i].AddGroup(multiraft.GroupConfig{ID: 1, Voters: voters, Storage: election.NewMemoryStorage()}))
+		require.NoError(t, hosts[i].AddGroup(multiraft.GroupConfig{ID: 1, Voters: voters}))
 	}
-	return hosts
+	return hosts, v
 }
 
 func dropAll([]*multiraft.Host) multiraft.Transport {
 	return multiraft.TransportFunc(func(multiraft.Batch) {})
 }
 
-// TestObserverCallsHost: an Observer that calls its Host from an event
-// raised inside a Host method gets ErrReentrant (or, from Step, a panic
-// with it) instead of waiting forever for the host's lock, and the host
-// works on afterwards.
+// TestObserverCallsHost: an Observer may call every method of its Host
+// from any event, the ones raised inside a Host method included: no
+// call-out runs under the host's lock.
 func TestObserverCallsHost(t *testing.T) {
 	var errs []error
-	hosts := reentryHosts(t, 1, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
+	calls := 0
+	hosts, v := reentryHosts(t, 1, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
 		return func(g multiraft.GroupID, e election.Event) {
-			_, err := hosts[0].Status(g)
+			h := hosts[0]
+			if h == nil || calls > 50 {
+				return
+			}
+			calls++
+			_, err := h.Status(g)
 			errs = append(errs, err)
+			errs = append(errs, h.Touch(g))
+			_ = h.Stats()
+			h.Step(multiraft.Batch{From: 2, To: 1})
+			if e.Type == election.EventLeaderElected && g == 1 {
+				errs = append(errs, h.AddGroup(multiraft.GroupConfig{ID: 2, Voters: []election.ID{1}}))
+				errs = append(errs, h.Campaign(2))
+				errs = append(errs, h.TransferLeadership(2, 1))
+			}
 		}
 	})
 	h := hosts[0]
 	errs = nil
-	require.NoError(t, h.Campaign(1)) // a one-voter group: elected at once
-	require.NotEmpty(t, errs)
+	require.NoError(t, h.Campaign(1)) // a one-voter group: elected once its vote is durable
+	v.AdvanceBy(10 * 1e6)
+	require.NotZero(t, calls)
 	for _, err := range errs {
-		require.ErrorIs(t, err, multiraft.ErrReentrant)
+		require.NoError(t, err)
 	}
-	st, err := h.Status(1)
-	require.NoError(t, err)
-	require.True(t, st.Lease || st.Status.Role == election.Leader)
-
-	armed := false
-	stepper := reentryHosts(t, 1, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
-		return func(multiraft.GroupID, election.Event) {
-			if armed {
-				hosts[0].Step(multiraft.Batch{From: 2, To: 1})
+	for _, g := range []multiraft.GroupID{1, 2} {
+		st, err := h.Status(g)
+		require.NoError(t, err)
+		require.Equal(t, election.Leader, st.Status.Role, "group %d", g)
+	}
+	// Stop from an Observer.
+	hosts[0] = nil
+	stopper, v2 := reentryHosts(t, 1, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
+		return func(_ multiraft.GroupID, e election.Event) {
+			if e.Type == election.EventLeaderElected {
+				hosts[0].Stop()
 			}
 		}
-	})[0]
-	armed = true
-	require.PanicsWithError(t, multiraft.ErrReentrant.Error(), func() { _ = stepper.Campaign(1) })
-	_, err = stepper.Status(1)
-	require.NoError(t, err, "the host's lock was released by the panic")
+	})
+	require.NoError(t, stopper[0].Campaign(1))
+	v2.AdvanceBy(10 * 1e6)
+	require.ErrorIs(t, stopper[0].Campaign(1), multiraft.ErrStopped)
 }
 
 // TestSynchronousTransport: a Transport that delivers into the receiving
-// Host on the sender's goroutine comes back to the sender while it holds
-// its lock (a vote request answered at once); Step panics with
-// ErrReentrant instead of hanging, and both hosts stay usable.
+// Host on the sender's goroutine; the groups elect their leaders and every
+// host stays usable.
 func TestSynchronousTransport(t *testing.T) {
-	hosts := reentryHosts(t, 2, func(hosts []*multiraft.Host) multiraft.Transport {
+	hosts, v := reentryHosts(t, 3, func(hosts []*multiraft.Host) multiraft.Transport {
 		return multiraft.TransportFunc(func(b multiraft.Batch) { hosts[b.To-1].Step(b) })
 	}, nil)
-	require.PanicsWithError(t, multiraft.ErrReentrant.Error(), func() { _ = hosts[0].Campaign(1) })
-	done := make(chan struct{})
-	go func() { // a hang would show as the test's timeout, not a wrong answer
-		defer close(done)
-		for _, h := range hosts {
-			_, err := h.Status(1)
-			require.NoError(t, err)
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("a host's lock stayed held after the panic")
+	require.NoError(t, hosts[0].Campaign(1))
+	v.AdvanceBy(3e9)
+	st, err := hosts[0].Status(1)
+	require.NoError(t, err)
+	require.Equal(t, election.Leader, st.Status.Role)
+	for _, h := range hosts[1:] {
+		st, err := h.Status(1)
+		require.NoError(t, err)
+		require.Equal(t, election.ID(1), st.Status.Leader)
 	}
 }
 
@@ -112,25 +121,16 @@ func TestObserverAddsGroupFromHeartbeat(t *testing.T) {
 	armed := false
 	var addErr error
 	added := false
-	hosts := reentryHosts(t, 2, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
+	hosts, _ := reentryHosts(t, 2, dropAll, func(hosts []*multiraft.Host) func(multiraft.GroupID, election.Event) {
 		return func(multiraft.GroupID, election.Event) {
 			if armed && !added {
 				added = true
-				addErr = hosts[0].AddGroup(multiraft.GroupConfig{ID: 2, Voters: []election.ID{1, 2}, Storage: election.NewMemoryStorage()})
+				addErr = hosts[0].AddGroup(multiraft.GroupConfig{ID: 2, Voters: []election.ID{1, 2}})
 			}
 		}
 	})
 	armed = true
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		hosts[0].Step(multiraft.Batch{From: 2, To: 1, Heartbeats: []multiraft.Heartbeat{{Group: 1, Term: 5}}})
-	}()
-	select {
-	case <-done:
-	case <-time.After(time.Minute): // a guard against a hang, not a timing assertion
-		t.Fatal("Step did not return: the Observer's AddGroup waited for Step's lock")
-	}
+	hosts[0].Step(multiraft.Batch{From: 2, To: 1, Heartbeats: []multiraft.Heartbeat{{Group: 1, Term: 5}}})
 	require.True(t, added, "the heartbeat raised an event")
 	require.NoError(t, addErr)
 	st, err := hosts[0].Status(2)

@@ -57,17 +57,23 @@ type Stats struct {
 	Behind                     bool
 	Lateness, MaxLateness      time.Duration
 	BehindSpells, LaggingSkips uint64
+
+	// Saves counts the HardStates written durably (to the Store, or a
+	// group's own Storage); Syncs the durable writes that took them (one
+	// Store.Save for many groups, or one Storage.Save each); SaveErrors
+	// the writes that failed (and are retried; the messages waiting for
+	// them stay held).
+	Saves, Syncs, SaveErrors uint64
 }
 
-// Stats returns the host's counters. It panics with ErrReentrant if
-// called from the Host's Observer while the host's lock is held (see
-// ErrReentrant).
+// Stats returns the host's counters.
 func (h *Host) Stats() Stats {
-	h.mustLock()
+	h.lock()
 	s := h.stats
 	s.Lateness, s.MaxLateness = h.lateness, h.maxLateness
 	h.unlock()
 	s.Behind, s.LaggingSkips = h.behind.Load(), h.laggingSkips.Load()
+	s.Saves, s.Syncs, s.SaveErrors = h.saves.Load(), h.syncs.Load(), h.saveErrors.Load()
 	h.outMu.Lock()
 	var sum outStats
 	for _, ob := range *h.outs.Load() {

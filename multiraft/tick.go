@@ -8,7 +8,7 @@ import (
 // leader is this host and that have been idle for HibernateAfter.
 // It also measures how late the host runs (see overload.go).
 func (h *Host) onSweep() {
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	if h.stopped {
 		return
@@ -89,7 +89,7 @@ func (h *Host) onHeartbeatTick() {
 
 // tick is onHeartbeatTick without the flush.
 func (h *Host) tick() {
-	h.mustLock()
+	h.lock()
 	defer h.unlock()
 	if h.stopped {
 		return

@@ -134,6 +134,9 @@ func (c BridgeConfig) Validate() error {
 	if c.RespondTimeout < 0 {
 		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) must not be negative (0 means %v)", c.RespondTimeout, DefaultRespondTimeout)
 	}
+	if c.RespondTimeout != 0 && c.RespondTimeout < MinCommitTimeout {
+		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RespondTimeout, MinCommitTimeout)
+	}
 	return nil
 }
 

@@ -119,6 +119,9 @@ func (c ClusterConfig) Validate() error {
 	if c.RPCTimeout < 0 {
 		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) must not be negative (0 means %v)", c.RPCTimeout, DefaultRPCTimeout)
 	}
+	if c.RPCTimeout != 0 && c.RPCTimeout < MinCommitTimeout {
+		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RPCTimeout, MinCommitTimeout)
+	}
 	return nil
 }
 

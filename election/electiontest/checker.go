@@ -158,3 +158,22 @@ func (c *Checker) Err() error {
 	}
 	return fmt.Errorf("%d safety violations:\n%s", c.failures, strings.Join(c.violations, "\n"))
 }
+
+// Crashed tells the checker that node crashed with hs as its durable
+// HardState: a deferred node (election.NewDeferredNode) forgets on a crash
+// the terms and votes it had not made durable, and, since it sent nothing
+// that depended on them, no other node saw them. The checker forgets them
+// too: the node's term goes back to hs.Term, and its votes in later terms
+// (or another vote in hs.Term) no longer count.
+func (c *Checker) Crashed(node election.ID, hs election.HardState) {
+	if c.term[node] > hs.Term {
+		c.term[node] = hs.Term
+	}
+	for k, cand := range c.voteOf {
+		if k.node != node || k.term < hs.Term || (k.term == hs.Term && cand == hs.Vote) {
+			continue
+		}
+		delete(c.voteOf, k)
+		delete(c.grants[k.term][cand], node)
+	}
+}
