@@ -34,6 +34,18 @@ func (c *cluster) movedFrom(gs []multiraft.GroupID, id, old election.ID) bool {
 	return true
 }
 
+// within advances c in steps of 10ms until done reports true, and
+// returns the time then; or, if until comes first, a time before now.
+func (c *cluster) within(until time.Duration, done func() bool) time.Duration {
+	for c.v.Now() < until {
+		c.advance(10 * time.Millisecond)
+		if done() {
+			return c.v.Now()
+		}
+	}
+	return -1
+}
+
 // TestHoldEndsWhenLeaderHostStopsTicking: every hold is bounded. Host 1
 // stays alive (its answers, liveness messages and votes arrive) but its
 // tick batches are lost, as if its heartbeat tick had died: the
@@ -56,14 +68,7 @@ func TestHoldEndsWhenLeaderHostStopsTicking(t *testing.T) {
 	c.drop = func(b multiraft.Batch) bool { return b.From == 1 && b.Tick }
 	c.advance(9 * et)
 	require.False(t, c.movedFrom(led, 2, 1), "the followers hold while host 1's last tick is recent")
-	moved := time.Duration(-1)
-	for c.v.Now() < from+13*et {
-		c.advance(10 * time.Millisecond)
-		if c.movedFrom(led, 2, 1) && c.movedFrom(led, 3, 1) {
-			moved = c.v.Now() - from
-			break
-		}
-	}
+	moved := c.within(from+13*et, func() bool { return c.movedFrom(led, 2, 1) && c.movedFrom(led, 3, 1) }) - from
 	require.Positive(t, moved, "host 1's groups elected new leaders within holdLimit + 3 ETs")
 	t.Logf("host 1's %d groups moved %v (%.1f ETs) after its ticks stopped", len(led), moved, float64(moved)/float64(et))
 	require.NoError(t, c.check.Err())
@@ -86,14 +91,7 @@ func TestHoldEndsWhenPeerStopsAnswering(t *testing.T) {
 	c.drop = func(b multiraft.Batch) bool { return b.To == 1 && len(b.Responses) > 0 }
 	c.advance(9 * et)
 	require.Len(t, c.ledBy(1), len(led), "host 1 holds its followers' silence while their last answer is recent")
-	var down time.Duration
-	for c.v.Now() < from+13*et {
-		c.advance(10 * time.Millisecond)
-		if len(c.ledBy(1)) == 0 {
-			down = c.v.Now() - from
-			break
-		}
-	}
+	down := c.within(from+13*et, func() bool { return len(c.ledBy(1)) == 0 }) - from
 	require.Positive(t, down, "host 1's leaders stepped down within holdLimit + 3 ETs")
 	t.Logf("host 1's %d leaders stepped down %v (%.1f ETs) after the answers stopped", len(led), down, float64(down)/float64(et))
 	require.NoError(t, c.check.Err())
