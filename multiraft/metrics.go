@@ -23,7 +23,7 @@ import (
 //	raftick.host.batchesIn     counter  batches received since the last report
 //	raftick.host.batchesOut    counter  batches sent since the last report
 //	raftick.host.wakes         counter  groups woken since the last report
-//	raftick.host.laggingSkips  counter  timers held back while behind (Stats.LaggingSkips)
+//	raftick.host.laggingSkips  counter  silences held as a backlog's (Stats.LaggingSkips)
 //
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a

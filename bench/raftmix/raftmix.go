@@ -117,6 +117,11 @@ type Config struct {
 	// must end within the window. At most 64.
 	BurnCores       int
 	BurnAt, BurnFor time.Duration
+	// CrashAt, if positive, crashes node 1 (its Host stops and batches to
+	// it are lost) that long after the measured window's start, and the
+	// Result reports the failover of the groups it led and the elections
+	// in the others (Result.Crash). ImplHost only; within the window.
+	CrashAt time.Duration
 }
 
 // maxBurnCores bounds Config.BurnCores.
@@ -161,6 +166,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: burn start and length must be >= 0, got %v and %v", ErrInvalidConfig, c.BurnAt, c.BurnFor)
 	case c.BurnCores > 0 && (c.BurnFor == 0 || c.BurnAt+c.BurnFor > c.Duration):
 		return fmt.Errorf("%w: a burn from %v for %v must last and end within the %v window", ErrInvalidConfig, c.BurnAt, c.BurnFor, c.Duration)
+	case c.CrashAt < 0 || c.CrashAt > 0 && c.CrashAt >= c.Duration:
+		return fmt.Errorf("%w: crash time must be in [0, %v) (the window), got %v", ErrInvalidConfig, c.Duration, c.CrashAt)
+	case c.CrashAt > 0 && c.Impl != ImplHost:
+		return fmt.Errorf("%w: a crash needs implementation %s, got %q", ErrInvalidConfig, ImplHost, c.Impl)
 	}
 	return nil
 }
@@ -240,6 +249,9 @@ type Result struct {
 	// Phases holds the elections by phase of a run with a burn
 	// (Config.BurnCores); nil for the others.
 	Phases *PhaseResult `json:"phases,omitempty"`
+	// Crash holds the failover of a run with a crash (Config.CrashAt);
+	// nil for the others.
+	Crash *CrashResult `json:"crash,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.
