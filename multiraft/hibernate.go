@@ -130,6 +130,18 @@ func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 		// gave, as an awake follower would with LeaderStickiness.
 		return h.wake(g, d, false)
 	}
+	if from != d.Leader {
+		// Liveness holds the leader's host alive, and the group sleeps
+		// because its leader saw no activity: the leader is silent by
+		// design, not failed. Woken by another replica (a pre-vote of one
+		// that restarted without a leader), the follower counts the wake
+		// as contact, so it refuses (pre-)votes for an election timeout
+		// while its Wake brings the leader back, instead of helping depose
+		// a live leader on the strength of a contact long past (d.Contact).
+		// Refusing longer is always safe; a leader that really is gone is
+		// liveness's to find, which wakes the group leaderless.
+		d.Contact = h.w.Now()
+	}
 	return h.wake(g, d, from != d.Leader)
 }
 
