@@ -3,12 +3,15 @@ package raftick_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
@@ -92,31 +95,40 @@ func Example_election() {
 	// a leader among the voters: true
 }
 
-// Three hosts carry 300 groups on one virtual wheel; idle groups
-// hibernate and cost no timer work.
+// Three durable hosts carry 300 groups on one virtual wheel: each keeps
+// its groups' terms and votes in a pebblestore, written in group commits
+// before the messages that depend on them leave; idle groups hibernate
+// and cost no timer work.
 func Example_multiraft() {
 	v, err := wheel.NewVirtual(wheel.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}
 	defer v.Stop()
+	dir, _ := os.MkdirTemp("", "raftick")
+	defer os.RemoveAll(dir)
 	net := multiraft.NewMemNetwork(v.Wheel, time.Millisecond)
 	voters := []election.ID{1, 2, 3}
 	var hosts []*multiraft.Host
 	for _, id := range voters {
+		st, err := pebblestore.Open(filepath.Join(dir, fmt.Sprint(id)))
+		if err != nil {
+			panic(err)
+		}
+		defer st.Close() // after the host's Stop (deferred later, run first)
 		cfg := multiraft.DefaultConfig()
-		cfg.ID = id
+		cfg.ID, cfg.Store = id, st
 		cfg.Election.Metrics = &metrics.BlackholeSink{}
 		h, err := multiraft.NewHost(cfg, v.Wheel, net.Transport())
 		if err != nil {
 			panic(err)
 		}
+		defer h.Stop()
 		net.Attach(h)
 		hosts = append(hosts, h)
 		for g := range 300 {
-			err := h.AddGroup(multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters,
-				Storage: election.NewMemoryStorage(), Leader: voters[g%3]})
-			if err != nil {
+			gc := multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters, Leader: voters[g%3]}
+			if err := h.AddGroup(gc); err != nil {
 				panic(err)
 			}
 		}
