@@ -357,12 +357,8 @@ func (c *cluster) observe(g multiraft.GroupID, e election.Event) {
 	case e.Type == election.EventElectionStart && !e.PreVote:
 		c.campaigns.Add(1)
 		if c.crashed.Load() && !c.lostG[g] {
-			if c.elsewhere.Add(1) < 5 && os.Getenv("FAILOVER_DEBUG") != "" {
-				fmt.Fprintf(os.Stderr, "elsewhere: g%d %v\n", g, e)
-			}
+			c.elsewhere.Add(1)
 		}
-	case os.Getenv("FAILOVER_DEBUG") != "" && c.crashed.Load() && !c.lostG[g] && g < 20 && e.Type != election.EventIgnored:
-		fmt.Fprintf(os.Stderr, "g%d %v\n", g, e)
 	case e.Type == election.EventLeaderElected && c.crashed.Load() && c.lostG[g]:
 		c.elected[g].CompareAndSwap(0, int64(time.Since(c.start)))
 	}
