@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -31,7 +30,9 @@ func Example_timers() {
 	type follower struct{ election wheel.Timer }
 	var f follower
 	fired := make(chan struct{})
-	f.election.Init(w, func() { close(fired) })
+	if err := f.election.Init(w, func() { close(fired) }); err != nil {
+		panic(err)
+	}
 	f.election.Reset(20 * time.Millisecond) // on every heartbeat: no lock when pushed later
 	<-fired
 	fmt.Println("election timeout")
@@ -48,8 +49,12 @@ func Example_timers() {
 		panic(err)
 	}
 	defer et.Destroy()
-	et.Start()
-	et.Reset() // a heartbeat arrived: draw a fresh timeout from now
+	if err := et.Start(); err != nil {
+		panic(err)
+	}
+	if err := et.Reset(); err != nil { // a heartbeat arrived: draw a fresh timeout from now
+		panic(err)
+	}
 	<-timeouts
 	fmt.Println("campaign")
 	// Output:
@@ -111,30 +116,31 @@ func Example_multiraft() {
 	voters := []election.ID{1, 2, 3}
 	var hosts []*multiraft.Host
 	for _, id := range voters {
-		st, err := pebblestore.Open(filepath.Join(dir, fmt.Sprint(id)))
+		st, err := pebblestore.Open(fmt.Sprintf("%s/%d", dir, id))
 		if err != nil {
 			panic(err)
 		}
 		defer st.Close() // after the host's Stop (deferred later, run first)
 		cfg := multiraft.DefaultConfig()
 		cfg.ID, cfg.Store = id, st
-		cfg.Election.Metrics = &metrics.BlackholeSink{}
 		h, err := multiraft.NewHost(cfg, v.Wheel, net.Transport())
 		if err != nil {
 			panic(err)
 		}
-		defer h.Stop()
+		defer h.Stop() // stop what you start: the host's groups and goroutines
 		net.Attach(h)
 		hosts = append(hosts, h)
-		for g := range 300 {
-			gc := multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters, Leader: voters[g%3]}
-			if err := h.AddGroup(gc); err != nil {
+		for g := range multiraft.GroupID(300) {
+			if err := h.AddGroup(multiraft.GroupConfig{ID: g, Voters: voters, Leader: voters[g%3]}); err != nil {
 				panic(err)
 			}
 		}
 	}
 	v.AdvanceBy(5 * time.Second) // virtual time: instant and exact
-	st, _ := hosts[0].Status(7)
+	st, err := hosts[0].Status(7)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("group 7's leader:", st.Status.Leader)
 	fmt.Println("hibernating on host 1:", hosts[0].Stats().Hibernating)
 	// Output:

@@ -3,10 +3,8 @@ package election
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/internal/cfgerr"
+	"github.com/raftick/raftick/internal/logging"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -76,17 +75,22 @@ type Config struct {
 	// has run in a row before this one, since it last knew a leader, so
 	// repeated.Backoff backs off across failed rounds.
 	VoteJitter repeated.Jitter
-	// Lagging, if set, reports whether the node's host runs behind its
-	// own timers, so that the silence a timer measures may be the host's
-	// backlog rather than the peers' (package multiraft sets it while its
-	// periodic checks run late). While it returns true, a follower's or
-	// pre-candidate's election timer and a candidate's vote timer that
-	// come due start nothing and run on with a fresh timeout, and a
-	// leader's CheckQuorum check does not step down. Safety does not
-	// depend on it: the lease (QuorumContact) still counts only answers
-	// within it. nil means never. It is called with the node's lock held
-	// and must not call the node.
-	Lagging func() bool
+	// Lagging, if set, is asked before a timer acts on a peer's silence
+	// whether that silence may be the host's own backlog (or the peer
+	// host's) rather than the peer's: a follower's or pre-candidate's
+	// election timer asks about the leader it knows (none: nothing is
+	// asked), a candidate's vote timer about each voter that has not
+	// answered its round, a leader's CheckQuorum check about each voter it
+	// finds silent. A follower whose Lagging says true starts nothing and
+	// its timer runs on with a fresh timeout; a candidate whose unanswered
+	// voters it holds, with the votes granted, make a quorum keeps its
+	// round; a leader counts the voters it holds as reachable. The caller
+	// must bound every hold (package multiraft holds a peer only while its
+	// host is known alive and at most a few election timeouts). Safety
+	// does not depend on it: the lease (QuorumContact) still counts only
+	// answers within it. nil means never. It is called with the node's
+	// lock held and must not call the node.
+	Lagging func(Silence) bool
 
 	// StepDownInterval is the period of the leader's step-down timer, which
 	// checks (with CheckQuorum) that a quorum answered within the lease.
@@ -289,6 +293,9 @@ func (c Config) normalized() (Config, error) {
 	if c.ElectionTimeout <= 0 {
 		return c, fieldErr("ElectionTimeout", c.ElectionTimeout, "must be positive")
 	}
+	if err := floor("ElectionTimeout", c.ElectionTimeout, MinElectionTimeout); err != nil {
+		return c, err
+	}
 	for _, j := range [...]struct {
 		field string
 		j     repeated.Jitter
@@ -406,6 +413,9 @@ func (c Config) normalized() (Config, error) {
 		names[l.Name] = true
 	}
 	c.MetricsLabels = slices.Clone(c.MetricsLabels)
+	if err := c.checkFloors(); err != nil {
+		return c, err
+	}
 	if c.Logger == nil {
 		c.Logger = defaultLogger()
 	}
@@ -419,15 +429,10 @@ func (c Config) normalized() (Config, error) {
 // maintains is sound only if voters keep this promise.
 func (c *Config) refusesVotesInLease() bool { return c.LeaderStickiness || c.CheckQuorum }
 
-// logOutput is where the default Logger writes; a variable so that a
-// test can read it.
-var logOutput io.Writer = os.Stderr
-
 // defaultLogger returns the Logger of a Config that sets none: warnings
-// and errors to logOutput.
-func defaultLogger() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick", Level: hclog.Warn, Output: logOutput})
-}
+// and errors to standard error (the module's one default,
+// internal/logging), named raftick; each node names itself below it.
+func defaultLogger() hclog.Logger { return logging.Default("raftick") }
 
 // lease returns the leader lease.
 func (c *Config) lease() time.Duration {

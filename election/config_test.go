@@ -41,9 +41,9 @@ func TestConfigValidate(t *testing.T) {
 			c.ElectionTimeout, c.HeartbeatInterval = 150*time.Millisecond, 200*time.Millisecond
 		}, "HeartbeatInterval 200ms: must be less than ElectionTimeout (150ms)"},
 		{"heartbeat == election timeout", func(c *election.Config) { c.HeartbeatInterval = c.ElectionTimeout }, "HeartbeatInterval"},
-		{"default heartbeat rounds to 0", func(c *election.Config) {
+		{"election timeout below the floor (a unit forgotten)", func(c *election.Config) {
 			c.ElectionTimeout, c.HeartbeatInterval = 5, 0
-		}, "HeartbeatInterval"},
+		}, "ElectionTimeout 5ns: is below the floor of 1ms"},
 		{"negative vote timeout", func(c *election.Config) { c.VoteTimeout = -1 }, "VoteTimeout"},
 		{"negative step-down interval", func(c *election.Config) { c.StepDownInterval = -1 }, "StepDownInterval"},
 		{"negative lease ratio", func(c *election.Config) { c.LeaseRatio = -0.5 }, "LeaseRatio"},
@@ -187,7 +187,7 @@ func TestDerivedDefaults(t *testing.T) {
 		{50 * time.Millisecond, 5 * time.Millisecond, 50 * time.Millisecond, 25 * time.Millisecond, 45 * time.Millisecond},
 		{time.Second, 100 * time.Millisecond, time.Second, 500 * time.Millisecond, 900 * time.Millisecond},
 		{10 * time.Second, time.Second, 10 * time.Second, 5 * time.Second, 9 * time.Second},
-		{20, 2, 20, 10, 18},
+		{time.Millisecond, 100 * time.Microsecond, time.Millisecond, 500 * time.Microsecond, 900 * time.Microsecond}, // the floor
 	}
 	v := newVirtual(t)
 	for _, tc := range cases {

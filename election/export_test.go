@@ -1,7 +1,6 @@
 package election
 
 import (
-	"io"
 	"time"
 )
 
@@ -38,12 +37,4 @@ func (n *Node) HeartbeatReArm() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.detection == ResetOnHeartbeat && n.fastReset && n.electionOn && n.electionFresh
-}
-
-// SetLogOutput makes the default Logger of nodes created later write to
-// w and returns the function that restores standard error.
-func SetLogOutput(w io.Writer) (restore func()) {
-	old := logOutput
-	logOutput = w
-	return func() { logOutput = old }
 }

@@ -23,7 +23,7 @@ func TestLagging(t *testing.T) {
 		cfg.ElectionTimeout = 150 * time.Millisecond
 		cfg.Rand = c.rng
 		cfg.Observer = c.check.Observe
-		cfg.Lagging = func() bool { return lagging }
+		cfg.Lagging = func(election.Silence) bool { return lagging }
 		n, err := election.NewNode(cfg, c.v.Wheel, c.net, c.st[id], election.StaticLog{})
 		require.NoError(t, err)
 		c.nodes[id] = n

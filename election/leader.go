@@ -135,11 +135,13 @@ func (a *peerAck) sent(now time.Duration) {
 // within reports whether the peer answered within lease before now.
 func (a *peerAck) within(now, lease time.Duration) bool { return a.at != noTime && now-a.at <= lease }
 
-// leased reports whether the peer answered a heartbeat sent within lease
-// before now: the peer refuses candidates until at least then plus an
-// election timeout.
+// leased reports whether the peer answered a heartbeat sent less than
+// lease before now: the peer refuses candidates until at least then plus
+// an election timeout, and no longer (Node.promiseHolds is strict too),
+// so with a lease of a whole election timeout the lease must end before
+// the instant the promise does.
 func (a *peerAck) leased(now, lease time.Duration) bool {
-	return a.lease != noTime && now-a.lease <= lease
+	return a.lease != noTime && now-a.lease < lease
 }
 
 // silent reports whether the peer is silent for CheckQuorum: it has not

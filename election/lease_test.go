@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // defaultOpts makes a cluster of n nodes on DefaultConfig with an election
@@ -196,7 +197,7 @@ func TestLeaseOffered(t *testing.T) {
 // only); hclog.NewNullLogger() silences a node on purpose.
 func TestDefaultLoggerIsNotSilent(t *testing.T) {
 	var out bytes.Buffer
-	restore := election.SetLogOutput(&out)
+	restore := logging.SetOutput(&out)
 	defer restore()
 	v := newVirtual(t)
 	defer v.Stop()

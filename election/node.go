@@ -187,6 +187,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	case isNil(log):
 		return nil, fmt.Errorf("%w: log view (%T)", ErrNilArgument, log)
 	}
+	if err := c.fitWheel(w); err != nil {
+		return nil, err
+	}
 	if c.Rand == nil {
 		c.Rand = randsrc.New()
 	}

@@ -497,11 +497,11 @@ func TestLeaseRunsFromHeartbeatSendTime(t *testing.T) {
 	p.v.AdvanceTo(sent + et/2)
 	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: hbTo2.Term, Granted: true, Sent: sent})
 	require.True(t, p.n.QuorumContact(), "a quorum answered a heartbeat sent within the lease")
-	p.v.AdvanceTo(sent + lease)
+	p.v.AdvanceTo(sent + lease - time.Microsecond)
 	require.True(t, p.n.QuorumContact())
-	p.v.AdvanceTo(sent + lease + time.Millisecond)
+	p.v.AdvanceTo(sent + lease)
 	p.take()
-	require.False(t, p.n.QuorumContact(), "the lease ends a lease after the heartbeat was sent, not after the answer arrived")
+	require.False(t, p.n.QuorumContact(), "the lease ends a lease after the heartbeat was sent (exclusive), not after the answer arrived")
 
 	// An answer without the send time counts for CheckQuorum, not for the
 	// lease.

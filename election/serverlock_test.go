@@ -158,7 +158,7 @@ func TestServerLockDeferredTimerOfPreCandidateRunsOn(t *testing.T) {
 		c.ElectionJitter = repeated.None()
 		c.PreVote = true
 		c.Emulate.ServerLock = sl
-		c.Lagging = func() bool { return lagging }
+		c.Lagging = func(election.Silence) bool { return lagging }
 	}).start(t)
 	require.NoError(t, p.n.Campaign())
 	require.Equal(t, election.PreCandidate, p.n.Status().Role)

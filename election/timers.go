@@ -121,8 +121,8 @@ func (n *Node) electionTimerDue() {
 		// A deadline forced while this fire was on its way (real-time
 		// wheel) is void: the timer fired anyway.
 		n.keep.force(0)
-		if n.lagging() {
-			break // the silence may be the host's own; the timer runs on
+		if n.electionHeld() {
+			break // the silence may be a backlog's; the timer runs on
 		}
 		if n.cfg.Detection == CheckLastContact && n.role == Follower &&
 			n.within(n.lastReset, n.cfg.ElectionTimeout) {
@@ -148,7 +148,7 @@ func (n *Node) onVoteTimer() {
 	}
 	if n.role != Candidate {
 		n.voteT.Stop()
-	} else if !n.lagging() && !n.deferVoteTimer() {
+	} else if !n.roundHeld(n.w.Now()-n.cfg.VoteTimeout) && !n.deferVoteTimer() {
 		n.voteTimerDue()
 	}
 	n.unlockAndFlush()
@@ -182,7 +182,7 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	if alive := n.reachable(now, lease); alive < n.quorum && !n.lagging() {
+	if alive := n.reachable(now, lease); alive < n.quorum && alive+n.heldSilent(now, lease) < n.quorum {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
@@ -243,12 +243,76 @@ func (n *Node) onSnapshotTimer() {
 	n.cfg.OnSnapshot()
 }
 
-// lagging reports whether Config.Lagging says the node's host runs
-// behind, counting it in Stats.LaggingSkips.
-func (n *Node) lagging() bool {
-	if n.cfg.Lagging == nil || !n.cfg.Lagging() {
+// Silence is what a timer asks Config.Lagging about: Peer has said
+// nothing the timer waits for since Since, a time of the node's wheel
+// (the silence began no later than that). Answers marks the silences of a
+// candidate's round and a leader's CheckQuorum, where the node waits for
+// Peer's answers to what it sent from Since on; without it, a follower
+// waits for its leader's heartbeats since its last one, which came no
+// later than Since.
+type Silence struct {
+	Peer    ID
+	Since   time.Duration
+	Answers bool
+}
+
+// lagging reports whether Config.Lagging holds the silence s, counting
+// it in Stats.LaggingSkips.
+func (n *Node) lagging(s Silence) bool {
+	if n.cfg.Lagging == nil || !n.cfg.Lagging(s) {
 		return false
 	}
 	n.stats.LaggingSkips++
 	return true
+}
+
+// electionHeld reports whether Config.Lagging holds the due election
+// timer of a follower or pre-candidate: a follower's known leader (a
+// follower that knows none is not held), or a pre-candidate's round (see
+// roundHeld). The timer was armed at least an election timeout ago.
+func (n *Node) electionHeld() bool {
+	since := n.w.Now() - n.cfg.ElectionTimeout
+	if n.role == PreCandidate {
+		return n.roundHeld(since)
+	}
+	return n.leader != None && n.lagging(Silence{Peer: n.leader, Since: since})
+}
+
+// roundHeld reports whether a (pre-)candidate's due round, begun no later
+// than since, is held: the voters that have not answered it and whose
+// silence Config.Lagging holds, with the votes granted, could still make
+// a quorum.
+func (n *Node) roundHeld(since time.Duration) bool {
+	if n.cfg.Lagging == nil {
+		return false
+	}
+	granted, _ := n.tally()
+	held := 0
+	for _, p := range n.peers {
+		if _, ok := n.votes[p]; !ok && n.cfg.Lagging(Silence{Peer: p, Since: since, Answers: true}) {
+			held++
+		}
+	}
+	if held == 0 || granted+held < n.quorum {
+		return false
+	}
+	n.stats.LaggingSkips++
+	return true
+}
+
+// heldSilent counts the voters that CheckQuorum finds silent at now and
+// whose silence Config.Lagging holds: the heartbeats they did not answer
+// may wait in a backlog.
+func (n *Node) heldSilent(now, lease time.Duration) int {
+	if n.cfg.Lagging == nil {
+		return 0
+	}
+	held := 0
+	for i, p := range n.peers {
+		a := &n.acks[i]
+		if a.silent(now, lease, n.cfg.HeartbeatInterval) && n.lagging(Silence{Peer: p, Since: a.since, Answers: true}) {
+			held++
+		}
+	}
+	return held
 }

@@ -114,8 +114,10 @@ type Config struct {
 	// package's events (see doc.go), in order, without the node's lock
 	// held, on the goroutine processing the node. It may call the node.
 	Observer func(election.Event)
-	// Logger receives etcd raft's log; nil discards it (etcd's default
-	// logger writes to stderr).
+	// Logger receives etcd raft's log. nil means the module's default:
+	// etcd raft's warnings and errors to standard error, named
+	// raftick.etcd, so that a failure is never silent; NullLogger()
+	// discards everything.
 	Logger raft.Logger
 }
 
@@ -242,6 +244,11 @@ func (c Config) ValidateTiming() error {
 		return fieldErr("ElectionTick", c.ElectionTick, "must be greater than HeartbeatTick (%d)", c.HeartbeatTick)
 	case c.ElectionTick > 1<<30:
 		return fieldErr("ElectionTick", c.ElectionTick, "must be at most %d", 1<<30)
+	case c.TickInterval < election.MinPeriod:
+		return fieldErr("TickInterval", c.TickInterval, "is below the floor of %v (time.Duration counts nanoseconds: did you forget a unit?)", election.MinPeriod)
+	case time.Duration(c.ElectionTick)*c.TickInterval < election.MinElectionTimeout:
+		return fieldErr("TickInterval", c.TickInterval, "gives an election timeout of %v (%d ticks), below election.MinElectionTimeout (%v)",
+			time.Duration(c.ElectionTick)*c.TickInterval, c.ElectionTick, election.MinElectionTimeout)
 	}
 	return nil
 }
@@ -297,7 +304,7 @@ func (c Config) Validate() error {
 func (c Config) raftConfig(st raft.Storage) *raft.Config {
 	logger := c.Logger
 	if logger == nil {
-		logger = discardLogger{}
+		logger = defaultLogger()
 	}
 	return &raft.Config{
 		ID:              c.ID,

@@ -7,6 +7,10 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 )
 
+// NullLogger returns a raft.Logger that drops everything but Panic and
+// Fatal, which panic (Config.Logger: nil logs warnings and errors).
+func NullLogger() raft.Logger { return discardLogger{} }
+
 // discardLogger is a raft.Logger that drops everything but Panic and Fatal,
 // which panic as etcd expects (raft calls them on broken invariants and
 // relies on them not returning). Fatal panics instead of exiting the

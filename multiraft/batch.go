@@ -27,6 +27,12 @@ type Batch struct {
 	Responses []HeartbeatResponse
 	// Controls are hibernation and wake messages.
 	Controls []Control
+	// Tick marks the batch of a heartbeat tick: it carries a heartbeat of
+	// every awake group the sender leads with To as a voter, so a
+	// follower whose group it lacks knows its leader silent (see
+	// overload.go). A receiver must not trust a Tick batch from a sender
+	// that does not coalesce.
+	Tick bool
 }
 
 // GroupMessage is an election message of one group.

@@ -78,7 +78,8 @@ type Config struct {
 	LivenessInterval time.Duration
 	// LivenessTimeout is how long a peer node may stay silent before the
 	// host takes it for dead and wakes the hibernating groups it led; 0
-	// means the election timeout. It must exceed LivenessInterval, and be
+	// means the election timeout, or the shortest value the rules below
+	// allow if that is longer. It must exceed LivenessInterval, and be
 	// at least the leader lease (ElectionTimeout*LeaseRatio) plus the
 	// coalescing window: a follower woken leaderless by liveness must not
 	// give up a leader that still counts it in its lease.
@@ -162,6 +163,9 @@ func (c Config) normalized() (Config, election.Config, error) {
 	if c.HibernateAfter < 0 {
 		return c, eff, fieldErr("HibernateAfter", c.HibernateAfter, "must not be negative")
 	}
+	if err := c.checkFloors(); err != nil {
+		return c, eff, err
+	}
 	hb := eff.HeartbeatInterval
 	if c.CoalesceWindow < 0 || c.CoalesceWindow > hb/2 {
 		return c, eff, fieldErr("CoalesceWindow", c.CoalesceWindow, "must be in [0, %v] (half the heartbeat interval)", hb/2)
@@ -178,13 +182,14 @@ func (c Config) normalized() (Config, election.Config, error) {
 	if c.LivenessTimeout < 0 {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must not be negative")
 	}
+	lease := time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio)
 	if c.LivenessTimeout == 0 {
-		c.LivenessTimeout = eff.ElectionTimeout
+		// The election timeout, unless the checks below ask for more.
+		c.LivenessTimeout = max(eff.ElectionTimeout, lease+c.CoalesceWindow, c.LivenessInterval+1)
 	}
 	if c.LivenessTimeout <= c.LivenessInterval {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must exceed the liveness interval (%v)", c.LivenessInterval)
 	}
-	lease := time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio)
 	if c.Coalesce && c.LivenessTimeout < lease+c.CoalesceWindow || c.LivenessTimeout < lease {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must be at least the leader lease (%v) plus the coalescing window", lease)
 	}

@@ -102,7 +102,7 @@ func TestNewHostTickFloor(t *testing.T) {
 		edit  func(*multiraft.Config)
 	}{
 		{"Election.ElectionTimeout", func(c *multiraft.Config) {
-			c.Election.ElectionTimeout, c.Election.HeartbeatInterval, c.CoalesceWindow = 20, 2, 1
+			c.Election.ElectionTimeout, c.Election.HeartbeatInterval, c.CoalesceWindow = 20, 2, 1 // below election's floor, which names the unit
 		}},
 		{"Election.HeartbeatInterval", func(c *multiraft.Config) { c.Election.HeartbeatInterval = 500 * time.Microsecond }},
 		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = 10 * time.Microsecond }},
@@ -117,7 +117,7 @@ func TestNewHostTickFloor(t *testing.T) {
 		var fe *multiraft.FieldError
 		require.True(t, errors.As(err, &fe), tc.field)
 		require.Equal(t, tc.field, fe.Field)
-		require.Contains(t, err.Error(), "tick", tc.field)
+		require.Regexp(t, "tick|floor of 1ms", err.Error(), tc.field)
 	}
 	// A window left to its default (half of 1.5ms) is raised to the tick.
 	c := base
@@ -127,3 +127,46 @@ func TestNewHostTickFloor(t *testing.T) {
 	require.Equal(t, v.Tick(), h.Config().CoalesceWindow)
 	h.Stop()
 }
+
+// TestDefaultLivenessTimeoutValidates: a LivenessTimeout left 0 takes a
+// value its own checks accept, whatever the timeouts: with ElectionTimeout
+// 150ms and HeartbeatInterval 50ms the election timeout (150ms) is below
+// the lease (135ms) plus the coalescing window (25ms), and DefaultConfig
+// used to fail its own Validate.
+func TestDefaultLivenessTimeoutValidates(t *testing.T) {
+	for _, tc := range []struct{ et, hb time.Duration }{
+		{150 * time.Millisecond, 50 * time.Millisecond},
+		{150 * time.Millisecond, 70 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond},
+		{100 * time.Millisecond, 45 * time.Millisecond},
+	} {
+		c := multiraft.DefaultConfig()
+		c.ID = 1
+		c.Election.ElectionTimeout, c.Election.HeartbeatInterval = tc.et, tc.hb
+		require.NoError(t, c.Validate(), "ET %v HB %v", tc.et, tc.hb)
+		v := newTestWheel(t)
+		h, err := multiraft.NewHost(c, v.Wheel, multiraft.TransportFunc(func(multiraft.Batch) {}))
+		require.NoError(t, err, "ET %v HB %v", tc.et, tc.hb)
+		require.GreaterOrEqual(t, h.Config().LivenessTimeout, tc.et)
+		h.Stop()
+	}
+}
+
+// TestNewHostNilTransport: a nil TransportFunc, or a nil pointer in the
+// Transport interface, is refused as a nil Transport is, not taken and
+// called later from a wheel callback or Campaign (which panicked).
+func TestNewHostNilTransport(t *testing.T) {
+	v := newTestWheel(t)
+	c := multiraft.DefaultConfig()
+	c.ID = 1
+	var f multiraft.TransportFunc
+	var p *nilTransport
+	for name, tr := range map[string]multiraft.Transport{"nil": nil, "nil TransportFunc": f, "nil pointer": p} {
+		_, err := multiraft.NewHost(c, v.Wheel, tr)
+		require.ErrorIs(t, err, multiraft.ErrInvalidConfig, name)
+	}
+}
+
+type nilTransport struct{}
+
+func (*nilTransport) Send(multiraft.Batch) {}

@@ -44,7 +44,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	cfg := h.ecfg
 	cfg.ID, cfg.Voters, cfg.Rand = h.id, g.voters.ids, h.rng
 	if cfg.Lagging == nil {
-		cfg.Lagging = h.laggingFn
+		cfg.Lagging = func(s election.Silence) bool { return h.lagging(g, s) }
 	}
 	if h.metrics != nil && h.cfg.GroupLabels {
 		cfg.MetricsLabels = groupLabels(cfg.MetricsLabels, g.id)

@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/isnil"
 	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/wheel"
 )
@@ -39,13 +41,12 @@ import (
 // lagging check with their own lock held, and it takes no lock.
 type Host struct {
 	// Set by NewHost, then read-only.
-	cfg       Config
-	ecfg      election.Config // effective election template
-	lease     time.Duration
-	id        election.ID
-	w         *wheel.Wheel
-	tr        Transport
-	laggingFn func() bool // h.lagging, made once for every node's Config
+	cfg   Config
+	ecfg  election.Config // effective election template
+	lease time.Duration
+	id    election.ID
+	w     *wheel.Wheel
+	tr    Transport
 	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
@@ -70,15 +71,21 @@ type Host struct {
 	pendMu sync.Mutex
 	pend   []*group
 	npend  atomic.Int32
-	// behind is set while the host runs late (see overload.go): written
-	// under mu, read by the nodes (Config.Lagging) without it.
-	// laggingSkips counts the timers the check stopped. Atomic.
+	// behind is set while the host runs late (see overload.go), for
+	// Stats: written under mu. laggingSkips counts the silences the nodes'
+	// Config.Lagging held. Atomic.
 	behind       atomic.Bool
 	laggingSkips atomic.Uint64
 	peers        map[election.ID]*peer
-	peerIDs      []election.ID // keys of peers, sorted (a new slice on every change)
-	all          []*group      // every group, in the order added
-	awakeL       []*group      // the awake groups; awakeState.at is the index
+	// peerTab is peers for the nodes' Config.Lagging, which may not take
+	// mu: replaced (under mu) whenever a peer is added, never changed.
+	peerTab atomic.Pointer[map[election.ID]*peer]
+	// stepped counts the batches from peers whose Step ended (see
+	// overload.go). Guarded by mu.
+	stepped uint64
+	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
+	all     []*group      // every group, in the order added
+	awakeL  []*group      // the awake groups; awakeState.at is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -223,11 +230,32 @@ type voterSet struct{ ids []election.ID }
 
 func (v *voterSet) index(id election.ID) int { return slices.Index(v.ids, id) }
 
-// peer is a peer node: its liveness timer, reset by every batch from it.
+// peer is a peer node: its liveness timer, reset by every batch from it,
+// and what this host has processed from it (see overload.go).
 type peer struct {
 	id    election.ID
-	alive bool
+	alive bool // guarded by Host.mu; up mirrors it for Config.Lagging
 	timer wheel.Timer
+	// up is alive, read by Config.Lagging without Host.mu.
+	up atomic.Bool
+	// tickAt is the wheel time at which this host finished stepping the
+	// peer's last tick batch (Batch.Tick); answered is the latest send time
+	// (this host's wheel) of a heartbeat whose coalesced answer from the
+	// peer it stepped, answeredAt when it stepped it. -1: none yet.
+	// Written under Host.mu at the end of a Step, read without it.
+	tickAt, answered, answeredAt atomic.Int64
+	// downAt is the wheel time of the last verdict that the peer is
+	// down. Written under Host.mu, read without it.
+	downAt atomic.Int64
+	// stepped is Host.stepped after the peer's last batch; heldOnce marks
+	// a liveness verdict put off once (see onPeerSilent). Under Host.mu.
+	stepped  uint64
+	heldOnce bool
+	// heardAt is when the peer's last batch was admitted; gap the longest
+	// recent gap between its batches, as of gapAt (see livenessWait);
+	// silentAt when the liveness timer, as last armed, comes due. Under
+	// Host.mu.
+	heardAt, gap, gapAt, silentAt time.Duration
 }
 
 // emptyLog is the LogView of groups added without one.
@@ -244,7 +272,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w == nil || tr == nil {
+	if w == nil || isnil.Is(tr) {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
 	}
 	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
@@ -277,6 +305,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, err
 	}
 	h.outs.Store(&map[election.ID]*outbox{})
+	h.peerTab.Store(&map[election.ID]*peer{})
 	if err := h.sweepT.Init(w, h.onSweep); err != nil {
 		return nil, err
 	}
@@ -293,7 +322,6 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, err
 	}
 	h.sweepDue = w.Now() + eff.HeartbeatInterval
-	h.laggingFn = h.lagging
 	h.metrics = newHostMetrics(eff.Metrics, uint64(c.ID))
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
@@ -457,9 +485,15 @@ func (h *Host) peerFor(id election.ID) *peer {
 		return p
 	}
 	p := &peer{id: id, alive: true}
+	p.up.Store(true)
+	p.tickAt.Store(-1)
+	p.answered.Store(-1)
+	p.answeredAt.Store(-1)
 	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
 	p.timer.Reset(h.cfg.LivenessTimeout)
 	h.peers[id] = p
+	tab := maps.Clone(h.peers)
+	h.peerTab.Store(&tab)
 	ids := append(slices.Clone(h.peerIDs), id)
 	slices.Sort(ids)
 	h.peerIDs = ids

@@ -83,6 +83,9 @@ func (h *Host) step(b Batch) {
 	for _, c := range b.Controls {
 		h.onControl(b.From, c)
 	}
+	if p := h.peers[b.From]; p != nil {
+		h.processed(p, &b)
+	}
 }
 
 // admit counts batch b and checks where it comes from and goes to; for a

@@ -1,6 +1,8 @@
 package multiraft
 
 import (
+	"time"
+
 	"github.com/raftick/raftick/election"
 )
 
@@ -10,13 +12,16 @@ func (h *Host) leaderAlive(id election.ID) bool {
 	return p == nil || p.alive
 }
 
-// heard records a batch from p: it is alive, and its timer restarts.
+// heard records a batch from p: it is alive, and its timer restarts for
+// livenessWait.
 func (h *Host) heard(p *peer) {
-	p.timer.Reset(h.cfg.LivenessTimeout)
+	p.timer.Reset(h.livenessWait(p))
+	p.heldOnce = false
 	if p.alive {
 		return
 	}
 	p.alive = true
+	p.up.Store(true)
 	h.stats.PeersUp++
 	// The groups this host leads that hibernated without p's replica
 	// wake, so that their heartbeats bring it up to date (it may believe
@@ -30,24 +35,31 @@ func (h *Host) heard(p *peer) {
 	}
 }
 
-// onPeerSilent is p's liveness timer: p fell silent. Every hibernating
-// group whose leader p was wakes without a leader, to elect another;
-// unless the host is behind, when the timer is re-armed instead.
+// onPeerSilent is p's liveness timer: no batch of p was stepped for a
+// liveness timeout. If the host stepped a batch of another peer since p's
+// last, it is processing what reaches it, and p is silent: p is down,
+// every hold on p's silence ends (see overload.go), and every
+// hibernating group whose leader p was wakes without a leader, to elect
+// another. If it stepped nothing from anyone, the silence may be its own
+// backlog: the verdict waits one more liveness timeout, once.
 func (h *Host) onPeerSilent(p *peer) {
 	h.lock()
 	defer h.unlock()
-	if h.stopped || !p.alive {
-		return
+	if h.stopped || !p.alive || h.w.Now() < p.silentAt {
+		return // a batch re-armed the timer after it came due
 	}
-	if h.behind.Load() {
-		// The peer's batches may be waiting in this host's own backlog: its
-		// silence counts no more than a leader's does while the host is
-		// behind (see lagging). Look again a liveness timeout later.
+	if h.stepped == p.stepped && !p.heldOnce {
+		p.heldOnce = true
+		h.stats.LivenessHolds++
+		p.silentAt = h.w.Now() + h.cfg.LivenessTimeout
 		p.timer.Reset(h.cfg.LivenessTimeout)
 		return
 	}
 	p.alive = false
+	p.up.Store(false)
+	p.downAt.Store(int64(h.w.Now()))
 	h.stats.PeersDown++
+	h.campaignForDown(p.id)
 	for _, g := range h.all {
 		if g.node == nil && g.dormant.Leader == p.id {
 			if h.wake(g, election.Dormant{Term: g.dormant.Term}, false) == nil {
@@ -88,4 +100,56 @@ func (h *Host) onPing() {
 	if h.metrics != nil {
 		h.metrics.report(h.Stats())
 	}
+}
+
+// campaignForDown makes the awake groups whose leader was the peer down,
+// and in which this host is the first of the voters alive by its
+// liveness, campaign at once. The other survivors' election timers run
+// their course: on a host that is behind, a round takes longer than the
+// spread of their random timeouts, and survivors that all campaigned as
+// their timers came due would split the votes round after round; one
+// known candidate per group wins at its first round whenever the others
+// hear its requests before their own timers come due. h.mu is held.
+func (h *Host) campaignForDown(down election.ID) {
+	for _, g := range h.awakeL {
+		if st := g.node.Status(); st.Role != election.Follower || st.Leader != down || h.firstAlive(g) != h.id {
+			continue
+		}
+		if g.node.Campaign() == nil {
+			h.stats.LivenessCampaigns++
+		}
+	}
+}
+
+// firstAlive returns g's first voter, in Voters' order, that is this host
+// or a peer alive by its liveness. h.mu is held.
+func (h *Host) firstAlive(g *group) election.ID {
+	for _, id := range g.voters.ids {
+		if id == h.id || h.leaderAlive(id) {
+			return id
+		}
+	}
+	return election.None
+}
+
+// livenessWait notes a batch of p stepped now and returns how long p may
+// now stay silent: LivenessTimeout, or twice the longest recent gap
+// between p's batches if that is longer (a peer host that runs behind
+// sends in bursts), but at most LivenessTimeout plus two election
+// timeouts. The longest gap halves every two election timeouts. h.mu is
+// held.
+func (h *Host) livenessWait(p *peer) time.Duration {
+	now := h.w.Now()
+	if p.heardAt > 0 || p.gap > 0 {
+		for et2 := 2 * h.ecfg.ElectionTimeout; now-p.gapAt >= et2 && p.gap > 0; p.gapAt += et2 {
+			p.gap /= 2
+		}
+		if g := now - p.heardAt; g > p.gap {
+			p.gap, p.gapAt = g, now
+		}
+	}
+	p.heardAt = now
+	wait := min(max(h.cfg.LivenessTimeout, 2*p.gap), h.cfg.LivenessTimeout+2*h.ecfg.ElectionTimeout)
+	p.silentAt = now + wait
+	return wait
 }

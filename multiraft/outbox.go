@@ -220,7 +220,9 @@ func (h *Host) endTick() {
 		ob.mu.Lock()
 		resps := ob.answering == 0
 		if len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
-			batches = append(batches, h.take(to, ob, true, resps))
+			b := h.take(to, ob, true, resps)
+			b.Tick = len(b.Heartbeats) > 0
+			batches = append(batches, b)
 			ob.stats.tick++
 		}
 		ob.mu.Unlock()

@@ -1,50 +1,146 @@
 package multiraft
 
-import "time"
+import (
+	"time"
+
+	"github.com/raftick/raftick/election"
+)
 
 // A host that cannot keep up (its processor taken by other work, or more
 // groups than it can serve) runs its timers late and steps its inbound
-// batches late. Its followers' election timers then come due before the
-// heartbeats that would have reset them are stepped, and the elections
-// they start add votes, fresh leaders' heartbeats and step-downs to the
-// work the host is already behind on: the overload feeds itself and
-// outlasts its cause.
+// batches late. A follower's election timer may then come due before the
+// heartbeat that would have reset it is stepped, a leader's CheckQuorum
+// may find answers missing that wait in its backlog or in the peer's,
+// and the elections that follow add votes, new leaders' heartbeats and
+// step-downs to the work the host is already behind on: the overload
+// feeds itself and outlasts its cause.
 //
-// The host watches its own lateness through its sweep timer, which comes
-// due every heartbeat interval whatever the configuration: a sweep that
-// runs more than lateLimit after its deadline marks the host behind, the
-// next sweep on time marks it caught up. While it is behind, the silence
-// of a leader is the host's own and counts against no leader: its nodes'
-// election.Config.Lagging reports it, so that no follower's election
-// timer or candidate's vote timer that comes due starts anything (each
-// runs on with a fresh timeout) and no leader steps down for CheckQuorum.
-// Once the host has caught up, a group whose leader's heartbeats were
-// waiting in its backlog holds no election, and a leader that is really
-// gone is replaced an election timeout or two later than on an idle host.
+// The host judges a silence by what it has processed, not by its clock
+// alone, per peer host, from the batches that peer sends it anyway:
+//
+//   - Every heartbeat tick of a peer sends this host one tick batch
+//     (Batch.Tick) with a heartbeat of every group the peer leads. A
+//     follower whose election timer comes due was last heard at least an
+//     election timeout ago; if a tick batch of its leader's host was
+//     stepped since then, it lacked the group: the leader is silent and
+//     the follower acts. If none was, the silence may be a backlog's (this
+//     host's or the leader host's), and the timer runs on (a hold).
+//   - Every coalesced answer echoes the send time, on this host's clock,
+//     of the heartbeat it answers. A leader's CheckQuorum (or a
+//     candidate's round) waits for a peer's answers to what it sent since
+//     some time; if the peer has answered anything sent since then, it
+//     has processed the request and its silence is its own. If not, the
+//     peer's host is behind (or dead), and the voter is held: counted
+//     reachable, or the round kept.
+//
+// Every hold is bounded: a peer's silence is held only while liveness
+// counts the peer's host alive (onPeerSilent: node liveness, measured the
+// same way, ends every hold on a dead host's groups), and only while the
+// evidence the hold waits for is younger than holdLimit (the peer's last
+// tick batch stepped, or the send time of the last heartbeat it
+// answered): a peer whose host stopped ticking or answering while it
+// still sends other batches is held for at most holdLimit.
+//
+// The host still measures its own lateness through its sweep timer, due
+// every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
+// longer holds anything on it.
+
+// holdLimit bounds every hold: a silence is held only while the evidence
+// it waits for from the peer is at most this old (three election
+// timeouts).
+func (h *Host) holdLimit() time.Duration { return 10 * h.ecfg.ElectionTimeout }
 
 // lateLimit returns how late the sweep may run before the host counts as
-// behind: half a heartbeat interval, and at least two of the wheel's
-// ticks, beyond the lateness of a wheel that keeps up (a tick), so that a
-// heartbeat interval of a tick or two does not leave the host behind for
-// good.
+// behind (Stats.Behind): half a heartbeat interval, and at least two of
+// the wheel's ticks, beyond the lateness of a wheel that keeps up (a
+// tick), so that a heartbeat interval of a tick or two does not leave the
+// host behind for good.
 func lateLimit(hb, tick time.Duration) time.Duration { return max(hb/2, 2*tick) }
 
-// lagging is every node's election.Config.Lagging: it reports the host
-// behind, counting the timers it stops in Stats.LaggingSkips. It is called
-// with a node's lock held and takes no lock.
-func (h *Host) lagging() bool {
-	if !h.behind.Load() {
+// lagging is every node's election.Config.Lagging (see above), counting
+// the silences it holds in Stats.LaggingSkips. It is called with a node's
+// lock held and takes no lock. Without Coalesce there are no tick batches
+// nor coalesced answers to judge by, and it holds nothing.
+func (h *Host) lagging(g *group, s election.Silence) bool {
+	if !h.cfg.Coalesce {
 		return false
+	}
+	tab := *h.peerTab.Load()
+	p := tab[s.Peer]
+	if p == nil {
+		return false
+	}
+	if !p.up.Load() {
+		// The leader's host is down: the group's first voter alive
+		// campaigns at once (campaignForDown); the others give it
+		// deferFirst to win before their own timers act.
+		if s.Answers || h.w.Now()-time.Duration(p.downAt.Load()) >= deferFirst*h.ecfg.ElectionTimeout || h.firstUp(g, tab) == h.id {
+			return false
+		}
+		h.laggingSkips.Add(1)
+		return true
+	}
+	oldest := int64(h.w.Now() - h.holdLimit())
+	if s.Answers {
+		// The peer has answered nothing sent since s.Since, but answered
+		// something sent within holdLimit: it is behind, not silent.
+		a := p.answered.Load()
+		if a < 0 || a >= int64(s.Since) || a < oldest {
+			return false
+		}
+	} else {
+		// No tick batch of the leader's host was stepped since the
+		// follower last heard its leader, but one was within holdLimit.
+		t := p.tickAt.Load()
+		if t < 0 || t > int64(s.Since) || t < oldest {
+			return false
+		}
 	}
 	h.laggingSkips.Add(1)
 	return true
 }
 
+// deferFirst is how many election timeouts the survivors of a group
+// whose leader's host went down wait for its first voter alive to win
+// before their own timers act.
+const deferFirst = 2
+
+// firstUp is firstAlive without Host.mu, for lagging.
+func (h *Host) firstUp(g *group, tab map[election.ID]*peer) election.ID {
+	for _, id := range g.voters.ids {
+		if p := tab[id]; id == h.id || p != nil && p.up.Load() {
+			return id
+		}
+	}
+	return election.None
+}
+
+// processed records that the host finished stepping batch b from peer p:
+// a tick batch's time, the latest send time its answers echo. h.mu is
+// held.
+func (h *Host) processed(p *peer, b *Batch) {
+	h.stepped++
+	p.stepped = h.stepped
+	now := int64(h.w.Now())
+	if b.Tick {
+		p.tickAt.Store(now)
+	}
+	if len(b.Responses) == 0 {
+		return
+	}
+	latest := int64(-1)
+	for i := range b.Responses {
+		latest = max(latest, int64(b.Responses[i].Sent))
+	}
+	if latest > p.answered.Load() && latest <= now {
+		p.answered.Store(latest)
+		p.answeredAt.Store(now)
+	}
+}
+
 // noteLateness records that the sweep ran late by late at now. The host
-// is behind from a sweep late by more than lateLimit until its sweeps
-// have run on time for an election timeout: a follower's election timer
-// re-armed while the host was behind then comes due after the heartbeats
-// of a live leader have caught up. h.mu is held.
+// is behind (Stats.Behind) from a sweep late by more than lateLimit until
+// its sweeps have run on time for an election timeout. h.mu is held.
 func (h *Host) noteLateness(now, late time.Duration) {
 	h.lateness = late
 	h.maxLateness = max(h.maxLateness, late)

@@ -9,8 +9,10 @@ type Stats struct {
 	// Hibernations and Wakes count transitions to and from sleep;
 	// LivenessWakes counts the wakes of groups whose leader's node fell
 	// silent, HibernateRefused the groups woken again because a follower
-	// refused to hibernate.
-	Hibernations, Wakes, LivenessWakes, HibernateRefused uint64
+	// refused to hibernate. LivenessCampaigns counts the awake groups
+	// that campaigned at once because their leader's node fell silent and
+	// this host was their first voter alive.
+	Hibernations, Wakes, LivenessWakes, HibernateRefused, LivenessCampaigns uint64
 	// AnsweredAsleep counts heartbeats answered by hibernating followers
 	// without waking; IgnoredAsleep late answers dropped by hibernating
 	// replicas.
@@ -18,8 +20,10 @@ type Stats struct {
 	// WakeFailures counts wakes for a Touch that the host made after
 	// Touch returned (it was busy) and that failed (see Touch).
 	WakeFailures uint64
-	// PeersDown and PeersUp count liveness verdicts.
-	PeersDown, PeersUp uint64
+	// PeersDown and PeersUp count liveness verdicts; LivenessHolds the
+	// verdicts put off once because the host had stepped no batch from
+	// any peer since the silent one's last (see onPeerSilent).
+	PeersDown, PeersUp, LivenessHolds uint64
 	// BatchesReceived counts inbound batches; Delivered the election
 	// messages stepped into groups; Ignored the entries dropped (unknown
 	// group or sender, wrong recipient, malformed).
@@ -44,12 +48,11 @@ type Stats struct {
 	// (every heartbeat interval) ran more than half an interval after its
 	// deadline, and they have not run on time since for an election
 	// timeout. Lateness is how late the last check ran, MaxLateness the
-	// most any did. BehindSpells counts the times the host fell behind, and
-	// LaggingSkips the followers' election timers, candidates' vote timers
-	// and leaders' CheckQuorum checks that came due while it was behind
-	// and did nothing (see election.Config.Lagging): the silence of a
-	// leader whose heartbeats wait in the host's backlog starts no
-	// election.
+	// most any did; BehindSpells counts the times the host fell behind.
+	// They measure; nothing is held on them. LaggingSkips counts the
+	// silences the nodes' election.Config.Lagging held: a leader's, a
+	// voter's in a round or under CheckQuorum, judged by what the host has
+	// processed from the peer's host (see overload.go).
 	Behind                     bool
 	Lateness, MaxLateness      time.Duration
 	BehindSpells, LaggingSkips uint64

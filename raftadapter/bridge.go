@@ -101,7 +101,9 @@ type BridgeConfig struct {
 	// It should be below the remote transport's own timeout. >= 0; 0 means
 	// DefaultRespondTimeout (500ms).
 	RespondTimeout time.Duration
-	// Logger receives the bridge's logs; nil means hclog.NewNullLogger().
+	// Logger receives the bridge's logs; nil means the module's default
+	// (warnings and errors to standard error, named raftick.raftadapter);
+	// hclog.NewNullLogger() discards them.
 	Logger hclog.Logger
 }
 
@@ -131,6 +133,9 @@ func (c BridgeConfig) Validate() error {
 	}
 	if c.RespondTimeout < 0 {
 		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) must not be negative (0 means %v)", c.RespondTimeout, DefaultRespondTimeout)
+	}
+	if c.RespondTimeout != 0 && c.RespondTimeout < MinCommitTimeout {
+		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RespondTimeout, MinCommitTimeout)
 	}
 	return nil
 }
@@ -261,7 +266,7 @@ func NewBridge(cfg BridgeConfig, tr PreVoteTransport) (*Bridge, error) {
 		cfg.RespondTimeout = DefaultRespondTimeout
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = hclog.NewNullLogger()
+		cfg.Logger = defaultLogger()
 	}
 	local := ServerIDOf(cfg.ID)
 	b := &Bridge{

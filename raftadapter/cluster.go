@@ -92,7 +92,9 @@ type ClusterConfig struct {
 	Seed uint64
 	// Logger receives hashicorp/raft's logs (one sub-logger per node,
 	// named by its ID, transport logs under "<id>.net") and the harness's
-	// own (named "harness"). nil means hclog.NewNullLogger(). Use
+	// own (named "harness"). nil means the module's default: warnings and
+	// errors to standard error, named raftick.raftadapter (a failover
+	// makes hashicorp/raft warn); hclog.NewNullLogger() discards them. Use
 	// NewLogger for a logger with a level.
 	Logger hclog.Logger
 }
@@ -116,6 +118,9 @@ func (c ClusterConfig) Validate() error {
 	}
 	if c.RPCTimeout < 0 {
 		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) must not be negative (0 means %v)", c.RPCTimeout, DefaultRPCTimeout)
+	}
+	if c.RPCTimeout != 0 && c.RPCTimeout < MinCommitTimeout {
+		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RPCTimeout, MinCommitTimeout)
 	}
 	return nil
 }
@@ -183,7 +188,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	logger := cfg.Logger
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = defaultLogger()
 	}
 	c := &Cluster{
 		cfg:     cfg,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // NewLogger returns an unnamed go-hclog logger writing to w at the given
@@ -25,3 +26,8 @@ func NewLogger(w io.Writer, level string) (hclog.Logger, error) {
 	}
 	return hclog.New(&hclog.LoggerOptions{Level: lv, Output: w}), nil
 }
+
+// defaultLogger is the logger of a configuration that sets none:
+// warnings and errors to standard error, named raftick.raftadapter (the
+// module's one default, internal/logging).
+func defaultLogger() hclog.Logger { return logging.Default("raftick.raftadapter") }

@@ -241,15 +241,16 @@ func (t Timing) Apply(c *raft.Config) error {
 
 // RaftConfig returns a raft.Config for node id: raft.DefaultConfig with t
 // applied (see Apply) and logger as its Logger, validated with
-// raft.ValidateConfig. A nil logger means hclog.NewNullLogger() (hashicorp's
-// own default would write DEBUG lines to stderr). An empty id is an error,
-// as in hashicorp.
+// raft.ValidateConfig. A nil logger means the module's default: warnings
+// and errors to standard error, named raftick.raftadapter (hashicorp's own
+// default would write DEBUG lines); hclog.NewNullLogger() discards them.
+// An empty id is an error, as in hashicorp.
 func (t Timing) RaftConfig(id raft.ServerID, logger hclog.Logger) (*raft.Config, error) {
 	if id == "" {
 		return nil, errors.New("raftadapter: RaftConfig: empty raft.ServerID (hashicorp/raft: LocalID cannot be empty)")
 	}
 	if logger == nil {
-		logger = hclog.NewNullLogger()
+		logger = defaultLogger()
 	}
 	c := raft.DefaultConfig()
 	c.LocalID = id

@@ -1,12 +1,14 @@
 package raftadapter
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/raftick/raftick/internal/logging"
 	"github.com/stretchr/testify/require"
 )
 
@@ -131,4 +133,18 @@ func TestTimingApplyKeepsOtherFields(t *testing.T) {
 	require.Error(t, tm.Apply(nil))
 	_, err = tm.RaftConfig("", nil)
 	require.ErrorContains(t, err, "LocalID")
+}
+
+// TestDefaultLoggerIsNotSilent: RaftConfig without a logger gives
+// hashicorp/raft the module's default logger, which writes warnings and
+// errors (not hashicorp's Info and Debug lines) to the default output.
+func TestDefaultLoggerIsNotSilent(t *testing.T) {
+	var out bytes.Buffer
+	defer logging.SetOutput(&out)()
+	c, err := DefaultTiming().RaftConfig("n1", nil)
+	require.NoError(t, err)
+	c.Logger.Info("routine")
+	c.Logger.Warn("heartbeat timeout reached")
+	require.NotContains(t, out.String(), "routine")
+	require.Contains(t, out.String(), "raftick.raftadapter: heartbeat timeout reached")
 }

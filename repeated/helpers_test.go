@@ -15,7 +15,7 @@ import (
 const ms = time.Millisecond
 
 func TestMain(m *testing.M) {
-	repeated.QuietDefaultLogger()
+	quietDefaultLogger()
 	goleak.VerifyTestMain(m)
 }
 

@@ -2,10 +2,12 @@ package repeated
 
 import (
 	"math/rand/v2"
-	"os"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/raftick/raftick/internal/isnil"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // Option configures a Timer at construction; see New.
@@ -89,21 +91,22 @@ func WithOnDestroy(f func()) Option {
 
 // WithLogger sets the logger for recovered panics (with their stack),
 // jitter results that had to be clamped, rejected arguments and
-// scheduling failures. The default, and the meaning of nil, is
-// DefaultLogger: hclog's logger to standard error, as hashicorp/raft
+// scheduling failures. The default, and the meaning of nil (or of a nil
+// pointer in the Logger interface), is DefaultLogger: hclog's logger to
+// standard error, as hashicorp/raft
 // does, so that a failure is never silent; pass hclog.NewNullLogger() to
 // turn logging off.
 func WithLogger(l hclog.Logger) Option {
+	if isnil.Is(l) {
+		l = nil // a typed nil is no logger: the default
+	}
 	return func(o *options) { o.logger = l }
 }
 
 // DefaultLogger returns the logger of every Timer made without
-// WithLogger (or with WithLogger(nil)): hclog's logger to standard error,
-// named raftick.repeated, made once and shared.
+// WithLogger (or with WithLogger(nil)): warnings and errors to standard
+// error, named raftick.repeated, made once and shared (the module's one
+// default, internal/logging).
 func DefaultLogger() hclog.Logger { return defaultLogger() }
 
-// defaultLogger makes DefaultLogger's logger (tests of the package may
-// replace it before they start, to keep their output quiet).
-var defaultLogger = sync.OnceValue(func() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick.repeated", Output: os.Stderr})
-})
+var defaultLogger = sync.OnceValue(func() hclog.Logger { return logging.Default("raftick.repeated") })

@@ -174,3 +174,24 @@ func TestTriggerPanickingEveryTimeKeepsFiring(t *testing.T) {
 	require.NoError(t, tm.Err(), "Restart clears Err")
 	tm.Destroy()
 }
+
+// typedNilLogger is an hclog.Logger whose nil pointer a caller may pass
+// by mistake: every method would dereference it.
+type typedNilLogger struct{ hclog.Logger }
+
+// TestTypedNilLogger: WithLogger given a nil pointer in the Logger
+// interface uses the default logger, as WithLogger(nil) does; it used to
+// keep the typed nil and panic at the first log line (here, a jitter's
+// recovered panic).
+func TestTypedNilLogger(t *testing.T) {
+	v := newVirtual(t)
+	j, _ := panicsAfter(0)
+	var l *typedNilLogger
+	tm := mustNew(t, v.Wheel, "j", 10*ms, func() {}, repeated.WithJitter(j), repeated.WithLogger(l))
+	require.NotPanics(t, func() {
+		require.NoError(t, tm.Start())
+		v.AdvanceTo(25 * ms)
+	})
+	require.NotZero(t, tm.Stats().Panics)
+	tm.Destroy()
+}

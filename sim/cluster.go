@@ -48,11 +48,35 @@ type Config struct {
 	// Logger is given to the nodes; nil means a null logger. (The cluster
 	// wraps it to notice panics its nodes' timers recover: see Err.)
 	Logger hclog.Logger
+	// Wheel, if not nil, is the wheel the cluster runs on instead of a
+	// virtual wheel of its own: a real-time wheel (NewRealtimeWheel) puts
+	// the nodes on real time, as deployed. Its goroutine then drives the
+	// cluster and Run refuses (ErrRealtime); the caller must serialize
+	// every call into the cluster with the wheel's callbacks and the
+	// Carrier's deliveries (a wheel.Config.Executor that runs each
+	// callback under the caller's lock), as one goroutine does on a
+	// virtual wheel.
+	Wheel *Wheel
+	// Carrier, if not nil, makes the carrier of the messages in flight
+	// from the function it must call with each message once the message's
+	// delay has passed; nil means a courier of timers on the cluster's
+	// wheel. A real-time cluster takes one that delivers on time, so that
+	// the network's delays are the latency model's and not the wheel's
+	// tick.
+	Carrier func(deliver func(election.Message)) Carrier
 	// Context, if not nil, interrupts Run when it is cancelled: Run checks
 	// it every CheckEvery instants it processes (cheaply, so a trial that
 	// runs billions of events still stops promptly), and Err then reports
 	// the context's error.
 	Context context.Context
+}
+
+// A Carrier carries a cluster's messages in flight (Config.Carrier).
+type Carrier interface {
+	// Send delivers m after d (zero or negative: at once, but not from
+	// within Send). It returns an error, and m is never delivered, if the
+	// carrier is stopped.
+	Send(m election.Message, d time.Duration) error
 }
 
 // CheckEvery is how many instants Cluster.Run processes between two
@@ -86,7 +110,7 @@ type Cluster struct {
 	servers []*server
 	cut     [][]bool // cut[from][to]: link from->to is down
 	stats   NetStats
-	mail    *vnet.Courier[election.Message]
+	mail    Carrier
 	voters  []election.ID
 	check   *electiontest.Checker    // fed every event of every node
 	leases  []electiontest.LeaseView // checkLeases' buffer
@@ -99,9 +123,12 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w, err := NewWheel()
-	if err != nil {
-		return nil, err
+	w := cfg.Wheel
+	if w == nil {
+		var err error
+		if w, err = NewWheel(); err != nil {
+			return nil, err
+		}
 	}
 	cfg.Logger = w.Logger(cfg.Logger)
 	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand, check: electiontest.NewChecker(cfg.Nodes)}
@@ -112,7 +139,11 @@ func NewCluster(cfg Config) (*Cluster, error) {
 			obs(e)
 		}
 	}
-	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
+	if cfg.Carrier != nil {
+		c.mail = cfg.Carrier(c.deliver)
+	} else {
+		c.mail = vnet.NewCourier(w.Wheel, c.deliver)
+	}
 	c.voters = make([]election.ID, cfg.Nodes)
 	c.cut = make([][]bool, cfg.Nodes+1)
 	for i := range c.cut {
@@ -274,10 +305,15 @@ func (c *Cluster) Start(ids ...election.ID) error {
 // (checked before each instant is processed, and once more after the
 // last) or the next deadline lies beyond limit. It returns done(). It
 // also stops, returning false, when Config.Context is cancelled (Err
-// then reports why). Before each instant, as done, it gives the safety
+// then reports why), and at once on a real-time wheel (Err then reports
+// ErrRealtime). Before each instant, as done, it gives the safety
 // checker the lease view of every running server (electiontest's lease
 // invariant: no lease in a term below another leader's).
 func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
+	if !c.w.IsVirtual() {
+		c.err = ErrRealtime
+		return false
+	}
 	var stop func() bool
 	if ctx := c.cfg.Context; ctx != nil {
 		stop = func() bool {
@@ -296,6 +332,15 @@ func (c *Cluster) Run(limit time.Duration, done func() bool) bool {
 		c.checkLeases()
 		return done()
 	}, stop, CheckEvery)
+}
+
+// CheckLeases gives the safety checker every running server's lease
+// view, as Run does between instants: the caller of a real-time cluster
+// calls it where its nodes have handled what they were given.
+func (c *Cluster) CheckLeases() {
+	if ec := &c.cfg.Election; ec.CheckQuorum || ec.LeaderStickiness {
+		c.checkLeases()
+	}
 }
 
 // checkLeases gives the checker every running server's lease view: Run

@@ -18,6 +18,9 @@ var (
 	ErrServerRunning = errors.New("sim: server is running")
 	// ErrServerDown is returned by Pause of a server that is not running.
 	ErrServerDown = errors.New("sim: server is not running")
+	// ErrRealtime is reported by Run of a Cluster on a real-time wheel,
+	// which its wheel's goroutine drives (see Config.Wheel).
+	ErrRealtime = errors.New("sim: Run on a real-time cluster (its wheel drives it)")
 )
 
 // A FieldError reports one invalid field of a configuration: which field,

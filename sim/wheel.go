@@ -31,6 +31,22 @@ func NewWheel() (*Wheel, error) {
 	return &Wheel{Virtual: v, panics: p}, nil
 }
 
+// NewRealtimeWheel returns a wheel on real time configured as cfg (its
+// Logger, if set, still receives everything; the Wheel also records the
+// panics its callbacks recover). A Cluster built on it (Config.Wheel) is
+// driven by the wheel's own goroutine, not by Cluster.Run. The embedded
+// Virtual then only carries the wheel: its Advance methods must not be
+// called (IsVirtual reports false).
+func NewRealtimeWheel(cfg wheel.Config) (*Wheel, error) {
+	p := &panics{}
+	cfg.Logger = p.logger(cfg.Logger)
+	w, err := wheel.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Wheel{Virtual: &wheel.Virtual{Wheel: w}, panics: p}, nil
+}
+
 // Logger returns a logger for code running on the wheel (the nodes and
 // their timers) that passes everything to inner (nil: discard) and
 // records the panics their callbacks recovered, so that Err reports them.

@@ -2,13 +2,13 @@ package wheel
 
 import (
 	"errors"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 	"github.com/raftick/raftick/internal/cfgerr"
+	"github.com/raftick/raftick/internal/logging"
 )
 
 // Errors returned by the wheel. Compare with errors.Is.
@@ -102,15 +102,11 @@ func (c Config) Validate() error {
 }
 
 // DefaultLogger returns the logger of every wheel whose Config.Logger is
-// nil: hclog's logger to standard error, named raftick.wheel, made once
-// and shared.
+// nil: warnings and errors to standard error, named raftick.wheel, made
+// once and shared (the module's one default, internal/logging).
 func DefaultLogger() hclog.Logger { return defaultLogger() }
 
-// defaultLogger makes DefaultLogger's logger (tests of the package may
-// replace it before they start, to keep their output quiet).
-var defaultLogger = sync.OnceValue(func() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "raftick.wheel", Output: os.Stderr})
-})
+var defaultLogger = sync.OnceValue(func() hclog.Logger { return logging.Default("raftick.wheel") })
 
 // An Executor runs due callbacks somewhere other than the driver goroutine,
 // for example on a worker pool. It must eventually call task.Run exactly once.

@@ -3,6 +3,8 @@ package wheel
 import (
 	"runtime"
 	"time"
+
+	"github.com/raftick/raftick/internal/invariants"
 )
 
 const (
@@ -43,7 +45,7 @@ func (w *Wheel) drive() {
 			w.mu.Unlock()
 			return
 		}
-		if invariants {
+		if invariants.Enabled {
 			w.checkLocked()
 		}
 		now := w.republish()

@@ -1,10 +1,7 @@
 package wheel
 
 import (
-	"os"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 )
 
 // DriveByHand takes the driver's place on a real-time wheel that has not
@@ -63,16 +60,6 @@ func NewInBubble(cfg Config) (*Wheel, error) {
 		w.napMin = -1
 	}
 	return w, err
-}
-
-// QuietDefaultLogger makes DefaultLogger a null logger for the tests of
-// the package, which provoke panics and rejections on purpose, unless
-// the process is a child that a test runs to see what the default
-// logger prints (see TestDefaultLoggerPrintsPanics).
-func QuietDefaultLogger() {
-	if os.Getenv(ChildEnv) == "" {
-		defaultLogger = hclog.NewNullLogger
-	}
 }
 
 // ChildEnv names the environment variable that tells a test binary it

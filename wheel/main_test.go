@@ -12,7 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	wheel.QuietDefaultLogger()
+	quietDefaultLogger()
 	os.Exit(m.Run())
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/raftick/raftick/internal/invariants"
 )
 
 // Virtual is a Wheel on virtual time: the clock starts at 0 and moves only
@@ -73,7 +75,7 @@ func (v *Virtual) AdvanceTo(t time.Duration) int {
 			return n
 		}
 		f, ok := w.popDue(target)
-		if invariants {
+		if invariants.Enabled {
 			w.checkLocked()
 		}
 		if !ok {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/raftick/raftick/internal/invariants"
 )
 
 const (
@@ -321,7 +322,7 @@ func (w *Wheel) Stop() []*Timer {
 		w.mu.Unlock()
 		return nil
 	}
-	if invariants {
+	if invariants.Enabled {
 		w.checkLocked()
 	}
 	w.stopped = true
@@ -412,7 +413,7 @@ func (w *Wheel) Done() <-chan struct{} { return w.doneCh }
 func (w *Wheel) schedule(t *Timer, when int64) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if invariants {
+	if invariants.Enabled {
 		defer w.checkLocked()
 	}
 	if w.stopped {

@@ -99,6 +99,9 @@ type app struct {
 	progressAfter time.Duration
 	// forceProgress shows the bar even if stderr is not a terminal (tests).
 	forceProgress bool
+	// progressEvery is --progress: the period of the progress lines when
+	// stderr is not a terminal; progressDefault is its default.
+	progressEvery, progressDefault time.Duration
 	// shard is the --shard flag: run one share of the trials and write
 	// a shard file (see merge).
 	shard shardSpec
@@ -151,17 +154,24 @@ and "raftsim merge" prints the output of the whole run from the shards.`,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q (see raftsim --help)", args[0])}
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	a.addProgressFlag(root)
+	root.SuggestionsMinimumDistance = 2 // "did you mean failover?" for failovr or faliover
 	root.PersistentFlags().Var(&a.shard, "shard", "run only share `K/N` of the trials (K from 0 to N-1) and print a shard file for raftsim merge")
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{flagParseError(err)} })
-	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd())
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if err := misspelledCommand(root, cmd, a.args); err != nil {
+			return err
+		}
+		return usageError{flagParseError(err)}
+	})
+	root.AddCommand(a.paperCmd(), a.failoverCmd(), a.bootstrapCmd(), a.splitVoteCmd(), a.sweepCmd(), a.tuneCmd(), a.partitionCmd(), a.multiraftCmd(), a.ticksCmd(), a.compareCmd())
 	root.Version = version()
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.AddCommand(a.mergeCmd(), a.recordsHelp())
@@ -209,7 +219,7 @@ func (a *app) progressBar(what string, count bool) (func(done, total int), func(
 // bar is progressBar without the started mark.
 func (a *app) bar(what string, count bool) (func(done, total int), func()) {
 	if !a.stderrIsTerminal() {
-		return nil, func() {}
+		return a.progressLines(what, count)
 	}
 	after := a.progressAfter
 	if after == 0 {

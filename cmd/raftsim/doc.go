@@ -7,6 +7,7 @@
 //	raftsim bootstrap --nodes 3
 //	raftsim failover --engine etcd --timeout 1s  # real etcd raft nodes; --model etcd simulates them
 //	raftsim splitvote --nodes 5 --alive 4 --l 0.01,0.1,0.2
+//	raftsim compare --timeout 50-100ms --latency fixed:1ms  # the virtual model against raftick on real time
 //	raftsim sweep --over timeout=150-155ms,150-200ms --over latency=fixed:1ms;fixed:5ms
 //	raftsim tune --latency lognormal:5ms,0.8 --max-elections 1
 //	raftsim failover --crash 2 --crash-offset 0 --until majority
@@ -30,6 +31,7 @@
 //
 // The command is thin wiring: flags become a sim/experiment value, which
 // runs on the sim engine (or, with --engine hashicorp, on
-// sim/engines/hashicorp; with --engine etcd, on sim/engines/etcd), and
-// sim/report and sim/report/plot print it.
+// sim/engines/hashicorp; with --engine etcd, on sim/engines/etcd; with
+// --engine raftick-realtime, on sim/engines/realtime), and sim/report,
+// sim/report/twosample and sim/report/plot print it.
 package main

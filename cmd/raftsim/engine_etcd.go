@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	etcdengine "github.com/raftick/raftick/sim/engines/etcd"
+	"github.com/raftick/raftick/sim/engines/realtime"
 	"github.com/raftick/raftick/sim/experiment"
 )
 
@@ -21,7 +22,7 @@ type etcdOpts struct {
 func addEtcdFlags(cmd *cobra.Command, o *opts) {
 	f := cmd.Flags()
 	if f.Lookup("engine") == nil {
-		f.StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time) or etcd (real etcd raft nodes, virtual time)")
+		f.StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), raftick-realtime (raftick's nodes on real time) or etcd (real etcd raft nodes, virtual time)")
 	}
 	f.DurationVar(&o.etcd.tick, "tick", 0, "etcd's tick (--engine etcd, --model etcd; default: the heartbeat interval)")
 	f.IntVar(&o.etcd.electionTick, "election-tick", 0, "etcd's ElectionTick: timeouts in [N, 2N) ticks (--engine etcd, --model etcd; default: --timeout in ticks)")
@@ -136,15 +137,20 @@ func (o *opts) engineExperiment(cmd *cobra.Command, s experiment.Setup, bootstra
 		}
 		return etcdengine.Failover{Setup: s}, nil
 	case "hashicorp":
-		return nil, flagError("engine", "hashicorp runs only raftsim failover (real time, one trial after another); here: raftick or etcd")
+		return nil, flagError("engine", "hashicorp runs only raftsim failover (real time, one trial after another); here: raftick, raftick-realtime or etcd")
+	case realtimeEngine:
+		return realtimeExperiment(s, bootstrap, nil)
 	}
-	return nil, flagError("engine", "unknown engine %q (want raftick or etcd)", o.engine)
+	return nil, flagError("engine", "unknown engine %q (want raftick, raftick-realtime or etcd)", o.engine)
 }
 
 // engineNote names a real engine in a text header.
 func engineNote(r experiment.Result) string {
-	if r.Model == "etcd-engine" {
+	switch r.Model {
+	case "etcd-engine":
 		return " on etcd raft nodes (virtual time)"
+	case realtime.Model:
+		return " on raftick nodes in real time"
 	}
 	return ""
 }

@@ -25,8 +25,9 @@ func TestEtcdEngineBadFlags(t *testing.T) {
 		{[]string{"failover", "--engine", "etcd", "--nodes", "1"}, "--nodes"},
 		// Refused by etcdadapter's own check (ElectionTick <= 2^30), not
 		// in a trial.
-		{[]string{"failover", "--engine", "etcd", "--tick", "1ns", "--timeout", "10s-20s"}, "--timeout"},
-		{[]string{"failover", "--engine", "etcd", "--tick", "1ns", "--election-tick", "2000000000"}, "--election-tick"},
+		{[]string{"failover", "--engine", "etcd", "--tick", "1µs", "--timeout", "2000s-4000s"}, "--timeout"},
+		{[]string{"failover", "--engine", "etcd", "--tick", "1ns", "--timeout", "10s-20s"}, "--tick"}, // the heartbeat's floor
+		{[]string{"failover", "--engine", "etcd", "--tick", "1µs", "--election-tick", "2000000000", "--max-time", "100000h"}, "--election-tick"},
 		{[]string{"failover", "--engine", "etcd", "--model", "paper"}, "--model"},
 		{[]string{"failover", "--engine", "etcd", "--lateness", "fixed:1ms"}, "--lateness"},
 		{[]string{"failover", "--tick", "100ms"}, "--tick"},

@@ -35,11 +35,18 @@ virtual time, in parallel, deterministic for a seed, with the settings of
 --model etcd unless --model is given: --timeout T means ElectionTick 10
 ticks of T/10 (timeouts in [T, 2T)), a heartbeat of one tick, pre-vote and
 CheckQuorum on; --tick, --election-tick and --heartbeat-tick set etcd's
-ticks. Compare with --model etcd, its simulated counterpart.`,
+ticks. Compare with --model etcd, its simulated counterpart.
+
+With --engine raftick-realtime the trials run raftick's own election nodes
+as deployed: on real-time wheels, over an in-process network that holds
+each message for the latency model's draw in real time, with --model plain
+unless --model is given, ` + realtimeWorkersNote + `. raftsim compare runs a
+setup on both raftick engines and tests whether they agree.`,
 		Example: `  raftsim failover --timeout 150ms-300ms
   raftsim failover --engine hashicorp --nodes 3 --timeout 100ms --trials 20
   raftsim failover --engine raftick --model hashicorp --nodes 3 --timeout 100ms --trials 2000
   raftsim failover --engine etcd --timeout 1s --trials 10000
+  raftsim failover --engine raftick-realtime --timeout 50-100ms --trials 200
   raftsim failover --model etcd --timeout 1s --prevote=false
   raftsim failover --timeout 12-24ms --trials 500 --json
   raftsim failover --latency normal:5ms,2ms --disk none --model plain --plot failover.svg
@@ -50,7 +57,7 @@ ticks. Compare with --model etcd, its simulated counterpart.`,
 	addModelFlags(cmd, o, true)
 	addRunFlags(cmd, o, 1000, true)
 	addColumnsHelp(cmd)
-	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
+	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), raftick-realtime (raftick's nodes on real time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
 	addEtcdFlags(cmd, o)
 	addCrashFlags(cmd, o)
 	addUntilFlag(cmd, o, "all, the paper's")
@@ -69,7 +76,8 @@ func (a *app) bootstrapCmd() *cobra.Command {
 		Long: `bootstrap starts every server of a fresh cluster at the same instant and
 measures the time until a majority knows the first leader (the leader and
 enough followers that accepted its first heartbeat). --engine etcd runs it
-on real etcd raft nodes (see failover).`,
+on real etcd raft nodes, --engine raftick-realtime on raftick's nodes in
+real time (see failover).`,
 		Example: `  raftsim bootstrap --nodes 3 --timeout 150ms-300ms
   raftsim bootstrap --prevote --latency uniform:1ms,5ms --csv`,
 		Args: noArgs,
@@ -91,9 +99,12 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return err
 	}
 	o.etcdDefaults(cmd)
+	if err := a.realtimeDefaults(cmd, o); err != nil {
+		return err
+	}
 	if !bootstrap {
 		switch o.engine {
-		case "raftick", "etcd":
+		case "raftick", "etcd", realtimeEngine:
 		case "hashicorp":
 			// The real engine is hashicorp/raft: unless told otherwise,
 			// take the settings of its model (a timeout T meaning
@@ -102,7 +113,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 				o.model = "hashicorp"
 			}
 		default:
-			return flagError("engine", "unknown engine %q (want raftick, hashicorp or etcd)", o.engine)
+			return flagError("engine", "unknown engine %q (want raftick, raftick-realtime, hashicorp or etcd)", o.engine)
 		}
 	}
 	s, _, err := o.setup(cmd)
@@ -129,7 +140,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return traceTrial(cmd.Context(), a.stdout, o, e)
 	}
 	d := e.Result(nil)
-	rs, interrupted, err := a.runExperiments(cmd.Context(), d.Experiment, []experiment.Experiment{e}, []int{o.trials}, o.seed, o.workers)
+	rs, interrupted, err := a.runExperiments(cmd.Context(), d.Experiment, []experiment.Experiment{e}, []int{o.trials}, o.seed, o.engineWorkers())
 	if err != nil {
 		return err
 	}

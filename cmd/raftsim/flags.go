@@ -137,7 +137,7 @@ var setupFlags = map[string]string{
 // simulatedOnly refuses flag, a mechanism of the simulated servers, when
 // cmd runs real etcd raft or hashicorp/raft nodes (--engine).
 func simulatedOnly(cmd *cobra.Command, flag string) error {
-	if e := cmd.Flags().Lookup("engine"); e != nil && e.Value.String() != "raftick" {
+	if e := cmd.Flags().Lookup("engine"); e != nil && e.Value.String() != "raftick" && !realtimeHonours(e.Value.String(), flag) {
 		return flagError(flag, "needs --engine raftick (the simulated servers), not %s", e.Value.String())
 	}
 	return nil
@@ -238,6 +238,9 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 	s.MaxTime = o.maxTime
 	if err := s.Validate(); err != nil {
 		return s, m, configError(err, setupFlags, "model")
+	}
+	if err := o.checkCost(s, 0); err != nil {
+		return s, m, err
 	}
 	return s, m, nil
 }

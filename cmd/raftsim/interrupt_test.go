@@ -61,6 +61,15 @@ var interruptRuns = [][]string{
 	{"ticks", "--trials", "100000000", "--stable-trials", "1000000"},
 }
 
+// TestInterruptCompare: an interrupted compare exits 130, says how many of
+// its runs finished, and prints no comparison (compare writes no records).
+func TestInterruptCompare(t *testing.T) {
+	code, out, errOut := interrupted(t, "compare", "--trials", "100000000", "--timeout", "12-24ms")
+	require.Equal(t, 130, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+	require.Regexp(t, `interrupted: 0 of 3 runs finished`, out)
+	require.NotContains(t, out, "KS")
+}
+
 // TestInterruptEverySubcommand: an interrupted run exits 130, marks its
 // table and every record as interrupted with the trials requested and
 // finished, and gives no verdict or recommendation.

@@ -19,7 +19,7 @@ func runMain(args []string, stdout, stderr io.Writer, started func()) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt)
 	ctx, stop := watchInterrupts(context.Background(), sigs, stderr, os.Exit)
-	a := &app{stdout: stdout, stderr: stderr, args: args, started: started}
+	a := &app{stdout: stdout, stderr: stderr, args: args, started: started, progressDefault: defaultProgressEvery}
 	code := a.exit(a.execute(ctx))
 	signal.Stop(sigs)
 	stop()

@@ -22,7 +22,12 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		removeBinary()
+		os.Exit(code)
+	}))
+}
 
 // raftsim runs the command in-process and returns its exit status, stdout
 // and stderr.
@@ -268,22 +273,24 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestInterruptInsideTrial (issue 10, defect 8): an interrupt stops the
-// trial that is running, not only the trials to come. With a 1ns
-// heartbeat one trial runs for minutes of wall time; cancelled while it
-// runs, the command returns at once with what finished (nothing).
+// trial that is running, not only the trials to come. A partition window
+// of a minute with heartbeats every 100µs runs for seconds of wall time;
+// cancelled while it runs, the command returns at once with what
+// finished (nothing).
 func TestInterruptInsideTrial(t *testing.T) {
+	long := []string{"partition", "--shape", "follower-cut", "--heartbeat", "100µs", "--for", "1m", "--trials", "1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	time.AfterFunc(100*time.Millisecond, cancel) // while the trial runs
-	code, out, errOut := raftsimCtx(t, ctx, "failover", "--heartbeat", "1ns", "--trials", "1")
+	code, out, errOut := raftsimCtx(t, ctx, long...)
 	require.Equal(t, 130, code, errOut)
-	require.Contains(t, errOut, "interrupted: showing the 0 of 1 trials")
-	require.Contains(t, out, "timeout")
+	require.Contains(t, errOut, "interrupted: showing the windows that finished")
+	require.Contains(t, out, "follower-cut")
 
-	// --trace of a trial that runs for minutes of wall time.
+	// --trace of a trial that runs for seconds of wall time.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
-	code, out, _ = raftsimCtx(t, ctx, "failover", "--heartbeat", "1ns", "--trace")
+	code, out, _ = raftsimCtx(t, ctx, append(long, "--trace")...)
 	require.Equal(t, 130, code)
 	require.Contains(t, out, "# interrupted")
 }

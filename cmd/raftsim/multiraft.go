@@ -23,6 +23,7 @@ type multiraftOpts struct {
 	warmup, window, settle  time.Duration
 	seed                    uint64
 	json                    bool
+	engine                  string
 }
 
 // multiraftFlags names the flag of each multiraftsim.Config field.
@@ -54,7 +55,8 @@ coalescing, with liveness messages). Timer events are wheel timers fired,
 network deliveries not counted.`,
 		Example: `  raftsim multiraft --groups 100000 --nodes 5 --active 0.01 --hibernate-after 1s
   raftsim multiraft --groups 100000 --active 1 --hibernate-after 0 --coalesce off
-  raftsim multiraft --groups 20000 --timeout 150ms-300ms --latency uniform:1ms,5ms --json`,
+  raftsim multiraft --groups 20000 --timeout 150ms-300ms --latency uniform:1ms,5ms --json
+  raftsim multiraft --groups 10000 --engine realtime`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runMultiraft(cmd, o) },
 	}
@@ -74,6 +76,7 @@ network deliveries not counted.`,
 	f.DurationVar(&o.settle, "settle", d.Settle, "virtual time from the crash to the second measurement")
 	f.Uint64Var(&o.seed, "seed", d.Seed, "random seed: the same seed gives the same output")
 	f.BoolVar(&o.json, "json", false, "print one JSON object (JSON Lines) instead of a table")
+	f.StringVar(&o.engine, "engine", "virtual", "virtual (one virtual wheel) or realtime (the hosts on a real-time wheel, in real time: --warmup + 2 --window + --settle)")
 	return cmd
 }
 
@@ -82,6 +85,13 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	c.Groups, c.Nodes, c.Replicas, c.Active = o.groups, o.nodes, o.replicas, o.active
 	c.HibernateAfter, c.Heartbeat, c.Seed = o.hibernateAfter, o.heartbeat, o.seed
 	c.Warmup, c.Window, c.Settle = o.warmup, o.window, o.settle
+	switch o.engine {
+	case "virtual":
+	case "realtime":
+		c.Realtime = true
+	default:
+		return flagError("engine", "want virtual or realtime, got %q", o.engine)
+	}
 	switch o.coalesce {
 	case "on":
 		c.Coalesce = true
@@ -106,11 +116,16 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	if err := c.Validate(); err != nil {
 		return configError(err, multiraftFlags, "window")
 	}
+	if err := checkMultiraftCost(c); err != nil {
+		return err
+	}
 	if a.shard.n > 0 {
 		return flagError("shard", "is not available with multiraft: it runs one cluster, which does not split into shares")
 	}
 	a.markStarted()
-	r, err := multiraftsim.Run(cmd.Context(), c)
+	update, finish := a.progressBar("multiraft", false)
+	r, err := multiraftsim.RunProgress(cmd.Context(), c, update)
+	finish()
 	if err != nil && cmd.Context().Err() == nil {
 		return err
 	}
@@ -141,6 +156,11 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	fmt.Fprintf(w, "recovery: p50 %v  p99 %v  max %v  (2x max election timeout: %v)\n",
 		r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Max.Round(time.Millisecond), 2*c.TimeoutMax)
 	fmt.Fprintf(w, "groups it did not lead that elected a leader: %d\n", r.UnaffectedNewLeaders)
+	if c.Realtime {
+		fmt.Fprintf(w, "real-time wheel after the crash: a probe timer late by p50 %v  p99 %v  max %v; %d fires over a tick late, max %v\n",
+			r.Lateness[0].Round(time.Microsecond), r.Lateness[1].Round(time.Microsecond), r.Lateness[2].Round(time.Microsecond),
+			r.Wheel.LateFires, r.Wheel.MaxLateness.Round(time.Microsecond))
+	}
 	fmt.Fprintf(w, "%-14s %14s %14s %14s %14s\n", "per second", "messages", "batches", "timer events", "deliveries")
 	for _, row := range []struct {
 		name string
@@ -148,9 +168,10 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 	}{{"before crash", r.Before}, {"after crash", r.After}} {
 		fmt.Fprintf(w, "%-14s %14.0f %14.0f %14.0f %14.0f\n", row.name, row.r.Messages, row.r.Batches, row.r.TimerEvents, row.r.Deliveries)
 	}
-	fmt.Fprintf(w, "awake replicas before the crash: %d of %d; %v of virtual time\n",
-		r.AwakeBefore, c.Groups*c.Replicas, r.VirtualTotal)
-	fmt.Fprintf(a.stderr, "raftsim: %v of virtual time in %v\n", r.VirtualTotal, r.Elapsed.Round(time.Millisecond))
+	clock := map[bool]string{false: "virtual time", true: "real time"}[c.Realtime]
+	fmt.Fprintf(w, "awake replicas before the crash: %d of %d; %v of %s\n",
+		r.AwakeBefore, c.Groups*c.Replicas, r.VirtualTotal.Round(time.Millisecond), clock)
+	fmt.Fprintf(a.stderr, "raftsim: %v of %s in %v\n", r.VirtualTotal.Round(time.Millisecond), clock, r.Elapsed.Round(time.Millisecond))
 	if r.Recovered < r.Affected {
 		return fmt.Errorf("multiraft: %d of %d groups had no new leader %v after the crash (raise --settle)", r.Affected-r.Recovered, r.Affected, c.Settle+c.Window)
 	}
@@ -159,8 +180,8 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 
 // multiraftHeader prints the first line of the table: the run's setup.
 func (a *app) multiraftHeader(c multiraftsim.Config, o *multiraftOpts) {
-	fmt.Fprintf(a.stdout, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d\n",
-		c.Groups, c.Replicas, c.Nodes, c.Active, c.HibernateAfter, o.coalesce, c.TimeoutMin, c.TimeoutMax, c.Latency, c.Seed)
+	fmt.Fprintf(a.stdout, "multiraft: %d groups x %d replicas on %d nodes, %.4g active, hibernate after %v, coalesce %s, timeout %v-%v, latency %v, seed %d, %s\n",
+		c.Groups, c.Replicas, c.Nodes, c.Active, c.HibernateAfter, o.coalesce, c.TimeoutMin, c.TimeoutMax, c.Latency, c.Seed, map[bool]string{false: "virtual time", true: "real time"}[c.Realtime])
 }
 
 // multiraftRecord is the --json form of a result: the fields every

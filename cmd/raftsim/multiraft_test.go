@@ -23,6 +23,7 @@ func TestMultiraftBadFlags(t *testing.T) {
 		{[]string{"multiraft", "--heartbeat", "5s"}, "--heartbeat"},
 		{[]string{"multiraft", "--latency", "warp:9"}, "--latency"},
 		{[]string{"multiraft", "--settle", "0s"}, "--settle"},
+		{[]string{"multiraft", "--engine", "etcd"}, "--engine"},
 	} {
 		code, out, errs := raftsim(t, tc.args...)
 		require.Equal(t, 2, code, "%v: %s", tc.args, errs)
@@ -48,4 +49,14 @@ func TestMultiraftRun(t *testing.T) {
 	require.EqualValues(t, 0, r["unaffected_new_leaders"])
 	before := r["before"].(map[string]any)
 	require.Less(t, before["batches"], before["messages"], "coalescing on")
+}
+
+// TestMultiraftRealtime: --engine realtime runs the experiment in real
+// time and says so; timing is not asserted.
+func TestMultiraftRealtime(t *testing.T) {
+	code, out, errs := raftsim(t, "multiraft", "--engine", "realtime", "--groups", "50", "--timeout", "20ms-40ms",
+		"--hibernate-after", "30ms", "--warmup", "60ms", "--window", "30ms", "--settle", "600ms")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "real time\n")
+	require.Contains(t, out, "node 1 crashed, leading 10 groups; 10 of them have a leader again")
 }

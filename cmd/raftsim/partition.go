@@ -98,6 +98,9 @@ func (a *app) runPartition(cmd *cobra.Command, o *partitionOpts) error {
 		if err != nil {
 			return err
 		}
+		if err := o.checkCost(base, o.window); err != nil {
+			return err
+		}
 		for _, sh := range shapes {
 			for i := 0; i == 0 || i < len(combos); i++ {
 				s := base

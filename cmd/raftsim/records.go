@@ -91,7 +91,7 @@ var recordSpecs = []recordSpec{
 		{"measured", "integer", always, "trials in the statistics: trials - no_leader"},
 		{"split_vote_rate", "number", always, "the fraction of election terms that ended without a leader (table: split)"},
 		{"mean_terms", "number", always, "the mean number of terms from the crash to the winning term (table: terms)"},
-		{"messages_per_election", "number", always, "the mean number of messages from the crash to the end of the measurement (table: msgs)"},
+		{"messages_per_election", "number or null", always, "the mean number of messages from the crash to the end of the measurement (table: msgs); null (table: -) with --engine hashicorp, which does not count messages"},
 		{"analytic_split_vote_rate", "number", optional, "splitvote: the thesis' closed form"},
 		{"paper", "array", optional, "paper: the paper's figures beside the simulated ones ({stat, relation, ms, sim_ms}): those its text quotes (relation \"~\" or \">\"), then p10, p50, p90 and p99 of the measured trials behind the figure (relation \"figure\")"},
 		{"percentiles_exact", "boolean", always, "false beyond 131072 trials, where percentiles come from a histogram"},

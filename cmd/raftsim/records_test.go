@@ -219,6 +219,9 @@ func TestEverySubcommandIsChecked(t *testing.T) {
 			continue
 		}
 		for _, runs := range map[string][][]string{"schemaRuns": schemaRuns, "interruptRuns": interruptRuns} {
+			if name == "compare" {
+				continue // no records: TestInterruptCompare checks its interrupt
+			}
 			found := false
 			for _, args := range runs {
 				found = found || args[0] == name

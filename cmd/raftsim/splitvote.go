@@ -47,6 +47,7 @@ pre-vote, no disk) and checks whether term 1 elected a leader.`,
 	f.StringVar(&o.timeout, "timeout", "", "timeout range `min-max` instead of --range (only its width max-min matters to the model)")
 	f.StringVar(&o.latency, "latency", "", "variable one-way latency spec instead of --l (e.g. uniform:10ms,20ms; no closed form)")
 	f.StringVar(&o.svModel, "sv-model", "race", "race (thesis' simulation) or cluster (election nodes)")
+	f.StringVar(&o.engine, "engine", "raftick", "raftick (virtual time) or raftick-realtime (--sv-model cluster's nodes on real time; 1000 trials unless --trials)")
 	addRunFlags(cmd, &o.opts, 100000, false)
 	return cmd
 }
@@ -60,6 +61,10 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	}
 	if o.alive == 0 {
 		o.alive = max(o.nodes-1, 1)
+	}
+	exps, err := a.realtimeSplitVote(cmd, o)
+	if err != nil {
+		return err
 	}
 	o.model = "splitvote-" + o.svModel // the records' model: this command has no --model
 	base := experiment.SplitVote{Nodes: o.nodes, Alive: o.alive, Model: o.svModel}
@@ -80,7 +85,6 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	if err := base.Validate(); err != nil {
 		return configError(err, splitVoteFlags, "sv-model")
 	}
-	var exps []experiment.Experiment
 	if cmd.Flags().Changed("latency") {
 		l, err := latencyFlag("latency", o.latency)
 		if err != nil {
@@ -108,7 +112,10 @@ func (a *app) runSplitVote(cmd *cobra.Command, o *splitOpts) error {
 	for i := range trials {
 		trials[i] = o.trials
 	}
-	rs, interrupted, err := a.runExperiments(cmd.Context(), "splitvote", exps, trials, o.seed, o.workers)
+	if o.engine == realtimeEngine {
+		exps = realtimeSplitVotes(exps)
+	}
+	rs, interrupted, err := a.runExperiments(cmd.Context(), "splitvote", exps, trials, o.seed, o.engineWorkers())
 	if err != nil {
 		return err
 	}

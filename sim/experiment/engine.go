@@ -88,10 +88,15 @@ type Cluster interface {
 
 // Raftick is the engine of raftick's own election nodes, simulated by
 // package sim.
-type Raftick struct{}
+type Raftick struct {
+	// Adjust, if not nil, changes each trial's sim.Config before the
+	// cluster is built: the real-time engine (sim/engines/realtime) puts
+	// the cluster on a real-time wheel and an on-time carrier with it.
+	Adjust func(*sim.Config)
+}
 
 // NewCluster builds s's sim.Cluster.
-func (Raftick) NewCluster(ctx context.Context, s Setup, rng *rand.Rand, h Hooks) (Cluster, error) {
+func (e Raftick) NewCluster(ctx context.Context, s Setup, rng *rand.Rand, h Hooks) (Cluster, error) {
 	rc := &raftickCluster{tr: newTracker(s.Nodes)}
 	changed, obs := h.Changed, h.Observer
 	cfg := s.clusterConfig(ctx, rng, h.Trace, rc.tr, func(e election.Event) {
@@ -108,6 +113,9 @@ func (Raftick) NewCluster(ctx context.Context, s Setup, rng *rand.Rand, h Hooks)
 				h.Heartbeat(m.From)
 			}
 		}
+	}
+	if e.Adjust != nil {
+		e.Adjust(&cfg)
 	}
 	c, err := sim.NewCluster(cfg)
 	if err != nil {

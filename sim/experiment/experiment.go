@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -58,6 +59,11 @@ type Result struct {
 	Paper []PaperFigure
 }
 
+// MessagesMeasured reports whether r's MessagesPerElection was measured:
+// not on real hashicorp/raft nodes (Model "hashicorp-engine"), whose
+// messages the engine does not count.
+func (r Result) MessagesMeasured() bool { return r.Model != "hashicorp-engine" }
+
 // JobOf returns the sim.Job that runs trials of e.
 func JobOf(e Trialer, trials int) sim.Job {
 	return sim.Job{Trials: trials, Trial: func(ctx context.Context, i int, rng *rand.Rand) (sim.Outcome, error) {
@@ -67,16 +73,50 @@ func JobOf(e Trialer, trials int) sim.Job {
 
 // Run runs trials[i] trials of exps[i] through sim.Summaries and returns
 // their Results, in order, with Seed set; memory does not grow with the
-// number of trials (see sim.SampleCap). On an interruption or a failed
-// trial it returns the Results of what finished and the error.
+// number of trials (see sim.SampleCap). It first validates every
+// experiment that has a Validate method (Setup's, for Failover, Bootstrap
+// and the paper's rows): an invalid one runs nothing and Run returns its
+// error, a *sim.FieldError wrapping ErrInvalidConfig, with no Results. On
+// an interruption or a failed trial it returns the Results of what
+// finished and the error.
 func Run(ctx context.Context, exps []Experiment, trials []int, opts sim.RunOptions) ([]Result, error) {
+	if err := Validate(exps, trials); err != nil {
+		return nil, err
+	}
 	accs := Accumulate(ctx, exps, trials, opts)
 	return Results(exps, accs.Accs, opts.Seed), accs.Err
 }
 
+// Validate reports the first of exps that is invalid, or a trials that
+// does not match exps: Run's check before it runs anything. An
+// experiment is checked by its Validate method, if it has one.
+func Validate(exps []Experiment, trials []int) error {
+	if len(trials) != len(exps) {
+		return fmt.Errorf("%w: %d trial counts for %d experiments", ErrInvalidConfig, len(trials), len(exps))
+	}
+	for i, e := range exps {
+		if trials[i] < 0 {
+			return fieldErr("trials", trials[i], "must not be negative (experiment %d)", i)
+		}
+		v, ok := e.(interface{ Validate() error })
+		if !ok {
+			continue
+		}
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Accumulate runs the trials of Run but returns the accumulators (to
-// merge shards, see sim.RunOptions.Shard) instead of the Results.
+// merge shards, see sim.RunOptions.Shard) instead of the Results. Like
+// Run it validates exps first; an invalid one runs nothing and its error
+// is the Accumulated's, with an empty accumulator per experiment.
 func Accumulate(ctx context.Context, exps []Experiment, trials []int, opts sim.RunOptions) sim.Accumulated {
+	if err := Validate(exps, trials); err != nil {
+		return sim.Accumulated{Accs: make([]sim.Accumulator, len(exps)), Err: err}
+	}
 	jobs := make([]sim.Job, len(exps))
 	for i, e := range exps {
 		jobs[i] = JobOf(e, trials[i])

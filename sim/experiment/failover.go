@@ -46,6 +46,19 @@ import (
 // draw from [0, TimeoutMin/5) after step 2.
 type Failover struct{ Setup }
 
+// Validate reports the first invalid field of f's Setup (Setup.Validate),
+// or a cluster whose survivors of the crash are no majority, which could
+// never elect a new leader (Nodes, for fewer than 3 servers).
+func (f Failover) Validate() error {
+	if err := f.Setup.Validate(); err != nil {
+		return err
+	}
+	if alive := f.Nodes - max(f.Crash, 1); alive < f.Nodes/2+1 {
+		return fieldErr("Nodes", f.Nodes, "cannot elect a leader after the crash: %d of %d servers running is not a majority (a failover needs at least 3 servers)", alive, f.Nodes)
+	}
+	return nil
+}
+
 // Result summarizes failover trials.
 func (f Failover) Result(outs []sim.Outcome) Result {
 	r := f.Setup.result("failover")
@@ -71,9 +84,13 @@ const (
 // RunFailover runs one trial of Failover's procedure for s on engine e.
 // The trial is a function of s, e and rng's state; trace, if not nil,
 // receives its event log. It returns an error for a cluster e cannot
-// build or run, an interrupted run, and a *sim.SafetyError if the
+// build or run, an invalid s (Setup.Validate's error, before anything
+// runs), an interrupted run, and a *sim.SafetyError if the
 // servers broke election safety.
 func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return sim.Outcome{}, err
+	}
 	var (
 		c         Cluster
 		phase     = electing
@@ -87,6 +104,8 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		endAt     time.Duration
 		winTerm   uint64
 		crashT    wheel.Timer
+		crashDue  time.Duration // when crashT is due
+		beatAt    time.Duration // the leader's last heartbeat
 	)
 	hb := s.heartbeat()
 	crash := max(s.Crash, 1)
@@ -147,6 +166,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 				phase = crashPending
 				wait := s.Settle + time.Duration(rng.Int64N(int64(max(s.TimeoutMin/5, 1))))
 				note(c.Now(), leader, "settling; crash in %v", wait)
+				crashDue = c.Now() + wait
 				crashT.Reset(wait)
 			}
 		case crashed:
@@ -161,6 +181,9 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		}
 	}
 	heartbeat := func(from election.ID) {
+		if from == leader {
+			beatAt = c.Now()
+		}
 		if phase == waitingBeat && from == leader {
 			phase = crashPending
 			u := time.Duration(rng.Int64N(int64(hb)))
@@ -168,6 +191,7 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 				u = 1 // right after the broadcast has left
 			}
 			note(c.Now(), leader, "heartbeat broadcast; crash in %v", u)
+			crashDue = c.Now() + u
 			crashT.Reset(u)
 		}
 	}
@@ -187,7 +211,14 @@ func RunFailover(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace f
 		}
 	}
 	if err := crashT.Init(c.Wheel(), func() {
+		// The crash is timed from when it was due: a real-time wheel runs
+		// the timer late, and the survivors cannot tell a leader that died
+		// then from one that died silently since. If the leader spoke
+		// meanwhile, the crash is now. (On a virtual wheel both are now.)
 		crashAt, crashTerm, sent0 = c.Now(), c.Term(leader), c.Sent()
+		if crashDue < crashAt && beatAt <= crashDue {
+			crashAt = crashDue
+		}
 		phase = crashed
 		for _, id := range crashing {
 			c.Crash(id)
@@ -265,6 +296,9 @@ func (b Bootstrap) Trial(ctx context.Context, _ int, rng *rand.Rand, trace func(
 // RunBootstrap runs one trial of Bootstrap's procedure for s on engine e
 // (see RunFailover).
 func RunBootstrap(ctx context.Context, e Engine, s Setup, rng *rand.Rand, trace func(string)) (sim.Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return sim.Outcome{}, err
+	}
 	var c Cluster
 	var done bool
 	var endAt time.Duration

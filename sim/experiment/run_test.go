@@ -84,14 +84,14 @@ func TestTrialFailsOnCallbackPanic(t *testing.T) {
 }
 
 // TestTrialHonoursContext: a trial that would run
-// for billions of events (a 1ns heartbeat, or a 2-server cluster that
+// for billions of events (a 1µs heartbeat, or a 2-server cluster that
 // can never elect within a 292-year limit) stops when its context is
 // cancelled, with the context's error: the cluster checks the context
 // every sim.CheckEvery instants, so even a context cancelled before the
 // trial lets it run at most that long.
 func TestTrialHonoursContext(t *testing.T) {
 	fast := PlainModel()
-	fast.Heartbeat = time.Nanosecond
+	fast.Heartbeat = time.Microsecond
 	never := PlainModel().WithNodes(2)
 	never.MaxTime = 2562047 * time.Hour
 	ctx, cancel := context.WithCancel(context.Background())

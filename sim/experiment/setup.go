@@ -243,12 +243,16 @@ func (s Setup) Validate() error {
 		return fieldErr("Nodes", s.Nodes, "must be in [1, %d]", sim.MaxNodes)
 	case s.TimeoutMin <= 0:
 		return fieldErr("TimeoutMin", s.TimeoutMin, "must be positive")
+	case s.TimeoutMin < election.MinElectionTimeout:
+		return fieldErr("TimeoutMin", s.TimeoutMin, "is below the election package's floor of %v (time.Duration counts nanoseconds: did you forget a unit?)", election.MinElectionTimeout)
 	case s.TimeoutMax < s.TimeoutMin:
 		return fieldErr("TimeoutMax", s.TimeoutMax, "must not be below the minimum timeout %v", s.TimeoutMin)
 	case s.Heartbeat < 0:
 		return fieldErr("Heartbeat", s.Heartbeat, "must not be negative (0 means half the minimum timeout)")
 	case s.heartbeat() <= 0:
 		return fieldErr("TimeoutMin", s.TimeoutMin, "is too small for a heartbeat of half of it")
+	case s.heartbeat() < election.MinPeriod:
+		return fieldErr("Heartbeat", s.heartbeat(), "is below the election package's floor of %v", election.MinPeriod)
 	case s.heartbeat() >= s.TimeoutMin:
 		return fieldErr("Heartbeat", s.heartbeat(), "must be below the minimum election timeout %v", s.TimeoutMin)
 	case math.IsNaN(s.Loss) || s.Loss < 0 || s.Loss >= 1:
@@ -265,6 +269,8 @@ func (s Setup) Validate() error {
 		return fieldErr("MaxTime", s.MaxTime, "must not be negative (0 means 60s)")
 	case s.CandidateMin < 0 || (s.CandidateMin == 0) != (s.CandidateMax == 0):
 		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "must be a positive range, or 0 for the election timeout range")
+	case s.CandidateMin > 0 && s.CandidateMin < election.MinElectionTimeout:
+		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "is below the election package's floor of %v", election.MinElectionTimeout)
 	case s.CandidateMax < s.CandidateMin:
 		return fieldErr("CandidateMax", RangeLabel(s.CandidateMin, s.CandidateMax), "upper bound is below the lower bound")
 	case s.Crash < 0 || s.Crash > s.Nodes-(s.Nodes/2+1) && s.Crash > 1:
@@ -298,11 +304,26 @@ func (s Setup) Validate() error {
 		field string
 		l     sim.Latency
 	}{{"Latency", s.Latency}, {"Disk", s.Disk}, {"TimerLateness", s.TimerLateness}} {
-		if m.l != nil && sim.Typical(m.l) > s.maxTime() {
+		if d, ok := typical(m.l); ok && d > s.maxTime() {
 			return fieldErr(m.field, m.l, "exceeds the trial's time limit %v", s.maxTime())
 		}
 	}
 	return nil
+}
+
+// typical is sim.Typical(l), or false for a nil l or a model whose
+// Sample panics (a broken model fails its first trial, reported with the
+// trial's seed, rather than Validate).
+func typical(l sim.Latency) (d time.Duration, ok bool) {
+	if l == nil {
+		return 0, false
+	}
+	defer func() {
+		if recover() != nil {
+			d, ok = 0, false
+		}
+	}()
+	return sim.Typical(l), true
 }
 
 // timeoutJitter returns the election package jitter that draws timeouts
@@ -537,21 +558,36 @@ func RangeLabel(lo, hi time.Duration) string {
 	return lo.String() + "-" + hi.String()
 }
 
-// ParseRange parses a timeout range: "150ms-300ms", "150-300ms" (unit
-// given once), or a single duration "150ms" (no randomness). Errors are
-// *sim.FieldError values (Value: the text) wrapping ErrInvalidConfig.
+// ParseRange parses a timeout range: "150ms-300ms", "150-300ms" or
+// "150ms-300" (a unit given once applies to both bounds), or a single
+// duration "150ms" (no randomness). A number without any unit is refused
+// as such. Errors are *sim.FieldError values (Value: the text) wrapping
+// ErrInvalidConfig.
 func ParseRange(s string) (lo, hi time.Duration, err error) {
 	bad := func(format string, args ...any) error { return fieldErr("", s, format, args...) }
 	a, b, ok := cutRange(s)
 	if !ok {
 		d, err := time.ParseDuration(s)
 		if err != nil {
-			return 0, 0, bad("is not a range (want e.g. 150ms-300ms)")
+			if isNumber(s) {
+				return 0, 0, bad("has no unit (want e.g. %sms)", s)
+			}
+			return 0, 0, bad("is not a duration or a range (want e.g. 150ms or 150ms-300ms)")
 		}
 		if d <= 0 {
 			return 0, 0, bad("timeout must be positive")
 		}
 		return d, d, nil
+	}
+	if isNumber(a) && isNumber(b) {
+		return 0, 0, bad("has no unit (want e.g. %s-%sms)", a, b)
+	}
+	// A bound without a unit borrows the other's: "150-300ms", "150ms-300".
+	if isNumber(b) {
+		b += unitOf(a)
+	}
+	if isNumber(a) {
+		a += unitOf(b)
 	}
 	hi, err = time.ParseDuration(b)
 	if err != nil {
@@ -559,11 +595,7 @@ func ParseRange(s string) (lo, hi time.Duration, err error) {
 	}
 	lo, err = time.ParseDuration(a)
 	if err != nil {
-		// "150-300ms": borrow the unit of the upper bound.
-		unit := trimNumber(b)
-		if lo, err = time.ParseDuration(a + unit); err != nil || unit == "" {
-			return 0, 0, bad("lower bound %q is not a duration", a)
-		}
+		return 0, 0, bad("lower bound %q is not a duration", a)
 	}
 	if lo <= 0 {
 		return 0, 0, bad("lower bound must be positive")
@@ -572,6 +604,22 @@ func ParseRange(s string) (lo, hi time.Duration, err error) {
 		return 0, 0, bad("upper bound %v is below lower bound %v", hi, lo)
 	}
 	return lo, hi, nil
+}
+
+// unitOf returns the unit of a duration of one unit ("ms" of "150ms"),
+// or "" if it has none or several ("1m30s").
+func unitOf(s string) string {
+	u := trimNumber(s)
+	if strings.ContainsAny(u, "0123456789.") {
+		return ""
+	}
+	return u
+}
+
+// isNumber reports whether s is a number with no unit, such as "150" or
+// "1.5".
+func isNumber(s string) bool {
+	return s != "" && trimNumber(s) == "" && s != "."
 }
 
 // cutRange splits "a-b" at the dash between the bounds (not a leading sign).

@@ -87,6 +87,8 @@ func TestParseRange(t *testing.T) {
 		{"150ms", 150 * ms, 150 * ms},
 		{"1s-1500ms", time.Second, 1500 * ms},
 		{"0.5-1s", 500 * ms, time.Second},
+		{"150ms-300", 150 * ms, 300 * ms}, // the unit on either end
+		{"1.5s-2", 1500 * ms, 2 * time.Second},
 	} {
 		lo, hi, err := ParseRange(tc.in)
 		require.NoError(t, err, tc.in)
@@ -96,6 +98,15 @@ func TestParseRange(t *testing.T) {
 	for _, bad := range []string{"", "fast", "300ms-150ms", "0-1s", "x-1s", "1s-y", "-5ms"} {
 		_, _, err := ParseRange(bad)
 		require.Error(t, err, bad)
+	}
+	// A missing unit is named as such, with the range that was meant.
+	for in, want := range map[string]string{
+		"150":     `"150": has no unit (want e.g. 150ms)`,
+		"150-300": `"150-300": has no unit (want e.g. 150-300ms)`,
+		"fast":    `"fast": is not a duration or a range (want e.g. 150ms or 150ms-300ms)`,
+	} {
+		_, _, err := ParseRange(in)
+		require.ErrorContains(t, err, want, in)
 	}
 	require.Equal(t, "150-155ms", RangeLabel(150*ms, 155*ms))
 	require.Equal(t, "1.5ms-2ms", RangeLabel(1500*time.Microsecond, 2*ms))

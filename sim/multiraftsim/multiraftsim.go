@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -48,6 +49,11 @@ type Config struct {
 	// on after the crash before the second window.
 	Warmup, Window, Settle time.Duration
 	Seed                   uint64
+	// Realtime runs the hosts on a real-time wheel (wheel.New, 1ms tick)
+	// and lets real time pass, instead of advancing a virtual wheel: the
+	// same experiment on the hosts as deployed, in Warmup+2*Window+Settle
+	// of real time. Its draws are seeded, their interleaving is not.
+	Realtime bool
 }
 
 // DefaultConfig returns the experiment: 100,000 groups of three
@@ -118,22 +124,39 @@ type Result struct {
 	AwakeBefore           int // awake replicas on the surviving hosts before the crash
 	LivenessWakes         uint64
 	Elapsed, VirtualTotal time.Duration
+	// Wheel is the wheel's counters at the end (on real time, its late
+	// fires and largest lateness); Lateness, on real time, is how late a
+	// probe timer re-armed every 5-15ms ran past its deadline from the
+	// crash to the end: p50, p99, max.
+	Wheel    wheel.Stats
+	Lateness [3]time.Duration
 }
 
 // Run runs the experiment; ctx cancels it between steps.
-func Run(ctx context.Context, c Config) (Result, error) {
+func Run(ctx context.Context, c Config) (Result, error) { return RunProgress(ctx, c, nil) }
+
+// RunProgress is Run that reports its progress to progress (if not nil)
+// as it goes, from the calling goroutine: done of total units of work,
+// one per group added, then ten per millisecond of virtual time (about
+// the wall time each takes at the default activity).
+func RunProgress(ctx context.Context, c Config, progress func(done, total int)) (Result, error) {
 	if err := c.Validate(); err != nil {
 		return Result{}, err
 	}
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	work := c.Groups + 10*int((c.Warmup+2*c.Window+c.Settle)/time.Millisecond)
+	progress(0, work)
 	start := time.Now()
 	r := Result{Config: c}
-	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	clk, err := newClock(c.Realtime)
 	if err != nil {
 		return r, err
 	}
-	defer v.Stop()
+	defer clk.w.Stop()
 	rng := rand.New(rand.NewPCG(c.Seed, 0x6d72))
-	net := multiraft.NewMemNetwork(v.Wheel, 0)
+	net := multiraft.NewMemNetwork(clk.w, 0)
 	if c.Latency != nil {
 		lat := c.Latency
 		net.SetDelay(func(multiraft.Batch) time.Duration { return lat.Sample(rng) })
@@ -152,7 +175,12 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	check := electiontest.NewGroups(func(multiraft.GroupID) int { return c.Replicas })
 	leader := make([]election.ID, c.Groups)
 	checked := make([]bool, c.Groups)
+	// mu guards what the observer writes: on real time it runs on the
+	// wheel's goroutine and on the callers of Host methods.
+	var mu sync.Mutex
 	observer := func(g multiraft.GroupID, e election.Event) {
+		mu.Lock()
+		defer mu.Unlock()
 		if !checked[g] {
 			checked[g] = true
 			check.Group(g).SetLeader(1, leader[g])
@@ -179,7 +207,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		hc := cfg
 		hc.ID = election.ID(id)
 		hc.Rand = rand.New(rand.NewPCG(rng.Uint64(), uint64(id)))
-		h, err := multiraft.NewHost(hc, v.Wheel, net.Transport())
+		h, err := multiraft.NewHost(hc, clk.w, net.Transport())
 		if err != nil {
 			return r, err
 		}
@@ -208,8 +236,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 				return r, err
 			}
 		}
-		if g%10000 == 0 && ctx.Err() != nil {
-			return r, ctx.Err()
+		if g%10000 == 0 {
+			if ctx.Err() != nil {
+				return r, ctx.Err()
+			}
+			progress(g, work)
 		}
 	}
 	var active []int
@@ -229,19 +260,20 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	// run advances virtual time by d, touching the active groups every
 	// heartbeat interval.
 	run := func(d time.Duration) error {
-		end := v.Now() + d
-		for v.Now() < end {
+		end := clk.w.Now() + d
+		for clk.w.Now() < end {
 			touch()
-			v.AdvanceTo(min(v.Now()+hb, end))
+			clk.advanceTo(min(clk.w.Now()+hb, end))
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			progress(c.Groups+10*int(clk.w.Now()/time.Millisecond), work)
 		}
 		return nil
 	}
 	measure := func() (Rates, error) {
 		m0, b0 := counters(hosts, crashed, crashedYet)
-		ws0, ns0 := v.Stats().Fired, arrivals(net)
+		ws0, ns0 := clk.w.Stats().Fired, arrivals(net)
 		if err := run(c.Window); err != nil {
 			return Rates{}, err
 		}
@@ -249,7 +281,7 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		secs := c.Window.Seconds()
 		deliveries := float64(arrivals(net) - ns0)
 		return Rates{Messages: float64(m1-m0) / secs, Batches: float64(b1-b0) / secs,
-			Deliveries: deliveries / secs, TimerEvents: (float64(v.Stats().Fired-ws0) - deliveries) / secs}, nil
+			Deliveries: deliveries / secs, TimerEvents: (float64(clk.w.Stats().Fired-ws0) - deliveries) / secs}, nil
 	}
 
 	if err := run(c.Warmup); err != nil {
@@ -273,7 +305,13 @@ func Run(ctx context.Context, c Config) (Result, error) {
 			r.Affected++
 		}
 	}
-	crashAt, crashedYet = v.Now(), true
+	mu.Lock()
+	crashAt, crashedYet = clk.w.Now(), true
+	mu.Unlock()
+	var probe *latenessProbe
+	if c.Realtime {
+		probe = startProbe(clk.w)
+	}
 	hosts[crashed].Stop()
 	net.Detach(crashed)
 	if err := run(c.Settle); err != nil {
@@ -282,6 +320,11 @@ func Run(ctx context.Context, c Config) (Result, error) {
 	if r.After, err = measure(); err != nil {
 		return r, err
 	}
+	for id := 1; id <= c.Nodes; id++ {
+		hosts[id].Stop() // nothing moves while the run is read
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	var times []time.Duration
 	for g := range c.Groups {
 		switch {
@@ -300,9 +343,94 @@ func Run(ctx context.Context, c Config) (Result, error) {
 		r.LivenessWakes += hosts[id].Stats().LivenessWakes
 	}
 	r.Safety = check.Err()
-	r.VirtualTotal = v.Now()
+	r.VirtualTotal = clk.w.Now()
+	r.Wheel = clk.w.Stats()
+	if probe != nil {
+		r.Lateness = probe.stop()
+	}
 	r.Elapsed = time.Since(start)
 	return r, nil
+}
+
+// A clock is the run's wheel and how time passes on it.
+type clock struct {
+	w         *wheel.Wheel
+	advanceTo func(t time.Duration)
+}
+
+// newClock returns a virtual wheel advanced by the run, or a real-time
+// wheel that the run waits for.
+func newClock(realtime bool) (clock, error) {
+	cfg := wheel.DefaultConfig()
+	if !realtime {
+		v, err := wheel.NewVirtual(cfg)
+		if err != nil {
+			return clock{}, err
+		}
+		return clock{w: v.Wheel, advanceTo: func(t time.Duration) { v.AdvanceTo(t) }}, nil
+	}
+	cfg.Metrics = &metrics.BlackholeSink{}
+	w, err := wheel.New(cfg)
+	if err != nil {
+		return clock{}, err
+	}
+	return clock{w: w, advanceTo: func(t time.Duration) {
+		if d := t - w.Now(); d > 0 {
+			time.Sleep(d)
+		}
+	}}, nil
+}
+
+// A latenessProbe measures how late a real-time wheel runs a timer that
+// re-arms itself every 5-15ms.
+type latenessProbe struct {
+	mu   sync.Mutex
+	t    *wheel.Timer
+	due  time.Duration
+	late []time.Duration
+	rng  *rand.Rand
+	done bool
+}
+
+func startProbe(w *wheel.Wheel) *latenessProbe {
+	p := &latenessProbe{rng: rand.New(rand.NewPCG(7, 7))}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	if p.t, err = w.AfterFunc(time.Hour, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.done {
+			return
+		}
+		p.late = append(p.late, w.Now()-p.due)
+		p.arm(w)
+	}); err == nil {
+		p.arm(w)
+	}
+	return p
+}
+
+// arm re-arms the probe; mu held.
+func (p *latenessProbe) arm(w *wheel.Wheel) {
+	d := 5*time.Millisecond + time.Duration(p.rng.Int64N(int64(10*time.Millisecond)))
+	p.due = w.Now() + d
+	p.t.Reset(d)
+}
+
+// stop ends the probe and returns the p50, p99 and max of its lateness.
+func (p *latenessProbe) stop() [3]time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if p.t != nil {
+		p.t.Stop()
+	}
+	if len(p.late) == 0 {
+		return [3]time.Duration{}
+	}
+	slices.Sort(p.late)
+	return [3]time.Duration{quantile(p.late, 0.5), quantile(p.late, 0.99), p.late[len(p.late)-1]}
 }
 
 // arrivals counts the network's delivery timers that fired.

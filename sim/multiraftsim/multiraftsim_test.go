@@ -41,3 +41,23 @@ func TestValidate(t *testing.T) {
 	require.ErrorAs(t, c.Validate(), &fe)
 	require.Equal(t, "Replicas", fe.Field)
 }
+
+// TestRunRealtime: the experiment on a real-time wheel, small and fast:
+// every group node 1 led has a leader again and nobody else changed
+// leader. Nothing about timing is asserted (the machine may be loaded):
+// not even that no other group changed leader, which a host stalled for
+// a timeout by a loaded machine may rightly do.
+func TestRunRealtime(t *testing.T) {
+	c := multiraftsim.DefaultConfig()
+	c.Groups, c.Active, c.Realtime = 50, 0.1, true
+	c.TimeoutMin, c.TimeoutMax = 20*time.Millisecond, 40*time.Millisecond
+	c.HibernateAfter = 30 * time.Millisecond
+	c.Warmup, c.Window, c.Settle = 60*time.Millisecond, 30*time.Millisecond, 600*time.Millisecond
+	r, err := multiraftsim.Run(context.Background(), c)
+	require.NoError(t, err)
+	require.NoError(t, r.Safety)
+	require.Equal(t, c.Groups/5, r.Affected)
+	require.Equal(t, r.Affected, r.Recovered, "every affected group has a leader again")
+	t.Logf("recovery p50 %v p99 %v; other groups that elected: %d", r.P50, r.P99, r.UnaffectedNewLeaders)
+	require.GreaterOrEqual(t, r.VirtualTotal, c.Warmup+2*c.Window+c.Settle, "the run waited in real time")
+}

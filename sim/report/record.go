@@ -100,6 +100,14 @@ func (r record) csvRow() []string {
 }
 
 func csvCell(v any) string {
+	if rv := reflect.ValueOf(v); rv.IsValid() {
+		switch rv.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			if rv.IsNil() { // JSON's null: an empty cell
+				return ""
+			}
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		return ""

@@ -168,7 +168,12 @@ func (m Meta) resultRecord(s experiment.Result, requested int, withCDF bool) rec
 	r.stats(s.Summary)
 	r.add("split_vote_rate", round6(s.SplitVoteRate))
 	r.add("mean_terms", round6(s.MeanTerms))
-	r.add("messages_per_election", round6(s.MessagesPerElection))
+	var msgs *float64 // null when not measured
+	if s.MessagesMeasured() {
+		m := round6(s.MessagesPerElection)
+		msgs = &m
+	}
+	r.add("messages_per_election", msgs)
 	var an *float64
 	if !math.IsNaN(s.Analytic) {
 		a := round6(s.Analytic)

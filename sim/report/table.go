@@ -91,6 +91,9 @@ func SummaryTable(ss []experiment.Result, paper bool) Table {
 		if s.Measured() == 0 {
 			row[11], row[12], row[13] = "-", "-", "-"
 		}
+		if !s.MessagesMeasured() {
+			row[13] = "-"
+		}
 		if paper {
 			var q []string
 			for _, f := range s.Paper {
@@ -120,10 +123,14 @@ func SplitVoteTable(ss []experiment.Result) Table {
 			p := s.SplitVoteRate
 			se = 2 * math.Sqrt(p*(1-p)/float64(s.Trials))
 		}
-		t.Rows = append(t.Rows, []string{
+		row := []string{
 			strconv.Itoa(s.Setup.Nodes), strconv.Itoa(s.Alive), strconv.FormatFloat(s.LatencyFraction, 'g', -1, 64), s.Model,
 			strconv.Itoa(s.Trials), fmt.Sprintf("%.3f%%", 100*s.SplitVoteRate), an, diff, fmt.Sprintf("%.3fpp", 100*se),
-		})
+		}
+		if s.Trials == 0 { // a row that never ran (interrupted) measured nothing
+			row[5], row[7], row[8] = "-", "-", "-"
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	return t
 }

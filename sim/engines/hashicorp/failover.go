@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/raftadapter"
 	"github.com/raftick/raftick/sim"
@@ -54,6 +55,9 @@ func Failover(ctx context.Context, s experiment.Setup, trials int, seed uint64, 
 		return experiment.Result{}, err
 	}
 	cfg := raftadapter.DefaultFailoverConfig()
+	// Every trial kills a leader, which hashicorp/raft warns about: the
+	// engine reports outcomes, not logs.
+	cfg.Cluster.Logger = hclog.NewNullLogger()
 	cfg.Trials = trials
 	cfg.Cluster.Nodes = s.Nodes
 	cfg.Cluster.Seed = seed

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package invariants_test
+
+const tagged = false

@@ -1,0 +1,49 @@
+package tcptransport
+
+import "sync/atomic"
+
+// Stats counts what a Transport did. Queued = Written + Dropped (of
+// queued batches) + what still waits, give or take the batches in
+// flight.
+type Stats struct {
+	// Queued counts batches Send queued; Dropped those dropped instead
+	// (queue full or closed) or later (queued for a peer that could not
+	// be reached, or lost with a failed write); Unroutable those to a
+	// node not in Config.Peers.
+	Queued, Dropped, Unroutable uint64
+	// Written counts batches written to connections (handed to the
+	// kernel; a peer that dies may still lose them), BytesWritten their
+	// frames' bytes.
+	Written, BytesWritten uint64
+	// Received counts batches read and handed to the Handler,
+	// BytesReceived their frames' bytes.
+	Received, BytesReceived uint64
+	// Dials counts connections made to peers, DialFailures failed
+	// attempts, Disconnects connections to peers that failed after they
+	// were made.
+	Dials, DialFailures, Disconnects uint64
+	// Corrupt counts accepted connections closed because their stream
+	// broke the protocol (bad preface, a frame the wire format refuses,
+	// a batch from the wrong node).
+	Corrupt uint64
+}
+
+type counters struct {
+	queued, dropped, unroutable      atomic.Uint64
+	written, bytesWritten            atomic.Uint64
+	received, bytesReceived          atomic.Uint64
+	dials, dialFailures, disconnects atomic.Uint64
+	corrupt                          atomic.Uint64
+}
+
+// Stats returns the transport's counters.
+func (t *Transport) Stats() Stats {
+	c := &t.stats
+	return Stats{
+		Queued: c.queued.Load(), Dropped: c.dropped.Load(), Unroutable: c.unroutable.Load(),
+		Written: c.written.Load(), BytesWritten: c.bytesWritten.Load(),
+		Received: c.received.Load(), BytesReceived: c.bytesReceived.Load(),
+		Dials: c.dials.Load(), DialFailures: c.dialFailures.Load(), Disconnects: c.disconnects.Load(),
+		Corrupt: c.corrupt.Load(),
+	}
+}

@@ -1,0 +1,24 @@
+package raftadapter_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/raftadapter"
+)
+
+// TestRPCTimeoutFloors: an RPC deadline in nanoseconds (a unit
+// forgotten) is refused naming the field and the value with its unit;
+// the timing's own floors are hashicorp/raft's (Timing.Validate).
+func TestRPCTimeoutFloors(t *testing.T) {
+	c := raftadapter.DefaultClusterConfig()
+	c.RPCTimeout = 500
+	require.ErrorContains(t, c.Validate(), "ClusterConfig.RPCTimeout (500ns) is below the floor of 1ms")
+	b := raftadapter.DefaultBridgeConfig()
+	b.ID, b.RespondTimeout = 1, 500
+	require.ErrorContains(t, b.Validate(), "BridgeConfig.RespondTimeout (500ns) is below the floor of 1ms")
+	tm := raftadapter.DefaultTiming()
+	tm.ElectionTimeout = 150
+	require.ErrorContains(t, tm.Validate(), "Timing.ElectionTimeout (150ns)")
+}
