@@ -3,12 +3,14 @@ package raftick_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/experiment"
@@ -98,21 +100,29 @@ func Example_election() {
 	// a leader among the voters: true
 }
 
-// Three hosts carry 300 groups on one virtual wheel; idle groups
-// hibernate and cost no timer work.
+// Three durable hosts carry 300 groups on one virtual wheel: each keeps
+// its groups' terms and votes in a pebblestore, written in group commits
+// before the messages that depend on them leave; idle groups hibernate
+// and cost no timer work.
 func Example_multiraft() {
 	v, err := wheel.NewVirtual(wheel.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}
 	defer v.Stop()
+	dir, _ := os.MkdirTemp("", "raftick")
+	defer os.RemoveAll(dir)
 	net := multiraft.NewMemNetwork(v.Wheel, time.Millisecond)
 	voters := []election.ID{1, 2, 3}
 	var hosts []*multiraft.Host
 	for _, id := range voters {
+		st, err := pebblestore.Open(fmt.Sprintf("%s/%d", dir, id))
+		if err != nil {
+			panic(err)
+		}
+		defer st.Close() // after the host's Stop (deferred later, run first)
 		cfg := multiraft.DefaultConfig()
-		cfg.ID = id
-		cfg.Election.Metrics = &metrics.BlackholeSink{}
+		cfg.ID, cfg.Store = id, st
 		h, err := multiraft.NewHost(cfg, v.Wheel, net.Transport())
 		if err != nil {
 			panic(err)
@@ -120,10 +130,8 @@ func Example_multiraft() {
 		defer h.Stop() // stop what you start: the host's groups and goroutines
 		net.Attach(h)
 		hosts = append(hosts, h)
-		for g := range 300 {
-			err := h.AddGroup(multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters,
-				Storage: election.NewMemoryStorage(), Leader: voters[g%3]})
-			if err != nil {
+		for g := range multiraft.GroupID(300) {
+			if err := h.AddGroup(multiraft.GroupConfig{ID: g, Voters: voters, Leader: voters[g%3]}); err != nil {
 				panic(err)
 			}
 		}

@@ -52,8 +52,7 @@ func newDeferredNode(t *testing.T, v *wheel.Virtual, st *pendingStore, sent *[]e
 // that depends on a state before the caller reports it durable, releases
 // what it held in order when it is, and refuses to hibernate meanwhile.
 func TestDeferredHoldsUntilDurable(t *testing.T) {
-	v, err := wheel.NewVirtual(wheel.DefaultConfig())
-	require.NoError(t, err)
+	v := newVirtual(t)
 	defer v.Stop()
 	st := &pendingStore{}
 	var sent []election.Message
@@ -67,7 +66,7 @@ func TestDeferredHoldsUntilDurable(t *testing.T) {
 	// A heartbeat of the new leader meanwhile: its answer queues behind.
 	n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 2})
 	require.Empty(t, sent)
-	_, err = n.Hibernate()
+	_, err := n.Hibernate()
 	require.ErrorIs(t, err, election.ErrNotDurable)
 
 	n.Persisted(st.write(1))
@@ -92,8 +91,7 @@ func TestDeferredHoldsUntilDurable(t *testing.T) {
 // from the durable state. Two states pending, of which only the first
 // becomes durable, release only what the first allowed.
 func TestDeferredCrashLosesNothingSent(t *testing.T) {
-	v, err := wheel.NewVirtual(wheel.DefaultConfig())
-	require.NoError(t, err)
+	v := newVirtual(t)
 	defer v.Stop()
 	st := &pendingStore{}
 	var sent []election.Message

@@ -48,6 +48,86 @@ type cluster struct {
 	// leases makes advance check the lease invariant every millisecond
 	// (violations are check's).
 	leases bool
+	// stores, with clusterOpts.durable, are the hosts' Stores (the groups
+	// have no Storage of their own), kept across crashes; persist is the
+	// time each host's writes take (see multiraft.SetPersistDelay).
+	stores  map[election.ID]*multiraft.MemoryStore
+	persist time.Duration
+	// sentErr is the first message checkSent found sent before the
+	// state it depends on was durable.
+	sentErr error
+}
+
+// err returns the first safety violation: check's, or sentErr.
+func (c *cluster) err() error {
+	if err := c.check.Err(); err != nil {
+		return err
+	}
+	return c.sentErr
+}
+
+// durable returns the HardState of group g on host id that survives a
+// crash: its Store's or Storage's, or the bootstrap state, which a crash
+// re-creates.
+func (c *cluster) durable(id election.ID, d groupDef) election.HardState {
+	var hs election.HardState
+	if c.stores != nil {
+		if st := c.stores[id]; st != nil {
+			hs, _ = st.Load(d.id)
+		}
+	} else if st := c.st[gnode{d.id, id}]; st != nil {
+		hs, _ = st.Load()
+	}
+	if hs.Term == 0 && d.leader != election.None {
+		hs = election.HardState{Term: 1, Vote: d.leader}
+	}
+	return hs
+}
+
+// checkSent records in sentErr a message of b that left before the state
+// it depends on was durable: a vote request or grant whose term and vote
+// are not stored, or any message or heartbeat of a term above the stored
+// one (a pre-vote asks for its sender's next term).
+func (c *cluster) checkSent(b multiraft.Batch) {
+	if c.sentErr != nil || b.From == election.None {
+		return
+	}
+	def := func(g multiraft.GroupID) (groupDef, bool) {
+		if int(g) < 1 || int(g) > len(c.groups) {
+			return groupDef{}, false
+		}
+		return c.groups[g-1], true
+	}
+	for _, gm := range b.Msgs {
+		d, ok := def(gm.Group)
+		if !ok {
+			continue
+		}
+		m, hs := gm.Msg, c.durable(b.From, d)
+		term := m.Term
+		switch {
+		case m.Type == election.MsgPreVote:
+			term--
+		case m.Type == election.MsgPreVoteResp && m.Granted:
+			continue
+		case m.Type == election.MsgVote && hs.Term == m.Term && hs.Vote != m.From,
+			m.Type == election.MsgVoteResp && m.Granted && hs.Term == m.Term && hs.Vote != m.To:
+			c.sentErr = fmt.Errorf("g%d: n%d sent %v before its vote was durable (stored %+v)", gm.Group, b.From, m, hs)
+			return
+		}
+		if hs.Term < term {
+			c.sentErr = fmt.Errorf("g%d: n%d sent %v in a term not durable (stored %+v)", gm.Group, b.From, m, hs)
+			return
+		}
+	}
+	for _, e := range b.Heartbeats {
+		if d, ok := def(e.Group); ok {
+			if hs := c.durable(b.From, d); hs.Term < e.Term {
+				c.sentErr = fmt.Errorf("g%d: n%d heartbeat of term %d before it was durable (stored %+v)", e.Group, b.From, e.Term, hs)
+				return
+			}
+		}
+	}
 }
 
 // faults are the network faults of a cluster's batches, each a
@@ -71,6 +151,11 @@ type clusterOpts struct {
 	seed                    uint64
 	boot                    bool // bootstrap leaders, balanced
 	config                  func(*multiraft.Config)
+	// durable draws from the seed whether the hosts keep their groups'
+	// states in a Store or each group in a Storage of its own, and how
+	// long a write takes (1-5ms): a crash loses what waits or is being
+	// written (a write not synced is not acknowledged).
+	durable bool
 }
 
 func newCluster(t testing.TB, o clusterOpts) *cluster {
@@ -95,6 +180,13 @@ func newCluster(t testing.TB, o clusterOpts) *cluster {
 		rng: rand.New(rand.NewPCG(o.seed, 7)), check: electiontest.NewGroups(func(multiraft.GroupID) int { return o.replicas })}
 	for i := 1; i <= o.hosts; i++ {
 		c.ids = append(c.ids, election.ID(i))
+	}
+	if o.durable {
+		drng := rand.New(rand.NewPCG(o.seed, 0xd0ab1e))
+		c.persist = time.Duration(1+drng.IntN(5)) * time.Millisecond
+		if drng.IntN(2) == 0 {
+			c.stores = map[election.ID]*multiraft.MemoryStore{}
+		}
 	}
 	for g := 0; g < o.groups; g++ {
 		d := groupDef{id: multiraft.GroupID(g + 1)}
@@ -126,12 +218,25 @@ func (c *cluster) start(id election.ID) {
 			c.traceEvent(g, e)
 		}
 	}
+	if c.stores != nil {
+		if c.stores[id] == nil {
+			c.stores[id] = multiraft.NewMemoryStore()
+		}
+		cfg.Store = c.stores[id]
+	}
 	h, err := multiraft.NewHost(cfg, c.v.Wheel, c.transport())
 	require.NoError(c.t, err)
+	if c.persist > 0 {
+		multiraft.SetPersistDelay(h, c.persist)
+	}
 	c.hosts[id] = h
 	c.net.Attach(h)
 	for _, d := range c.groups {
 		if !slices.Contains(d.voters, id) {
+			continue
+		}
+		if c.stores != nil {
+			require.NoError(c.t, h.AddGroup(multiraft.GroupConfig{ID: d.id, Voters: d.voters, Leader: d.leader}))
 			continue
 		}
 		k := gnode{d.id, id}
@@ -152,10 +257,16 @@ func (c *cluster) crash(id election.ID) {
 	delete(c.hosts, id)
 	// What the host had not written is lost, and was never seen.
 	for _, d := range c.groups {
-		if st := c.st[gnode{d.id, id}]; st != nil {
-			hs, _ := st.Load()
-			c.check.Group(d.id).Crashed(id, hs)
+		var hs election.HardState
+		switch st := c.st[gnode{d.id, id}]; {
+		case c.stores != nil:
+			hs, _ = c.stores[id].Load(d.id)
+		case st != nil:
+			hs, _ = st.Load()
+		default:
+			continue
 		}
+		c.check.Group(d.id).Crashed(id, hs)
 	}
 }
 
@@ -253,6 +364,7 @@ func (c *cluster) checkLeases() {
 func (c *cluster) transport() multiraft.Transport {
 	base := c.net.Transport()
 	return multiraft.TransportFunc(func(b multiraft.Batch) {
+		c.checkSent(b)
 		if c.drop != nil && c.drop(b) {
 			return
 		}

@@ -128,7 +128,7 @@ type Host struct {
 	// The persister (store.go). pmu guards dirty, the groups' ps and
 	// persistArmed; wmu is held while a write runs and guards wstopped.
 	pmu                      sync.Mutex
-	dirty, dirtySpare        []*group
+	dirty, batchSpare        []pending // the states to write; batchSpare: the last batch's array
 	persistArmed             bool
 	persistT                 wheel.Timer   // the persister on a virtual wheel
 	persistDelay             time.Duration // its delay: the wheel's tick
@@ -136,7 +136,6 @@ type Host struct {
 	quit                     chan struct{} // closed by Stop (real time)
 	wmu                      sync.Mutex
 	wstopped                 bool
-	batchSpare               []pending     // persister only
 	statesSpare              []GroupState  // persister only
 	saves, syncs, saveErrors atomic.Uint64 // Stats
 }

@@ -110,7 +110,7 @@ func runLeaseSchedule(t *testing.T, seed uint64) {
 		replicas = 5
 	}
 	combo := seed % 8
-	c := newCluster(t, clusterOpts{hosts: hosts, groups: 3, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0,
+	c := newCluster(t, clusterOpts{hosts: hosts, groups: 3, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0, durable: true,
 		config: func(cfg *multiraft.Config) {
 			cfg.Coalesce = rng.IntN(4) != 0
 			cfg.HibernateAfter = time.Duration(30+rng.IntN(300)) * time.Millisecond
@@ -145,11 +145,11 @@ func runLeaseSchedule(t *testing.T, seed uint64) {
 	for step := 0; step < 60; step++ {
 		c.advance(time.Duration(rng.IntN(40)) * time.Millisecond)
 		c.randomOp(rng, 16, true)
-		require.NoError(t, c.check.Err(), "step %d; reproduce: %s", step, repro)
+		require.NoError(t, c.err(), "step %d; reproduce: %s", step, repro)
 	}
 	c.net.Heal()
 	c.advance(time.Second)
-	require.NoError(t, c.check.Err(), "reproduce: %s", repro)
+	require.NoError(t, c.err(), "reproduce: %s", repro)
 }
 
 // TestTransferKeepsLeaderAwake: a leader that sent a leadership transfer

@@ -47,7 +47,7 @@ func runRandomSafety(t *testing.T, seed uint64) multiraft.Stats {
 	repro := testseed.Command(t, seed, "-safety-rounds=1")
 	rng := rand.New(rand.NewPCG(seed, 99))
 	replicas := 3 + 2*rng.IntN(2)
-	c := newCluster(t, clusterOpts{hosts: 5, groups: 40, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0,
+	c := newCluster(t, clusterOpts{hosts: 5, groups: 40, replicas: replicas, seed: seed, boot: rng.IntN(2) == 0, durable: true,
 		config: func(cfg *multiraft.Config) {
 			cfg.Coalesce = coalesce
 			cfg.HibernateAfter = time.Duration(100+rng.IntN(300)) * time.Millisecond
@@ -65,7 +65,7 @@ func runRandomSafety(t *testing.T, seed uint64) multiraft.Stats {
 	for step := 0; step < 300; step++ {
 		c.advance(time.Duration(rng.IntN(60)) * time.Millisecond)
 		c.randomOp(rng, 20, true)
-		require.NoError(t, c.check.Err(), "step %d; reproduce: %s", step, repro)
+		require.NoError(t, c.err(), "step %d; reproduce: %s", step, repro)
 	}
 	c.net.Heal()
 	for _, id := range c.ids {
@@ -74,7 +74,7 @@ func runRandomSafety(t *testing.T, seed uint64) multiraft.Stats {
 		}
 	}
 	c.advance(5 * time.Second)
-	require.NoError(t, c.check.Err(), "reproduce: %s", repro)
+	require.NoError(t, c.err(), "reproduce: %s", repro)
 	for _, d := range c.groups {
 		if testing.Verbose() {
 			for _, v := range d.voters {

@@ -102,13 +102,9 @@ type persistState struct {
 	// durable is the group's last durable HardState, which a node of the
 	// group starts from (or the bootstrap state, which a crash re-creates).
 	durable election.HardState
-	// want is the latest state handed over and not written yet, seq its
-	// sequence number at node (nil for a bootstrap), dirty whether it
-	// waits in Host.dirty.
-	want  election.HardState
-	seq   uint64
-	node  *election.Node
-	dirty bool
+	// slot is 1 + the index of the group's entry in Host.dirty, 0 if it
+	// has none: what waits to be written.
+	slot int32
 }
 
 // nodeStore is the election.DeferredStorage of one group's node.
@@ -134,14 +130,20 @@ func (s *nodeStore) Defer(hs election.HardState, seq uint64) {
 // waits for it), and wakes the persister.
 func (h *Host) queueState(g *group, hs election.HardState, seq uint64, n *election.Node) {
 	h.pmu.Lock()
-	ps := &g.ps
-	ps.want, ps.seq, ps.node = hs, seq, n
-	if !ps.dirty {
-		ps.dirty = true
-		h.dirty = append(h.dirty, g)
-	}
+	h.queueLocked(pending{g, hs, seq, n})
 	h.kickLocked()
 	h.pmu.Unlock()
+}
+
+// queueLocked puts p in the dirty list, replacing its group's entry if it
+// has one. pmu is held.
+func (h *Host) queueLocked(p pending) {
+	if i := p.g.ps.slot; i != 0 {
+		h.dirty[i-1] = p
+		return
+	}
+	h.dirty = append(h.dirty, p)
+	p.g.ps.slot = int32(len(h.dirty))
 }
 
 // kickLocked wakes the persister. pmu is held.
@@ -158,6 +160,10 @@ func (h *Host) kickLocked() {
 		h.persistT.Reset(h.persistDelay)
 	}
 }
+
+// maxSpare is the largest batch whose array the persister keeps for the
+// next: a burst (a million groups bootstrapped) should not stay allocated.
+const maxSpare = 4096
 
 // pending is one state taken for a write.
 type pending struct {
@@ -224,16 +230,12 @@ func (h *Host) persistOnce() (ok, more bool) {
 		return true, false
 	}
 	h.pmu.Lock()
-	dirty := h.dirty
-	h.dirty = h.dirtySpare[:0]
-	batch := h.batchSpare[:0]
-	for _, g := range dirty {
-		ps := &g.ps
-		batch = append(batch, pending{g, ps.want, ps.seq, ps.node})
-		ps.dirty, ps.node = false, nil
+	batch := h.dirty
+	h.dirty = h.batchSpare[:0]
+	h.batchSpare = nil
+	for i := range batch {
+		batch[i].g.ps.slot = 0
 	}
-	clear(dirty)
-	h.dirtySpare = dirty[:0]
 	h.pmu.Unlock()
 	if len(batch) == 0 {
 		h.wmu.Unlock()
@@ -249,9 +251,8 @@ func (h *Host) persistOnce() (ok, more bool) {
 			// Written again with the next write, unless a newer state of
 			// the group replaced it meanwhile (whose write releases
 			// everything the node holds).
-			if !p.g.ps.dirty {
-				p.g.ps.want, p.g.ps.seq, p.g.ps.node, p.g.ps.dirty = p.hs, p.seq, p.node, true
-				h.dirty = append(h.dirty, p.g)
+			if p.g.ps.slot == 0 {
+				h.queueLocked(*p)
 			}
 			continue
 		}
@@ -267,8 +268,12 @@ func (h *Host) persistOnce() (ok, more bool) {
 			p.node.Persisted(p.seq)
 		}
 	}
-	clear(batch)
-	h.batchSpare = batch[:0]
+	if cap(batch) <= maxSpare {
+		clear(batch)
+		h.pmu.Lock()
+		h.batchSpare = batch[:0]
+		h.pmu.Unlock()
+	}
 	// The first heartbeats of the leaders just released wait in the
 	// outboxes as loose entries: they leave now, not a window later.
 	h.flushLoose()
