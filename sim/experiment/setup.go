@@ -288,7 +288,7 @@ func (s Setup) Validate() error {
 	case s.LatenessSpread > 0 && s.TimerLateness == nil:
 		return fieldErr("LatenessSpread", s.LatenessSpread, "needs a timer lateness to scale (--lateness)")
 	case s.LatenessPerServer && s.LatenessSpread == 0:
-		return fieldErr("LatenessPerServer", s.LatenessPerServer, "needs a LatenessSpread")
+		return fieldErr("LatenessPerServer", s.LatenessPerServer, "needs a lateness spread to draw (--lateness-spread)")
 	case s.ClockRate > 0 && s.Tick > 0:
 		return fieldErr("ClockRate", s.ClockRate, "does not apply with ticks (timeouts are whole ticks)")
 	case s.Until > UntilAll:
