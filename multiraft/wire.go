@@ -22,7 +22,7 @@ import (
 // The body of version 1, with uv an unsigned varint (encoding/binary's
 // Uvarint), zz a zigzag varint (Varint) and b a byte:
 //
-//	uv From, uv To
+//	uv From, uv To, b flags (1 Tick)
 //	uv len(Msgs), uv len(Heartbeats), uv len(Responses), uv len(Controls)
 //	Msgs:       uv Group, b Type, uv From, uv To, uv Term,
 //	            uv LastLogIndex, uv LastLogTerm, b flags (1 Granted,
@@ -86,6 +86,11 @@ func AppendBatch(dst []byte, b *Batch) []byte {
 	dst = append(dst, WireVersion, 0, 0, 0, 0, 0, 0, 0, 0)
 	dst = binary.AppendUvarint(dst, uint64(b.From))
 	dst = binary.AppendUvarint(dst, uint64(b.To))
+	var bflags byte
+	if b.Tick {
+		bflags |= 1
+	}
+	dst = append(dst, bflags)
 	dst = binary.AppendUvarint(dst, uint64(len(b.Msgs)))
 	dst = binary.AppendUvarint(dst, uint64(len(b.Heartbeats)))
 	dst = binary.AppendUvarint(dst, uint64(len(b.Responses)))
@@ -191,6 +196,11 @@ func DecodeBatch(frame []byte, b *Batch) error {
 	d := decoder{buf: body}
 	b.From = election.ID(d.uvarint())
 	b.To = election.ID(d.uvarint())
+	bflags := d.byte()
+	if d.err == nil && bflags&^1 != 0 {
+		d.fail(ErrWireMalformed, "batch flags %#x", bflags)
+	}
+	b.Tick = bflags&1 != 0
 	nm := d.count(minMsgSize)
 	nh := d.count(minHeartbeatSize)
 	nr := d.count(minResponseSize)

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 func wireSamples() []multiraft.Batch {
 	return []multiraft.Batch{
 		{From: 1, To: 2}, // liveness
-		{From: 3, To: 1, Heartbeats: []multiraft.Heartbeat{{Group: 7, Term: 4, Sent: 150 * time.Millisecond}, {Group: 8, Term: 4, Sent: 150 * time.Millisecond}, {Group: 2, Term: 9, Sent: 0}}},
+		{From: 3, To: 1, Tick: true, Heartbeats: []multiraft.Heartbeat{{Group: 7, Term: 4, Sent: 150 * time.Millisecond}, {Group: 8, Term: 4, Sent: 150 * time.Millisecond}, {Group: 2, Term: 9, Sent: 0}}},
 		{From: 2, To: 3, Responses: []multiraft.HeartbeatResponse{{Group: 1, Term: 1, Granted: true, Sent: 5}, {Group: math.MaxUint64, Term: math.MaxUint64, Sent: math.MinInt64}, {Group: 0, Term: 0, Granted: true, Sent: math.MaxInt64}}},
 		{From: math.MaxUint64, To: 1, Msgs: []multiraft.GroupMessage{
 			{Group: 9, Msg: election.Message{Type: election.MsgVote, From: math.MaxUint64, To: 1, Term: 12, LastLogIndex: 100, LastLogTerm: 11, Transfer: true, Priority: -5}},
@@ -53,6 +54,21 @@ func normalize(b multiraft.Batch) multiraft.Batch {
 		b.Controls = nil
 	}
 	return b
+}
+
+// TestWireSamplesCoverBatch: every field of Batch is set in some sample,
+// so that a field added to Batch without a place on the wire fails
+// TestWireRoundTrip instead of vanishing between processes.
+func TestWireSamplesCoverBatch(t *testing.T) {
+	typ := reflect.TypeFor[multiraft.Batch]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		set := false
+		for _, b := range wireSamples() {
+			set = set || !reflect.ValueOf(b).Field(i).IsZero()
+		}
+		require.True(t, set, "no sample sets Batch.%s: add one (and the field to the wire format)", f.Name)
+	}
 }
 
 func TestWireRoundTrip(t *testing.T) {
@@ -133,22 +149,23 @@ func TestWireRefusesBadBody(t *testing.T) {
 	hdr := []byte{multiraft.WireVersion, 0, 0, 0, 0, 0, 0, 0, 0}
 	body := func(bs ...byte) []byte { return reseal(append(append([]byte(nil), hdr...), bs...)) }
 	msg := func(typ, flags byte) []byte {
-		return body(1, 2, 1, 0, 0, 0, 9, typ, 1, 2, 3, 0, 0, flags, 0, 0)
+		return body(1, 2, 0, 1, 0, 0, 0, 9, typ, 1, 2, 3, 0, 0, flags, 0, 0)
 	}
 	cases := map[string][]byte{
 		"empty body":           body(),
-		"huge count":           body(1, 2, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0),
-		"counts exceed body":   body(1, 2, 0, 3, 0, 0, 1, 1, 1, 1, 1, 1),
+		"huge count":           body(1, 2, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0),
+		"counts exceed body":   body(1, 2, 0, 0, 3, 0, 0, 1, 1, 1, 1, 1, 1),
 		"overlong varint":      body(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 2, 0, 0, 0, 0),
 		"message type 0":       msg(0, 0),
 		"message type 8":       msg(8, 0),
 		"message flags 4":      msg(byte(election.MsgVote), 4),
-		"control kind 0":       body(1, 2, 0, 0, 0, 1, 0, 1, 1, 0),
-		"control kind 4":       body(1, 2, 0, 0, 0, 1, 4, 1, 1, 0),
-		"control OK 2":         body(1, 2, 0, 0, 0, 1, 1, 1, 1, 2),
-		"response granted 2":   body(1, 2, 0, 0, 1, 0, 2, 1, 2, 0),
-		"trailing after lists": body(1, 2, 0, 0, 0, 0, 0),
-		"truncated entry":      body(1, 2, 0, 1, 0, 0, 2, 0x80, 0x80),
+		"control kind 0":       body(1, 2, 0, 0, 0, 0, 1, 0, 1, 1, 0),
+		"control kind 4":       body(1, 2, 0, 0, 0, 0, 1, 4, 1, 1, 0),
+		"control OK 2":         body(1, 2, 0, 0, 0, 0, 1, 1, 1, 1, 2),
+		"response granted 2":   body(1, 2, 0, 0, 0, 1, 0, 2, 1, 2, 0),
+		"trailing after lists": body(1, 2, 0, 0, 0, 0, 0, 0),
+		"batch flags 2":        body(1, 2, 2, 0, 0, 0, 0),
+		"truncated entry":      body(1, 2, 0, 0, 1, 0, 0, 2, 0x80, 0x80),
 	}
 	var got multiraft.Batch
 	for name, frame := range cases {

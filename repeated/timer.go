@@ -157,6 +157,13 @@ func (t *Timer) c() *coldState {
 // ErrInvalidTimeout (wrapped, naming the timer) for bad input, and a
 // wrapped wheel error if the wheel refuses to initialize the timer.
 //
+// Any positive timeout is accepted: a virtual wheel fires at exact
+// deadlines, down to the nanosecond. On a real-time wheel a timeout below
+// the wheel's tick fires up to a tick late, so the timer recurs at the
+// tick's pace; the election and multiraft configurations, whose timers
+// must keep their period, refuse such durations (election.MinPeriod,
+// election.MinElectionTimeout, the wheel's tick).
+//
 // On a virtual wheel the trigger runs on the goroutine advancing the
 // wheel; on a real-time wheel it runs on the wheel's driver goroutine or
 // wherever the wheel's Executor sends it. Either way at most one trigger of

@@ -13,6 +13,7 @@ import (
 	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/memnet"
 	"github.com/raftick/raftick/sim/internal/vnet"
+	"github.com/raftick/raftick/wheel"
 )
 
 // Config configures a Cluster: the engine's description of a simulated
@@ -58,6 +59,11 @@ type Config struct {
 	// callback under the caller's lock), as one goroutine does on a
 	// virtual wheel.
 	Wheel *Wheel
+	// NodeWheel, if not nil, returns the wheel of server id's node (its
+	// timers), as each server of a real deployment runs its own wheel;
+	// nil means the cluster's wheel. The network model's timers stay on
+	// the cluster's wheel. The same serialization rule applies.
+	NodeWheel func(id election.ID) *wheel.Wheel
 	// Carrier, if not nil, makes the carrier of the messages in flight
 	// from the function it must call with each message once the message's
 	// delay has passed; nil means a courier of timers on the cluster's
@@ -204,7 +210,11 @@ func (c *Cluster) newNode(sv *server) error {
 		c.cfg.PerNode(sv.id, &ec)
 	}
 	tr := election.TransportFunc(func(msg election.Message) { c.send(sv, msg) })
-	n, err := election.NewNode(ec, c.w.Wheel, tr, sv.store, sv.log)
+	w := c.w.Wheel
+	if c.cfg.NodeWheel != nil {
+		w = c.cfg.NodeWheel(sv.id)
+	}
+	n, err := election.NewNode(ec, w, tr, sv.store, sv.log)
 	if err != nil {
 		return fmt.Errorf("%w: Election (node %d): %w", ErrInvalidConfig, sv.id, err)
 	}

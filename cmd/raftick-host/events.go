@@ -29,6 +29,8 @@ type record struct {
 	Leader election.ID `json:"leader,omitempty"`
 	Peer   election.ID `json:"peer,omitempty"`
 	Reason string      `json:"reason,omitempty"`
+	// PreVote marks a pre-vote granted (it changes no state).
+	PreVote bool `json:"prevote,omitempty"`
 }
 
 const (
@@ -37,15 +39,17 @@ const (
 )
 
 // logged reports whether e goes into the event log: what the election
-// checker needs (terms, votes, leaders) and elections started; pre-vote
-// events and ignored messages stay out.
+// checker needs (terms, votes, leaders), elections started, leaders
+// stepping down (with their reasons) and pre-votes granted; other
+// pre-vote events and ignored messages stay out.
 func logged(e election.Event) bool {
 	if e.PreVote {
-		return false
+		// Who granted a pre-vote says why an election started.
+		return e.Type == election.EventVoteGranted
 	}
 	switch e.Type {
 	case election.EventTermChange, election.EventVoteGranted, election.EventLeaderElected,
-		election.EventLeaderKnown, election.EventElectionStart:
+		election.EventLeaderKnown, election.EventElectionStart, election.EventStepDown:
 		return true
 	case election.EventRoleChange:
 		return e.Role == election.Leader
@@ -74,13 +78,25 @@ func openEventLog(path string) (*eventLog, error) {
 	return &eventLog{f: f}, nil
 }
 
-func (l *eventLog) write(r record) {
+// write appends rs to the log in one write.
+func (l *eventLog) write(rs ...record) {
 	if l.f == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buf[:0]
+	for _, r := range rs {
+		b = appendRecord(b, r)
+	}
+	l.buf = b
+	if _, err := l.f.Write(b); err != nil && l.err == nil {
+		l.err = err
+	}
+}
+
+// appendRecord appends r as a JSON line (the fields of record's tags).
+func appendRecord(b []byte, r record) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, r.T, 10)
 	b = append(b, `,"node":`...)
@@ -107,17 +123,17 @@ func (l *eventLog) write(r record) {
 		b = append(b, `,"reason":`...)
 		b = strconv.AppendQuote(b, r.Reason)
 	}
-	b = append(b, "}\n"...)
-	l.buf = b
-	if _, err := l.f.Write(b); err != nil && l.err == nil {
-		l.err = err
+	if r.PreVote {
+		b = append(b, `,"prevote":true`...)
 	}
+	return append(b, "}\n"...)
 }
 
 func (l *eventLog) event(g multiraft.GroupID, e election.Event) {
 	r := record{T: time.Now().UnixNano(), Node: e.Node, Group: uint64(g), Type: e.Type.String(),
-		Term: e.Term, Role: uint8(e.Role), Leader: e.Leader, Peer: e.Peer}
-	if e.Type == election.EventRoleChange {
+		Term: e.Term, Role: uint8(e.Role), Leader: e.Leader, Peer: e.Peer, PreVote: e.PreVote}
+	switch e.Type {
+	case election.EventRoleChange, election.EventElectionStart, election.EventStepDown:
 		r.Reason = e.Reason
 	}
 	l.write(r)
@@ -177,5 +193,5 @@ func toEvent(r record) (election.Event, error) {
 		return election.Event{}, fmt.Errorf("unknown event type %q", r.Type)
 	}
 	return election.Event{Node: r.Node, Type: t, Term: r.Term, Role: election.Role(r.Role),
-		Leader: r.Leader, Peer: r.Peer, Reason: r.Reason}, nil
+		Leader: r.Leader, Peer: r.Peer, Reason: r.Reason, PreVote: r.PreVote}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -36,6 +37,7 @@ var (
 	flagSeed    = flag.Uint64("seed", 0, "TestKill9: seed of the kill points (0: from the clock, printed)")
 	flagMem     = flag.Bool("mem", false, "TestKill9: also run the same kill on a MemNetwork in-process, for the failover ratio")
 	flagSettleT = flag.Duration("settle", 60*time.Second, "TestKill9: how long to wait for every group to be led")
+	flagKeep    = flag.Bool("keep", false, "TestKill9: keep the processes' data directories and logs (the path is logged)")
 )
 
 // proc is one raftick-host process of the test's cluster.
@@ -129,6 +131,12 @@ func TestKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 46))
 	groups := *flagGroups
 	dir := t.TempDir()
+	if *flagKeep {
+		var err error
+		dir, err = os.MkdirTemp("", "raftick-kill9-")
+		require.NoError(t, err)
+		t.Logf("data directories and logs in %s", dir)
+	}
 	bin := filepath.Join(dir, "raftick-host")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stderr = os.Stderr
@@ -139,6 +147,11 @@ func TestKill9(t *testing.T) {
 	for i, a := range addrs {
 		peers = append(peers, fmt.Sprintf("%d=%s", i+1, a))
 	}
+	// Status lines visit every group: less often for many.
+	report := 100 * time.Millisecond
+	if groups > 2000 {
+		report = 500 * time.Millisecond
+	}
 	procs := map[election.ID]*proc{}
 	for i := range 3 {
 		id := election.ID(i + 1)
@@ -146,7 +159,7 @@ func TestKill9(t *testing.T) {
 		require.NoError(t, os.MkdirAll(pdir, 0o755))
 		p := &proc{id: id, dir: pdir, args: []string{"--id", fmt.Sprint(id), "--peers", strings.Join(peers, ","),
 			"--groups", fmt.Sprint(groups), "--data", pdir, "--election-timeout", flagET.String(),
-			"--heartbeat", flagHB.String(), "--report", "100ms"}}
+			"--heartbeat", flagHB.String(), "--report", report.String()}}
 		procs[id] = p
 		p.start(t, bin)
 	}
@@ -169,11 +182,32 @@ func TestKill9(t *testing.T) {
 		}
 	}
 	ids := []election.ID{1, 2, 3}
-	require.Eventually(t, allLed(ids), *flagSettleT, 20*time.Millisecond, "cluster never came up")
+	// waitLed waits until every group is led, or fails with what each
+	// process last reported.
+	waitLed := func(alive []election.ID, format string, args ...any) {
+		t.Helper()
+		if assert.Eventually(t, allLed(alive), *flagSettleT, 20*time.Millisecond) {
+			return
+		}
+		for _, id := range alive {
+			st, ready := procs[id].status()
+			t.Logf("node %d: ready %v, last status %+v", id, ready, st)
+		}
+		t.Fatalf(format, args...)
+	}
+	waitLed(ids, "cluster never came up")
 
 	var rounds []round
 	for r := range *flagRounds {
-		victim := ids[rng.IntN(3)]
+		// The victim leads something (a node that lost all its groups in
+		// the last round has none to fail over).
+		var leaders []election.ID
+		for _, id := range ids {
+			if st, _ := procs[id].status(); st.Leading > 0 {
+				leaders = append(leaders, id)
+			}
+		}
+		victim := leaders[rng.IntN(len(leaders))]
 		var alive []election.ID
 		for _, id := range ids {
 			if id != victim {
@@ -193,13 +227,14 @@ func TestKill9(t *testing.T) {
 		time.Sleep(time.Duration(rng.Int64N(int64(*flagHB) * 2)))
 		rd := round{n: r, victim: victim, kill: time.Now().UnixNano()}
 		procs[victim].kill(t)
-		require.Eventually(t, allLed(alive), *flagSettleT, 20*time.Millisecond, "round %d: survivors never led every group", r)
+		waitLed(alive, "round %d: survivors never led every group", r)
 		rd.restart = time.Now().UnixNano()
 		// Every other round the restarted process dies again inside
-		// one of its first hard-state writes (it adopts the terms the
-		// survivors moved to), before or after the write.
+		// one of its first three hard-state writes (group commits: it
+		// adopts the terms the survivors moved to), before or after
+		// the write.
 		if r%2 == 1 {
-			rd.crashAt, rd.crashBefore = 1+rng.IntN(max(groups/6, 1)), rng.IntN(2) == 0
+			rd.crashAt, rd.crashBefore = 1+rng.IntN(3), rng.IntN(2) == 0
 			procs[victim].start(t, bin, "--crash-at-write", fmt.Sprint(rd.crashAt), fmt.Sprintf("--crash-before-write=%v", rd.crashBefore))
 			select {
 			case <-procs[victim].exited:
@@ -211,7 +246,7 @@ func TestKill9(t *testing.T) {
 		if rd.crashed || rd.crashAt == 0 {
 			procs[victim].start(t, bin)
 		}
-		require.Eventually(t, allLed(ids), *flagSettleT, 20*time.Millisecond, "round %d: restarted cluster never led every group", r)
+		waitLed(ids, "round %d: restarted cluster never led every group", r)
 		t.Logf("round %d: killed node %d%s; survivors led every group %v after the kill", r, victim, rd.note(),
 			time.Duration(rd.restart-rd.kill).Round(time.Millisecond))
 		rounds = append(rounds, rd)
@@ -224,8 +259,12 @@ func TestKill9(t *testing.T) {
 	res := analyze(t, dir, groups, rounds)
 	all := []time.Duration{}
 	for _, rd := range res {
-		t.Logf("round %d: node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d",
-			rd.n, rd.victim, rd.note(), len(rd.failovers), pct(rd.failovers, 50), pct(rd.failovers, 99), pct(rd.failovers, 100), rd.otherElections)
+		t.Logf("round %d: node %d%s: %d groups lost, failover p50 %v p99 %v max %v; elections in other groups %d, after the restart %d",
+			rd.n, rd.victim, rd.note(), len(rd.failovers), pct(rd.failovers, 50), pct(rd.failovers, 99), pct(rd.failovers, 100),
+			rd.otherElections, rd.restartElections)
+		for _, w := range rd.why {
+			t.Logf("  %s", w)
+		}
 		all = append(all, rd.failovers...)
 	}
 	t.Logf("all rounds: %d failovers, p50 %v p99 %v max %v", len(all), pct(all, 50), pct(all, 99), pct(all, 100))
@@ -249,6 +288,11 @@ type round struct {
 	crashed        bool
 	failovers      []time.Duration
 	otherElections int
+	// restartElections counts elections from the restart to the next
+	// kill (or the end): the restarted process disrupting groups, or
+	// lost groups still electing.
+	restartElections int
+	why              []string // the first elections counted in otherElections
 }
 
 func (r round) note() string {
@@ -293,19 +337,27 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		_ = f.Close()
 		kept, storeErrs := durableEvents(node)
 		require.Empty(t, storeErrs, "node %d: hard states recovered against those written", id)
-		dropped += len(node) - len(kept)
+		states := 0
+		for _, r := range node {
+			if r.Type == typeRecovered || r.Type == typeDurable {
+				states++
+			}
+		}
+		dropped += len(node) - states - len(kept)
 		recs = append(recs, kept...)
 	}
-	t.Logf("events: %d checked, %d left out (state not durable when the process died, or Recovered/Durable records)", len(recs), dropped)
+	t.Logf("events: %d checked, %d left out (their state was not durable when the process died)", len(recs), dropped)
 	slices.SortStableFunc(recs, func(a, b record) int { return cmpInt(a.T, b.T) })
 	voters := []election.ID{1, 2, 3}
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })
 	leader := make([]election.ID, groups+1)
+	leaderTerm := make([]uint64, groups+1)
 	for g := 1; g <= groups; g++ {
-		leader[g] = bootstrapLeader(voters, multiraft.GroupID(g))
+		leader[g], leaderTerm[g] = bootstrapLeader(voters, multiraft.GroupID(g)), 1
 		check.Group(multiraft.GroupID(g)).SetLeader(1, leader[g])
 	}
 	ri := 0
+	lastStepDown := map[uint64]string{}
 	var lost map[uint64]time.Duration // group -> 0 until failed over
 	var lostRound *round
 	startRound := func(i int) {
@@ -340,8 +392,15 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		e, err := toEvent(r)
 		require.NoError(t, err)
 		check.Observe(multiraft.GroupID(r.Group), e)
-		if e.Type == election.EventLeaderElected {
-			leader[r.Group] = e.Node
+		// The group's leader is the winner of its highest term: a
+		// deposed leader's win may be logged after a later term's
+		// (the two never met).
+		if e.Type == election.EventLeaderElected && e.Term >= leaderTerm[r.Group] {
+			leader[r.Group], leaderTerm[r.Group] = e.Node, e.Term
+		}
+		if e.Type == election.EventStepDown {
+			lastStepDown[r.Group] = fmt.Sprintf("node %d stepped down in term %d (%s) at kill%+v", r.Node, r.Term, r.Reason,
+				time.Duration(r.T-rounds[max(ri-1, 0)].kill).Round(time.Millisecond))
 		}
 		if lostRound == nil {
 			continue
@@ -350,9 +409,14 @@ func analyze(t *testing.T, dir string, groups int, rounds []round) []round {
 		switch {
 		case isLost && d == 0 && e.Type == election.EventLeaderElected && e.Node != lostRound.victim:
 			lost[r.Group] = time.Duration(r.T - lostRound.kill)
-		case !isLost && r.T < lostRound.restart && (e.Type == election.EventLeaderElected ||
-			e.Type == election.EventElectionStart):
+		case !isLost && r.T < lostRound.restart && e.Type == election.EventElectionStart:
 			lostRound.otherElections++
+			if len(lostRound.why) < 3 {
+				lostRound.why = append(lostRound.why, fmt.Sprintf("g%d: node %d campaigns for term %d (%s) %v after the kill; %s",
+					r.Group, r.Node, r.Term, r.Reason, time.Duration(r.T-lostRound.kill).Round(time.Millisecond), lastStepDown[r.Group]))
+			}
+		case r.T >= lostRound.restart && e.Type == election.EventElectionStart:
+			lostRound.restartElections++
 		}
 	}
 	finishRound()
@@ -412,6 +476,10 @@ func durableEvents(recs []record) (kept []record, storeErrs []string) {
 	}
 	for i, r := range recs {
 		if r.Type == typeRecovered || r.Type == typeDurable {
+			continue
+		}
+		if r.PreVote {
+			kept = append(kept, r) // changes no state
 			continue
 		}
 		d := durable[life{r.Group, lifeOf[i]}]

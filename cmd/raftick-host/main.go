@@ -1,6 +1,7 @@
 // Command raftick-host runs one multiraft.Host per process: N groups whose
 // replicas live on every node of the cluster, their terms and votes in a
-// data directory, their batches over TCP (multiraft/tcptransport).
+// pebble store in the data directory (multiraft/pebblestore, written in
+// group commits), their batches over TCP (multiraft/tcptransport).
 //
 //	raftick-host --id 1 --listen 127.0.0.1:7101 \
 //	    --peers 1=127.0.0.1:7101,2=127.0.0.1:7102,3=127.0.0.1:7103 \

@@ -2,7 +2,6 @@ package main
 
 import (
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -15,12 +14,13 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/wheel"
 )
 
 // memCluster is TestKill9's cluster in one process on a MemNetwork: the
-// same host configuration, a FileStorage per group, hosts stopped and
-// restarted on their storages instead of processes killed.
+// same host configuration, a pebblestore per host, hosts stopped and
+// restarted on their stores instead of processes killed.
 type memCluster struct {
 	t      *testing.T
 	groups int
@@ -29,6 +29,7 @@ type memCluster struct {
 	w      *wheel.Wheel
 	net    *multiraft.MemNetwork
 	hosts  map[election.ID]*multiraft.Host
+	stores map[election.ID]*pebblestore.Store
 	voters []election.ID
 
 	mu       sync.Mutex
@@ -54,15 +55,19 @@ func (c *memCluster) start(id election.ID) {
 		}
 		c.mu.Unlock()
 	}
+	// A restarted host reopens nothing: it gets the same Store, as a
+	// process restarted on its data directory would.
+	if c.stores[id] == nil {
+		st, err := pebblestore.Open(filepath.Join(c.dir, strconv.Itoa(int(id))))
+		require.NoError(t, err)
+		c.stores[id] = st
+	}
+	hcfg.Store = c.stores[id]
 	h, err := multiraft.NewHost(hcfg, c.w, c.net.Transport())
 	require.NoError(t, err)
-	gdir := filepath.Join(c.dir, strconv.Itoa(int(id)))
-	require.NoError(t, os.MkdirAll(gdir, 0o755))
 	for g := 1; g <= c.groups; g++ {
-		st, err := election.NewFileStorage(filepath.Join(gdir, strconv.Itoa(g)))
-		require.NoError(t, err)
 		gid := multiraft.GroupID(g)
-		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: c.voters, Storage: st, Leader: bootstrapLeader(c.voters, gid)}))
+		require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: c.voters, Leader: bootstrapLeader(c.voters, gid)}))
 	}
 	c.hosts[id] = h
 	c.net.Attach(h)
@@ -93,8 +98,9 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 	require.NoError(t, err)
 	defer w.Stop()
 	c := &memCluster{t: t, groups: groups, dir: t.TempDir(), w: w, net: multiraft.NewMemNetwork(w, 0),
-		hosts: map[election.ID]*multiraft.Host{}, voters: []election.ID{1, 2, 3},
-		cfg: config{electionTO: et, heartbeat: hb, hibernateAfter: time.Second}}
+		hosts: map[election.ID]*multiraft.Host{}, stores: map[election.ID]*pebblestore.Store{},
+		voters: []election.ID{1, 2, 3},
+		cfg:    config{electionTO: et, heartbeat: hb, hibernateAfter: time.Second}}
 	for _, id := range c.voters {
 		c.start(id)
 	}
@@ -102,12 +108,25 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 		for _, h := range c.hosts {
 			h.Stop()
 		}
+		for _, st := range c.stores {
+			_ = st.Close()
+		}
 	}()
 	rng := rand.New(rand.NewPCG(seed, 47))
 	var out []time.Duration
-	for range rounds {
+	for r := range rounds {
 		c.asleep()
-		victim := c.voters[rng.IntN(3)]
+		// The victim leads something, as in TestKill9.
+		var leaders []election.ID
+		for _, id := range c.voters {
+			for g := 1; g <= groups; g++ {
+				if st, _ := c.hosts[id].Status(multiraft.GroupID(g)); st.Status.Role == election.Leader {
+					leaders = append(leaders, id)
+					break
+				}
+			}
+		}
+		victim := leaders[rng.IntN(len(leaders))]
 		time.Sleep(time.Duration(rng.Int64N(int64(hb) * 2)))
 		c.mu.Lock()
 		c.lost, c.elected = map[multiraft.GroupID]bool{}, map[multiraft.GroupID]time.Duration{}
@@ -127,9 +146,12 @@ func memFailover(t *testing.T, rounds, groups int, et, hb time.Duration, seed ui
 			return len(c.elected) == len(c.lost)
 		}, *flagSettleT, 10*time.Millisecond, "lost groups never all elected a leader")
 		c.mu.Lock()
+		var fo []time.Duration
 		for _, d := range c.elected {
-			out = append(out, d)
+			fo = append(fo, d)
 		}
+		t.Logf("MemNetwork round %d: host %d: %d groups lost, failover p50 %v p99 %v", r, victim, len(fo), pct(fo, 50), pct(fo, 99))
+		out = append(out, fo...)
 		c.lost = nil
 		c.mu.Unlock()
 		c.start(victim)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
+	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/multiraft/tcptransport"
 	"github.com/raftick/raftick/wheel"
 )
@@ -70,7 +70,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		s.heard[id] = new(atomic.Int64)
 		s.heard[id].Store(s.start.UnixNano())
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.dataDir, "groups"), 0o755); err != nil {
+	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return err
 	}
 	var err error
@@ -93,8 +93,14 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.tr.Close()
+	store, err := pebblestore.Open(filepath.Join(cfg.dataDir, "store"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
 	hcfg := hostConfig(cfg, logger)
 	hcfg.Observer = s.observe
+	hcfg.Store = &crashStore{Store: store, s: s}
 	if s.h, err = multiraft.NewHost(hcfg, s.w, s.tr); err != nil {
 		return err
 	}
@@ -102,7 +108,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err := s.tr.Start(s.step); err != nil {
 		return err
 	}
-	if err := s.addGroups(); err != nil {
+	if err := s.addGroups(store); err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
@@ -152,29 +158,34 @@ func (s *server) step(b multiraft.Batch) {
 	s.h.Step(b)
 }
 
-// addGroups opens every group's storage, logs what it recovered, and adds
-// the group; a group with no state yet starts led by its bootstrap
+// addGroups logs the hard state each group recovered from the store and
+// adds the groups; a group with no state yet starts led by its bootstrap
 // leader.
-func (s *server) addGroups() error {
+func (s *server) addGroups(st multiraft.Store) error {
+	recovered := make(map[multiraft.GroupID]election.HardState)
+	if err := st.LoadAll(func(g multiraft.GroupID, hs election.HardState) error {
+		recovered[g] = hs
+		return nil
+	}); err != nil {
+		return fmt.Errorf("load the groups' states: %w", err)
+	}
+	now := time.Now().UnixNano()
+	recs := make([]record, 0, s.cfg.groups)
 	for i := range s.cfg.groups {
 		gid := multiraft.GroupID(i + 1)
-		fs, err := election.NewFileStorage(filepath.Join(s.cfg.dataDir, "groups", strconv.Itoa(i+1)))
-		if err != nil {
-			return fmt.Errorf("group %d: %w", gid, err)
-		}
-		hs, err := fs.Load()
-		if err != nil {
-			return fmt.Errorf("group %d: %w", gid, err)
-		}
-		s.log.write(record{T: time.Now().UnixNano(), Node: s.cfg.id, Group: uint64(gid), Type: typeRecovered, Term: hs.Term, Leader: hs.Vote})
+		hs := recovered[gid]
+		recs = append(recs, record{T: now, Node: s.cfg.id, Group: uint64(gid), Type: typeRecovered, Term: hs.Term, Leader: hs.Vote})
+	}
+	s.log.write(recs...)
+	for i := range s.cfg.groups {
+		gid := multiraft.GroupID(i + 1)
 		leader := bootstrapLeader(s.cfg.voters, gid)
-		if hs.Term == 0 {
+		if recovered[gid].Term == 0 {
 			s.mu.Lock()
 			s.leaders[gid] = leader
 			s.mu.Unlock()
 		}
-		st := &crashStorage{Storage: fs, s: s, g: gid}
-		if err := s.h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: s.cfg.voters, Storage: st, Leader: leader}); err != nil {
+		if err := s.h.AddGroup(multiraft.GroupConfig{ID: gid, Voters: s.cfg.voters, Leader: leader}); err != nil {
 			return fmt.Errorf("group %d: %w", gid, err)
 		}
 	}
@@ -186,26 +197,32 @@ func bootstrapLeader(voters []election.ID, g multiraft.GroupID) election.ID {
 	return voters[int((uint64(g)-1)%uint64(len(voters)))]
 }
 
-// crashStorage logs each hard state written (a Durable record), counts
-// the writes and, at --crash-at-write, kills the process inside one.
-type crashStorage struct {
-	election.Storage
-	s *server
-	g multiraft.GroupID
+// crashStore logs each hard state written (a Durable record, after the
+// write returned and before the host releases what depends on it),
+// counts the writes (group commits) and, at --crash-at-write, kills the
+// process inside one.
+type crashStore struct {
+	multiraft.Store
+	s    *server
+	recs []record // Save's, reused: the host calls Save from one goroutine
 }
 
-func (c *crashStorage) Save(hs election.HardState) error {
+func (c *crashStore) Save(states []multiraft.GroupState) error {
 	crash := c.s.cfg.crashAt > 0 && c.s.writes.Add(1) == int64(c.s.cfg.crashAt)
 	if crash && c.s.cfg.crashBefore {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
-	err := c.Storage.Save(hs)
+	err := c.Store.Save(states)
 	if crash {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	}
 	if err == nil {
-		// Logged before the node goes on to send what depends on hs.
-		c.s.log.write(record{T: time.Now().UnixNano(), Node: c.s.cfg.id, Group: uint64(c.g), Type: typeDurable, Term: hs.Term, Leader: hs.Vote})
+		now := time.Now().UnixNano()
+		c.recs = c.recs[:0]
+		for _, gs := range states {
+			c.recs = append(c.recs, record{T: now, Node: c.s.cfg.id, Group: uint64(gs.Group), Type: typeDurable, Term: gs.State.Term, Leader: gs.State.Vote})
+		}
+		c.s.log.write(c.recs...)
 	}
 	return err
 }

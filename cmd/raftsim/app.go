@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -225,50 +224,31 @@ func (a *app) bar(what string, count bool) (func(done, total int), func()) {
 	if after == 0 {
 		after = time.Second
 	}
-	var done, total atomic.Int64
-	stop := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		start := time.Now()
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		var bar *progressbar.ProgressBar
-		for {
-			select {
-			case <-stop:
-				if bar != nil {
-					_ = bar.Clear()
-				}
-				return
-			case <-tick.C:
-				if bar == nil && time.Since(start) >= after && total.Load() > 0 {
-					opts := []progressbar.Option{
-						progressbar.OptionSetWriter(a.stderr),
-						progressbar.OptionSetDescription(what),
-						progressbar.OptionSetPredictTime(false),
-						progressbar.OptionSetElapsedTime(false),
-						progressbar.OptionThrottle(100 * time.Millisecond),
-						progressbar.OptionClearOnFinish(),
-						progressbar.OptionSetWidth(30)}
-					if count {
-						opts = append(opts, progressbar.OptionShowCount())
-					}
-					bar = progressbar.NewOptions64(total.Load(), opts...)
-				}
-				if bar != nil {
-					d, t := done.Load(), total.Load()
-					bar.Describe(what + eta(time.Since(start), d, t))
-					_ = bar.Set64(d)
-				}
+	var bar *progressbar.ProgressBar
+	return everyTick(100*time.Millisecond, func(elapsed time.Duration, d, t int64) {
+		if bar == nil && elapsed >= after && t > 0 {
+			opts := []progressbar.Option{
+				progressbar.OptionSetWriter(a.stderr),
+				progressbar.OptionSetDescription(what),
+				progressbar.OptionSetPredictTime(false),
+				progressbar.OptionSetElapsedTime(false),
+				progressbar.OptionThrottle(100 * time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+				progressbar.OptionSetWidth(30)}
+			if count {
+				opts = append(opts, progressbar.OptionShowCount())
 			}
+			bar = progressbar.NewOptions64(t, opts...)
 		}
-	}()
-	update := func(d, t int) {
-		done.Store(int64(d))
-		total.Store(int64(t))
-	}
-	return update, func() { close(stop); <-finished }
+		if bar != nil {
+			bar.Describe(what + eta(elapsed, d, t))
+			_ = bar.Set64(d)
+		}
+	}, func() {
+		if bar != nil {
+			_ = bar.Clear()
+		}
+	})
 }
 
 // eta estimates the time left from the whole run's average speed so far

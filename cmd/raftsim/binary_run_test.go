@@ -31,6 +31,8 @@ func TestBinaryRefusesWorkThatExhausts(t *testing.T) {
 			[]string{"--heartbeat 1µs: with messages in flight for 16m40", "TB of memory", "--heartbeat ", "or more would fit"}},
 		{[]string{"partition", "--heartbeat", "1µs", "--for", "1000h"},
 			[]string{"--heartbeat 1µs: it would deliver about", "messages in each trial (1000h0m0s of leadership), more than 1e+09: --heartbeat 50ms or more would fit"}},
+		{[]string{"sweep", "--over", "heartbeat=1ms,1µs", "--latency", "fixed:500s", "--max-time", "100h", "--timeout", "2000s-4000s"},
+			[]string{"--over: heartbeat=1µs: --heartbeat 1µs: with messages in flight for 8m20", "TB of memory"}},
 		{[]string{"multiraft", "--groups", "10000000", "--nodes", "1000", "--replicas", "1000"},
 			[]string{"--groups 10000000: groups of 1000 replicas need about 15 TB of memory", "or fewer would fit"}},
 	} {
@@ -95,25 +97,37 @@ func TestBinaryInterruptWithinASecond(t *testing.T) {
 		{"partition", "--shape", "follower-cut", "--heartbeat", "100µs", "--for", "1m", "--trials", "1"},
 		{"splitvote", "--trials", "3000000"},
 	} {
-		begun := time.Now()
-		cmd, _, lines, wg := startBinary(t, append(args, "--progress", "100ms")...)
-		waitLine(t, lines, "raftsim: "+args[0])
-		t.Logf("%v: progress after %v", args, time.Since(begun).Round(time.Millisecond))
-		sent := time.Now()
-		require.NoError(t, cmd.Process.Signal(os.Interrupt))
-		for range lines {
+		// A machine loaded by other work may delay one exit past the
+		// second; a run that does not honour SIGINT misses it every time.
+		took := interruptBinary(t, args)
+		if took >= time.Second {
+			t.Logf("%v: exited %v after SIGINT; once more", args, took)
+			took = interruptBinary(t, args)
 		}
-		wg.Wait()
-		err := cmd.Wait()
-		took := time.Since(sent)
-		var code int
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		require.Equal(t, 130, code, "%v", args)
 		require.Less(t, took, time.Second, "%v: exit %v after SIGINT", args, took)
 		t.Logf("%v: exited %v after SIGINT", args, took.Round(time.Millisecond))
 	}
+}
+
+// interruptBinary runs raftsim with args, sends it SIGINT once it shows
+// progress and returns how long it took to exit then (with status 130).
+func interruptBinary(t *testing.T, args []string) time.Duration {
+	t.Helper()
+	cmd, _, lines, wg := startBinary(t, append(args, "--progress", "100ms")...)
+	waitLine(t, lines, "raftsim: "+args[0])
+	sent := time.Now()
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	for range lines {
+	}
+	wg.Wait()
+	err := cmd.Wait()
+	took := time.Since(sent)
+	var code int
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	require.Equal(t, 130, code, "%v", args)
+	return took
 }
 
 // TestBinaryProgressWithoutTerminal: with stderr a pipe (a CI log, tee),

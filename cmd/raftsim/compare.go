@@ -23,6 +23,7 @@ type compareOpts struct {
 	table     bool
 	bootstrap bool
 	alpha     float64
+	perServer bool
 }
 
 func (a *app) compareCmd() *cobra.Command {
@@ -64,6 +65,7 @@ The real-time trials take real time: about 0.4s each at 150-300ms.`,
 	f.BoolVar(&co.table, "table", false, "run the rows of docs/simulator.md's real-time evidence instead of one setup")
 	f.BoolVar(&co.bootstrap, "bootstrap", false, "compare cold starts (raftsim bootstrap) instead of failovers")
 	f.Float64Var(&co.alpha, "alpha", 0.01, "significance level of the two-sample test, in (0, 1)")
+	f.BoolVar(&co.perServer, "wheel-per-server", false, "give each real-time server a wheel of its own (as deployed servers have) instead of one wheel for the group")
 	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors")
 	return cmd
 }
@@ -133,11 +135,12 @@ func (a *app) runCompare(cmd *cobra.Command, o *opts, co *compareOpts) error {
 func (a *app) compare(ctx context.Context, s experiment.Setup, label string, o *opts, co *compareOpts) (comparison, error) {
 	c := comparison{label: label, setup: s}
 	mk := func(s experiment.Setup, stats *realtime.Stats) experiment.Experiment {
+		e := realtime.Engine{Stats: stats, WheelPerServer: co.perServer}
 		switch {
 		case stats != nil && co.bootstrap:
-			return realtime.Bootstrap{Setup: s, Engine: realtime.Engine{Stats: stats}}
+			return realtime.Bootstrap{Setup: s, Engine: e}
 		case stats != nil:
-			return realtime.Failover{Setup: s, Engine: realtime.Engine{Stats: stats}}
+			return realtime.Failover{Setup: s, Engine: e}
 		case co.bootstrap:
 			return experiment.Bootstrap{Setup: s}
 		}

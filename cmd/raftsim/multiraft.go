@@ -161,6 +161,9 @@ func (a *app) runMultiraft(cmd *cobra.Command, o *multiraftOpts) error {
 			r.Lateness[0].Round(time.Microsecond), r.Lateness[1].Round(time.Microsecond), r.Lateness[2].Round(time.Microsecond),
 			r.Wheel.LateFires, r.Wheel.MaxLateness.Round(time.Microsecond))
 	}
+	if r.BehindSpells > 0 {
+		fmt.Fprintf(w, "surviving hosts fell behind %d times and let %d election timers run on (overload handling)\n", r.BehindSpells, r.LaggingSkips)
+	}
 	fmt.Fprintf(w, "%-14s %14s %14s %14s %14s\n", "per second", "messages", "batches", "timer events", "deliveries")
 	for _, row := range []struct {
 		name string

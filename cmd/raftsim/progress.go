@@ -30,36 +30,46 @@ func (a *app) progressLines(what string, count bool) (func(done, total int), fun
 	if every <= 0 {
 		return nil, func() {}
 	}
-	var done, total atomic.Int64
+	return everyTick(every, func(elapsed time.Duration, d, t int64) {
+		switch {
+		case t <= 0: // no trial finished yet: the total comes with the first
+			fmt.Fprintf(a.stderr, "raftsim: %s: running for %v, no trial finished yet\n", what, elapsed.Round(time.Second))
+		case count:
+			fmt.Fprintf(a.stderr, "raftsim: %s: %d of %d trials (%.0f%%%s)\n", what, d, t, 100*float64(d)/float64(t), etaTail(elapsed, d, t))
+		default:
+			fmt.Fprintf(a.stderr, "raftsim: %s: %.0f%% done%s\n", what, 100*float64(d)/float64(t), etaTail(elapsed, d, t))
+		}
+	}, nil)
+}
+
+// everyTick calls each with the time since it started and the progress
+// last stored by update, every period on a goroutine of its own, until
+// finish is called; finish then calls done (if not nil) on that
+// goroutine and returns once it has.
+func everyTick(period time.Duration, each func(elapsed time.Duration, done, total int64), done func()) (update func(done, total int), finish func()) {
+	var d, t atomic.Int64
 	stop := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
 		start := time.Now()
-		tick := time.NewTicker(every)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
 			select {
 			case <-stop:
+				if done != nil {
+					done()
+				}
 				return
 			case <-tick.C:
-				d, t := done.Load(), total.Load()
-				if t <= 0 { // no trial finished yet: the total comes with the first
-					fmt.Fprintf(a.stderr, "raftsim: %s: running for %v, no trial finished yet\n", what, time.Since(start).Round(time.Second))
-					continue
-				}
-				pct := 100 * float64(d) / float64(t)
-				if count {
-					fmt.Fprintf(a.stderr, "raftsim: %s: %d of %d trials (%.0f%%%s)\n", what, d, t, pct, etaTail(time.Since(start), d, t))
-				} else {
-					fmt.Fprintf(a.stderr, "raftsim: %s: %.0f%% done%s\n", what, pct, etaTail(time.Since(start), d, t))
-				}
+				each(time.Since(start), d.Load(), t.Load())
 			}
 		}
 	}()
-	update := func(d, t int) {
-		done.Store(int64(d))
-		total.Store(int64(t))
+	update = func(dn, tt int) {
+		d.Store(int64(dn))
+		t.Store(int64(tt))
 	}
 	return update, func() { close(stop); <-finished }
 }

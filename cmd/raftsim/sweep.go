@@ -92,6 +92,9 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 		if err := s.Measurable(aliveOf(s, o.experiment == "bootstrap")); err != nil {
 			return overError(experiment.GridLabel(point), err)
 		}
+		if err := o.checkCost(s, 0); err != nil {
+			return flagError("over", "%s: %v", experiment.GridLabel(point), err)
+		}
 		e, err := o.engineExperiment(cmd, s, o.experiment == "bootstrap")
 		if err != nil {
 			return err

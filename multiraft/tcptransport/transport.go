@@ -346,19 +346,25 @@ func (w deadlineWriter) Write(b []byte) (int, error) {
 // accept accepts peers' connections until Close.
 func (t *Transport) accept(h Handler) {
 	defer t.wg.Done()
+	var wait time.Duration
 	for {
 		conn, err := t.ln.Accept()
 		if err != nil {
-			if t.ctx.Err() != nil {
+			if t.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+			// Out of file descriptors, a connection reset before it was
+			// accepted: wait and accept again, as net/http does.
+			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			t.log.Error("accept failed; retrying", "addr", t.ln.Addr(), "error", err, "wait", wait)
+			select {
+			case <-time.After(wait):
+			case <-t.ctx.Done():
+				return
 			}
-			t.log.Error("accept failed; listener stopped", "addr", t.ln.Addr(), "error", err)
-			return
+			continue
 		}
+		wait = 0
 		t.mu.Lock()
 		if t.closed {
 			t.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/election"
@@ -130,6 +131,11 @@ type Result struct {
 	// crash to the end: p50, p99, max.
 	Wheel    wheel.Stats
 	Lateness [3]time.Duration
+	// BehindSpells and LaggingSkips sum the surviving hosts' counters
+	// (multiraft.Stats): spells in which a host found itself behind, and
+	// the election and vote timers it let run on meanwhile (overload
+	// handling: a late host's silence counts against no leader).
+	BehindSpells, LaggingSkips uint64
 }
 
 // Run runs the experiment; ctx cancels it between steps.
@@ -200,6 +206,10 @@ func RunProgress(ctx context.Context, c Config, progress func(done, total int)) 
 	cfg.Election.ElectionJitter = repeated.UniformExtra(c.TimeoutMax - c.TimeoutMin)
 	cfg.Election.HeartbeatInterval = c.Heartbeat
 	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	// The experiment crashes a host on purpose and its groups warn about
+	// it (CheckQuorum step-downs, lost leaders): it reports outcomes, not
+	// logs, as the other engines do.
+	cfg.Election.Logger = hclog.NewNullLogger()
 	cfg.HibernateAfter, cfg.Coalesce = c.HibernateAfter, c.Coalesce
 	cfg.Observer = observer
 	hosts := make([]*multiraft.Host, c.Nodes+1)
@@ -340,7 +350,12 @@ func RunProgress(ctx context.Context, c Config, progress func(done, total int)) 
 		r.P50, r.P99, r.Max = quantile(times, 0.5), quantile(times, 0.99), times[len(times)-1]
 	}
 	for id := 1; id <= c.Nodes; id++ {
-		r.LivenessWakes += hosts[id].Stats().LivenessWakes
+		st := hosts[id].Stats()
+		r.LivenessWakes += st.LivenessWakes
+		if election.ID(id) != crashed {
+			r.BehindSpells += st.BehindSpells
+			r.LaggingSkips += st.LaggingSkips
+		}
 	}
 	r.Safety = check.Err()
 	r.VirtualTotal = clk.w.Now()

@@ -50,9 +50,11 @@ func TestValidate(t *testing.T) {
 func TestRunRealtime(t *testing.T) {
 	c := multiraftsim.DefaultConfig()
 	c.Groups, c.Active, c.Realtime = 50, 0.1, true
-	c.TimeoutMin, c.TimeoutMax = 20*time.Millisecond, 40*time.Millisecond
-	c.HibernateAfter = 30 * time.Millisecond
-	c.Warmup, c.Window, c.Settle = 60*time.Millisecond, 30*time.Millisecond, 600*time.Millisecond
+	// Timeouts of 100-200ms and a settle of 1.5s leave room for a loaded
+	// machine's hosts to fall behind (and hold elections) and recover.
+	c.TimeoutMin, c.TimeoutMax = 100*time.Millisecond, 200*time.Millisecond
+	c.HibernateAfter = 150 * time.Millisecond
+	c.Warmup, c.Window, c.Settle = 300*time.Millisecond, 100*time.Millisecond, 1500*time.Millisecond
 	r, err := multiraftsim.Run(context.Background(), c)
 	require.NoError(t, err)
 	require.NoError(t, r.Safety)

@@ -24,6 +24,14 @@ type Engine struct {
 	Tick time.Duration
 	// Stats, if not nil, collects the engine's lateness (see Stats).
 	Stats *Stats
+	// WheelPerServer gives each server a real-time wheel of its own, as
+	// deployed servers have; otherwise every server's timers share the
+	// cluster's wheel, as in one process hosting the whole group. (On one
+	// wheel, the timers of different servers that fall in one tick fire
+	// together: see docs/simulator.md.) Each wheel's clock starts when it
+	// is made, a few microseconds apart; the nodes compare only their own
+	// times.
+	WheelPerServer bool
 }
 
 // probeSeq numbers the clusters' probe timers' random streams.
@@ -51,6 +59,18 @@ func (e Engine) NewCluster(ctx context.Context, s experiment.Setup, rng *rand.Ra
 	c.w = w
 	inner, err := experiment.Raftick{Adjust: func(cfg *sim.Config) {
 		cfg.Wheel = w
+		if e.WheelPerServer {
+			cfg.NodeWheel = func(election.ID) *wheel.Wheel {
+				ncfg := wcfg
+				ncfg.Logger = w.Logger(nil) // its panics fail the trial too
+				nw, err := wheel.New(ncfg)
+				if err != nil {
+					return w.Wheel // wcfg passed on w: cannot happen
+				}
+				c.nodeWheels = append(c.nodeWheels, nw)
+				return nw
+			}
+		}
 		cfg.Carrier = func(deliver func(election.Message)) sim.Carrier {
 			c.car = newCarrier(w.Now, func(m election.Message, due time.Duration) {
 				c.mu.Lock()
@@ -66,12 +86,7 @@ func (e Engine) NewCluster(ctx context.Context, s experiment.Setup, rng *rand.Ra
 		}
 	}}.NewCluster(ctx, s, rng, h)
 	if err != nil {
-		c.closed = true
-		c.mu.Unlock()
-		w.Stop()
-		if c.car != nil {
-			c.car.stop()
-		}
+		c.Close()
 		return nil, err
 	}
 	c.Cluster = inner
@@ -91,12 +106,13 @@ func (e Engine) NewCluster(ctx context.Context, s experiment.Setup, rng *rand.Ra
 // cluster is a raftick cluster on real time (see the package doc).
 type cluster struct {
 	experiment.Cluster
-	w      *sim.Wheel
-	car    *carrier
-	leases interface{ CheckLeases() }
-	ctx    context.Context
-	stats  *Stats
-	wake   chan struct{} // Run's signal that done may hold
+	w          *sim.Wheel
+	nodeWheels []*wheel.Wheel
+	car        *carrier
+	leases     interface{ CheckLeases() }
+	ctx        context.Context
+	stats      *Stats
+	wake       chan struct{} // Run's signal that done may hold
 
 	// mu serializes everything: the wheel's callbacks, the carrier's
 	// deliveries, and the trial outside Run.
@@ -213,8 +229,10 @@ func (c *cluster) Run(limit time.Duration, done func() bool) bool {
 
 // Err reports a panic, broken safety or an interruption.
 func (c *cluster) Err() error {
-	if err := c.Cluster.Err(); err != nil {
-		return err
+	if c.Cluster != nil {
+		if err := c.Cluster.Err(); err != nil {
+			return err
+		}
 	}
 	return c.err
 }
@@ -224,8 +242,10 @@ func (c *cluster) Err() error {
 func (c *cluster) Close() {
 	c.closed = true
 	c.mu.Unlock()
-	c.w.Stop()
-	<-c.w.Done()
+	for _, w := range append([]*wheel.Wheel{c.w.Wheel}, c.nodeWheels...) {
+		w.Stop()
+		<-w.Done()
+	}
 	if c.car != nil {
 		c.car.stop()
 	}

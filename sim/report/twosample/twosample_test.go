@@ -36,3 +36,16 @@ func TestKS(t *testing.T) {
 	require.InDelta(t, 0.2, shifted.D, 0.06)
 	require.Equal(t, KSResult{N: 0, M: 3, P: 1}, KS(nil, draw(3, 0)))
 }
+
+// TestKSPValue: two samples of 1,000 whose CDFs are 0.05 apart have the
+// p-value of the asymptotic distribution with Stephens' correction
+// (λ = (√500 + 0.12 + 0.11/√500)·0.05 = 1.1243, Q(λ) = 0.1596).
+func TestKSPValue(t *testing.T) {
+	x, y := make([]time.Duration, 1000), make([]time.Duration, 1000)
+	for i := range x {
+		x[i], y[i] = time.Duration(i), time.Duration(i+50)
+	}
+	r := KS(x, y)
+	require.InDelta(t, 0.05, r.D, 1e-12)
+	require.InDelta(t, 0.1596, r.P, 1e-3)
+}
