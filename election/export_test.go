@@ -1,6 +1,7 @@
 package election
 
 import (
+	"os"
 	"time"
 )
 
@@ -20,6 +21,14 @@ func SetSyncDir(f func(dir string) error) (restore func()) {
 	old := syncDir
 	syncDir = f
 	return func() { syncDir = old }
+}
+
+// SetSyncFile replaces FileStorage's file sync for a test and returns
+// the function that restores it.
+func SetSyncFile(f func(*os.File) error) (restore func()) {
+	old := syncFile
+	syncFile = f
+	return func() { syncFile = old }
 }
 
 // HeartbeatTimers returns how many heartbeat timers the node has.

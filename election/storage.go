@@ -135,6 +135,10 @@ var syncDir = func(dir string) error {
 	return errors.Join(d.Sync(), d.Close())
 }
 
+// syncFile makes a file's data durable; a variable so that a test can
+// model a crash that loses what was not synced.
+var syncFile = (*os.File).Sync
+
 // isTempOf reports whether name is a temporary file of Save for the file
 // base: base + ".tmp" + the digits os.CreateTemp puts in place of "*".
 func isTempOf(name, base string) bool {
@@ -326,7 +330,7 @@ func (s *FileStorage) Save(hs HardState) error {
 	}
 	tmp := f.Name()
 	_, werr := f.WriteString(encodeHardState(hs))
-	serr := f.Sync()
+	serr := syncFile(f)
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
 		_ = os.Remove(tmp)

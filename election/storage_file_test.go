@@ -217,3 +217,69 @@ func TestFileStorageUnsyncedSaveNotActedOn(t *testing.T) {
 	require.Equal(t, election.Status{ID: 1, Role: election.Follower, Term: 2, Vote: 2, Started: true}, again.Status())
 	again.Stop()
 }
+
+// crashFS models, at FileStorage's two sync points, a disk that loses on
+// a crash whatever was not synced: a file's data survives only if it was
+// synced (syncFile) after it was last written, and a rename only if its
+// directory was synced after it. It records, at each directory sync, what
+// the hard state file would hold after a crash: its contents if the file
+// that was renamed into place had its data synced, and nothing (the
+// zero-length file of a rename whose data never reached the disk) if not.
+type crashFS struct {
+	t       *testing.T
+	path    string
+	synced  map[string]string // data synced, by contents
+	durable *string           // the file after a crash; nil: as before the first sync
+}
+
+func newCrashFS(t *testing.T, path string) *crashFS {
+	c := &crashFS{t: t, path: path, synced: map[string]string{}}
+	t.Cleanup(election.SetSyncFile(func(f *os.File) error {
+		b, err := os.ReadFile(f.Name())
+		require.NoError(t, err)
+		c.synced[string(b)] = f.Name()
+		return f.Sync()
+	}))
+	t.Cleanup(election.SetSyncDir(func(dir string) error {
+		b, err := os.ReadFile(c.path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // no file yet (NewFileStorage syncs the directory too)
+		}
+		require.NoError(t, err)
+		d := ""
+		if _, ok := c.synced[string(b)]; ok {
+			d = string(b)
+		}
+		c.durable = &d
+		return nil
+	}))
+	return c
+}
+
+// crash puts the hard state file in the state a crash leaves.
+func (c *crashFS) crash() {
+	if c.durable == nil {
+		return
+	}
+	require.NoError(c.t, os.WriteFile(c.path, []byte(*c.durable), 0o600))
+}
+
+// TestFileStorageSurvivesCrash: every Save that returned nil is what a
+// FileStorage opened after a crash loads, on a disk that loses unsynced
+// writes (crashFS). It fails if Save skips its file's fsync (the renamed
+// file is empty after the crash) or its directory's.
+func TestFileStorageSurvivesCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hs")
+	fs := newCrashFS(t, path)
+	s, err := election.NewFileStorage(path)
+	require.NoError(t, err)
+	for i, hs := range []election.HardState{{Term: 1, Vote: 2}, {Term: 2, Vote: 3}, {Term: 7}} {
+		require.NoError(t, s.Save(hs))
+		fs.crash()
+		s2, err := election.NewFileStorage(path)
+		require.NoError(t, err)
+		got, err := s2.Load()
+		require.NoError(t, err, "save %d: load after a crash", i)
+		require.Equal(t, hs, got, "save %d: the state after a crash", i)
+	}
+}

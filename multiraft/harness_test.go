@@ -43,6 +43,8 @@ type cluster struct {
 	retired multiraft.Stats
 	// faults, if set, lose, duplicate and misroute batches.
 	faults *faults
+	// drop, if set, loses the batches it returns true for.
+	drop func(multiraft.Batch) bool
 	// leases makes advance check the lease invariant every millisecond
 	// (violations are check's).
 	leases bool
@@ -251,6 +253,9 @@ func (c *cluster) checkLeases() {
 func (c *cluster) transport() multiraft.Transport {
 	base := c.net.Transport()
 	return multiraft.TransportFunc(func(b multiraft.Batch) {
+		if c.drop != nil && c.drop(b) {
+			return
+		}
 		f := c.faults
 		if f == nil {
 			base.Send(b)

@@ -29,6 +29,7 @@ func (h *Host) setAsleep(g *group) {
 func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
 	h.stats.Hibernating--
 	h.stats.Wakes++
+	g.wokeAt.Store(int64(h.w.Now()))
 	if err := h.startNode(g, d); err != nil {
 		return err
 	}

@@ -80,12 +80,11 @@ type Host struct {
 	// peerTab is peers for the nodes' Config.Lagging, which may not take
 	// mu: replaced (under mu) whenever a peer is added, never changed.
 	peerTab atomic.Pointer[map[election.ID]*peer]
-	// stepped counts the batches from peers whose Step ended (see
-	// overload.go). Guarded by mu.
-	stepped uint64
-	peerIDs []election.ID // keys of peers, sorted (a new slice on every change)
-	all     []*group      // every group, in the order added
-	awakeL  []*group      // the awake groups; awakeState.at is the index
+	// peerList is peers' values, for loops over them. Guarded by mu.
+	peerList []*peer
+	peerIDs  []election.ID // keys of peers, sorted (a new slice on every change)
+	all      []*group      // every group, in the order added
+	awakeL   []*group      // the awake groups; awakeState.at is the index
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -169,6 +168,9 @@ type group struct {
 	// is being put to sleep, for Step's lock-free path (see inbound.go).
 	// Written under mu.
 	fast atomic.Pointer[awakeState]
+	// wokeAt is the wheel time the group last woke (0: never), for
+	// Config.Lagging (see overload.go). Written under mu, read without.
+	wokeAt atomic.Int64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// ps is the group's persistence, guarded by Host.pmu (store.go).
@@ -246,17 +248,24 @@ type peer struct {
 	// Written under Host.mu at the end of a Step, read without it.
 	tickAt, answered, answeredAt atomic.Int64
 	// downAt is the wheel time of the last verdict that the peer is
-	// down. Written under Host.mu, read without it.
-	downAt atomic.Int64
-	// stepped is Host.stepped after the peer's last batch; heldOnce marks
-	// a liveness verdict put off once (see onPeerSilent). Under Host.mu.
-	stepped  uint64
-	heldOnce bool
-	// heardAt is when the peer's last batch was admitted; gap the longest
-	// recent gap between its batches, as of gapAt (see livenessWait);
-	// silentAt when the liveness timer, as last armed, comes due. Under
+	// down; tickPace and answerPace are tickGap's and answerLag's values
+	// (see holdLimit). Written under Host.mu, read without it.
+	downAt, tickPace, answerPace atomic.Int64
+	// tickGap is the longest recent gap between the peer's tick batches,
+	// answerLag the longest recent round trip of its answers (the time
+	// from a heartbeat's send to its answer stepped). Under Host.mu.
+	tickGap, answerLag recentMax
+	// othersFrom is when the host first finished stepping a batch of
+	// another peer after this one's last (-1: none since); heldOnce
+	// marks a liveness verdict put off once (see onPeerSilent). Under
 	// Host.mu.
-	heardAt, gap, gapAt, silentAt time.Duration
+	othersFrom time.Duration
+	heldOnce   bool
+	// heardAt is when the peer's last batch was admitted; gap the longest
+	// recent gap between its batches (see livenessWait); silentAt when the
+	// liveness timer, as last armed, comes due. Under Host.mu.
+	heardAt, silentAt time.Duration
+	gap               recentMax
 }
 
 // emptyLog is the LogView of groups added without one.
@@ -485,7 +494,7 @@ func (h *Host) peerFor(id election.ID) *peer {
 	if p, ok := h.peers[id]; ok {
 		return p
 	}
-	p := &peer{id: id, alive: true}
+	p := &peer{id: id, alive: true, othersFrom: -1}
 	p.up.Store(true)
 	p.tickAt.Store(-1)
 	p.answered.Store(-1)
@@ -493,6 +502,7 @@ func (h *Host) peerFor(id election.ID) *peer {
 	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
 	p.timer.Reset(h.cfg.LivenessTimeout)
 	h.peers[id] = p
+	h.peerList = append(h.peerList, p)
 	tab := maps.Clone(h.peers)
 	h.peerTab.Store(&tab)
 	ids := append(slices.Clone(h.peerIDs), id)

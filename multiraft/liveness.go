@@ -36,22 +36,25 @@ func (h *Host) heard(p *peer) {
 }
 
 // onPeerSilent is p's liveness timer: no batch of p was stepped for a
-// liveness timeout. If the host stepped a batch of another peer since p's
-// last, it is processing what reaches it, and p is silent: p is down,
-// every hold on p's silence ends (see overload.go), and every
-// hibernating group whose leader p was wakes without a leader, to elect
-// another. If it stepped nothing from anyone, the silence may be its own
-// backlog: the verdict waits one more liveness timeout, once.
+// liveness timeout. If the host has been stepping batches of other peers
+// for at least half a liveness timeout since p's last, it is processing
+// what reaches it, and p is silent: p is down, every hold on p's silence
+// ends (see overload.go), and every hibernating group whose leader p was
+// wakes without a leader, to elect another. If not (it stepped nothing
+// from anyone, or only just started again after a stall, with p's
+// batches perhaps still queued), the silence may be its own backlog: the
+// verdict waits one more liveness timeout, once.
 func (h *Host) onPeerSilent(p *peer) {
 	h.lock()
 	defer h.unlock()
 	if h.stopped || !p.alive || h.w.Now() < p.silentAt {
 		return // a batch re-armed the timer after it came due
 	}
-	if h.stepped == p.stepped && !p.heldOnce {
+	now := h.w.Now()
+	if (p.othersFrom < 0 || now-p.othersFrom < h.cfg.LivenessTimeout/2) && !p.heldOnce {
 		p.heldOnce = true
 		h.stats.LivenessHolds++
-		p.silentAt = h.w.Now() + h.cfg.LivenessTimeout
+		p.silentAt = now + h.cfg.LivenessTimeout
 		p.timer.Reset(h.cfg.LivenessTimeout)
 		return
 	}
@@ -140,16 +143,12 @@ func (h *Host) firstAlive(g *group) election.ID {
 // held.
 func (h *Host) livenessWait(p *peer) time.Duration {
 	now := h.w.Now()
-	if p.heardAt > 0 || p.gap > 0 {
-		for et2 := 2 * h.ecfg.ElectionTimeout; now-p.gapAt >= et2 && p.gap > 0; p.gapAt += et2 {
-			p.gap /= 2
-		}
-		if g := now - p.heardAt; g > p.gap {
-			p.gap, p.gapAt = g, now
-		}
+	var gap time.Duration
+	if p.heardAt > 0 || p.gap.v > 0 {
+		gap = p.gap.note(now-p.heardAt, now, 2*h.ecfg.ElectionTimeout)
 	}
 	p.heardAt = now
-	wait := min(max(h.cfg.LivenessTimeout, 2*p.gap), h.cfg.LivenessTimeout+2*h.ecfg.ElectionTimeout)
+	wait := min(max(h.cfg.LivenessTimeout, 2*gap), h.cfg.LivenessTimeout+2*h.ecfg.ElectionTimeout)
 	p.silentAt = now + wait
 	return wait
 }

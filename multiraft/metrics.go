@@ -23,7 +23,7 @@ import (
 //	raftick.host.batches_in     counter  batches received since the last report
 //	raftick.host.batches_out    counter  batches sent since the last report
 //	raftick.host.wakes          counter  groups woken since the last report
-//	raftick.host.lagging_skips  counter  timers held back while behind (Stats.LaggingSkips)
+//	raftick.host.lagging_skips  counter  silences held as a backlog's (Stats.LaggingSkips)
 //
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a

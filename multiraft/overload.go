@@ -24,7 +24,11 @@ import (
 //     election timeout ago; if a tick batch of its leader's host was
 //     stepped since then, it lacked the group: the leader is silent and
 //     the follower acts. If none was, the silence may be a backlog's (this
-//     host's or the leader host's), and the timer runs on (a hold).
+//     host's or the leader host's), and the timer runs on (a hold). A
+//     follower that woke from hibernation also holds until the leader's
+//     host has answered something sent after it woke: until that host
+//     processes the follower's Wake its leader may sleep, and its ticks
+//     lack the group.
 //   - Every coalesced answer echoes the send time, on this host's clock,
 //     of the heartbeat it answers. A leader's CheckQuorum (or a
 //     candidate's round) waits for a peer's answers to what it sent since
@@ -39,16 +43,42 @@ import (
 // evidence the hold waits for is younger than holdLimit (the peer's last
 // tick batch stepped, or the send time of the last heartbeat it
 // answered): a peer whose host stopped ticking or answering while it
-// still sends other batches is held for at most holdLimit.
+// still sends other batches is held for at most holdLimit, ten election
+// timeouts unless the peer's recent pace was slower (at most maxHold).
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
 // longer holds anything on it.
 
 // holdLimit bounds every hold: a silence is held only while the evidence
-// it waits for from the peer is at most this old (three election
-// timeouts).
-func (h *Host) holdLimit() time.Duration { return 10 * h.ecfg.ElectionTimeout }
+// it waits for from the peer is at most this old: ten election timeouts,
+// or three times the peer's recent pace (the longest recent gap between
+// its tick batches, or the round trip of its last answer) when that is
+// longer, and never more than maxHold.
+func (h *Host) holdLimit(pace time.Duration) time.Duration {
+	et := h.ecfg.ElectionTimeout
+	return min(max(10*et, 3*pace), maxHold*et)
+}
+
+// maxHold is the most election timeouts any hold lasts.
+const maxHold = 100
+
+// recentMax is the longest of some recent durations: a longer one
+// replaces it, and it halves every half-life, or every twice its value
+// if that is longer (a long gap is forgotten only after a few more).
+type recentMax struct{ v, at time.Duration }
+
+// note records d at now and returns the longest recent duration.
+func (r *recentMax) note(d, now, halfLife time.Duration) time.Duration {
+	for r.v > 0 && now-r.at >= max(halfLife, 2*r.v) {
+		r.at += max(halfLife, 2*r.v)
+		r.v /= 2
+	}
+	if d > r.v {
+		r.v, r.at = d, now
+	}
+	return r.v
+}
 
 // lateLimit returns how late the sweep may run before the host counts as
 // behind (Stats.Behind): half a heartbeat interval, and at least two of
@@ -74,26 +104,46 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		// The leader's host is down: the group's first voter alive
 		// campaigns at once (campaignForDown); the others give it
 		// deferFirst to win before their own timers act.
-		if s.Answers || h.w.Now()-time.Duration(p.downAt.Load()) >= deferFirst*h.ecfg.ElectionTimeout || h.firstUp(g, tab) == h.id {
+		if s.Answers {
+			return false
+		}
+		first := h.firstUp(g, tab)
+		if first == h.id || first == election.None {
+			return false
+		}
+		wait := deferFirst * h.ecfg.ElectionTimeout
+		if q := tab[first]; q != nil {
+			wait = min(max(wait, 3*time.Duration(q.answerPace.Load())), maxHold*h.ecfg.ElectionTimeout)
+		}
+		if h.w.Now()-time.Duration(p.downAt.Load()) >= wait {
 			return false
 		}
 		h.laggingSkips.Add(1)
 		return true
 	}
-	oldest := int64(h.w.Now() - h.holdLimit())
+	now := h.w.Now()
 	if s.Answers {
 		// The peer has answered nothing sent since s.Since, but answered
 		// something sent within holdLimit: it is behind, not silent.
 		a := p.answered.Load()
-		if a < 0 || a >= int64(s.Since) || a < oldest {
+		if a < 0 || a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
 			return false
 		}
 	} else {
 		// No tick batch of the leader's host was stepped since the
-		// follower last heard its leader, but one was within holdLimit.
+		// follower last heard its leader, but one was within holdLimit;
+		// or the follower woke since, and the leader's host has not yet
+		// answered anything sent after that: the leader may sleep until
+		// it processes the follower's Wake, and its ticks lack the group.
 		t := p.tickAt.Load()
-		if t < 0 || t > int64(s.Since) || t < oldest {
+		if t < 0 || t < int64(now-h.holdLimit(time.Duration(p.tickPace.Load()))) {
 			return false
+		}
+		if t > int64(s.Since) {
+			a, w := p.answered.Load(), g.wokeAt.Load()
+			if a >= w || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
+				return false
+			}
 		}
 	}
 	h.laggingSkips.Add(1)
@@ -102,7 +152,8 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 
 // deferFirst is how many election timeouts the survivors of a group
 // whose leader's host went down wait for its first voter alive to win
-// before their own timers act.
+// before their own timers act: that, or three times the first voter's
+// recent answer round trip if longer (a round takes two), at most 100.
 const deferFirst = 2
 
 // firstUp is firstAlive without Host.mu, for lagging.
@@ -119,22 +170,33 @@ func (h *Host) firstUp(g *group, tab map[election.ID]*peer) election.ID {
 // a tick batch's time, the latest send time its answers echo. h.mu is
 // held.
 func (h *Host) processed(p *peer, b *Batch) {
-	h.stepped++
-	p.stepped = h.stepped
-	now := int64(h.w.Now())
+	now := h.w.Now()
+	// p's silence, if any, starts counting the others' batches afresh;
+	// the others' silences have a batch of p stepped since they began.
+	p.othersFrom = -1
+	for _, q := range h.peerList {
+		if q != p && q.othersFrom < 0 {
+			q.othersFrom = now
+		}
+	}
+	halfLife := 2 * h.ecfg.ElectionTimeout
 	if b.Tick {
-		p.tickAt.Store(now)
+		if last := p.tickAt.Load(); last >= 0 {
+			p.tickPace.Store(int64(p.tickGap.note(now-time.Duration(last), now, halfLife)))
+		}
+		p.tickAt.Store(int64(now))
 	}
 	if len(b.Responses) == 0 {
 		return
 	}
-	latest := int64(-1)
+	latest := time.Duration(-1)
 	for i := range b.Responses {
-		latest = max(latest, int64(b.Responses[i].Sent))
+		latest = max(latest, b.Responses[i].Sent)
 	}
-	if latest > p.answered.Load() && latest <= now {
-		p.answered.Store(latest)
-		p.answeredAt.Store(now)
+	if latest > time.Duration(p.answered.Load()) && latest <= now {
+		p.answerPace.Store(int64(p.answerLag.note(now-latest, now, halfLife)))
+		p.answered.Store(int64(latest))
+		p.answeredAt.Store(int64(now))
 	}
 }
 

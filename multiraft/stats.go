@@ -21,8 +21,9 @@ type Stats struct {
 	// Touch returned (it was busy) and that failed (see Touch).
 	WakeFailures uint64
 	// PeersDown and PeersUp count liveness verdicts; LivenessHolds the
-	// verdicts put off once because the host had stepped no batch from
-	// any peer since the silent one's last (see onPeerSilent).
+	// verdicts put off once because the host had not been stepping other
+	// peers' batches for half a liveness timeout since the silent one's
+	// last (see onPeerSilent).
 	PeersDown, PeersUp, LivenessHolds uint64
 	// BatchesReceived counts inbound batches; Delivered the election
 	// messages stepped into groups; Ignored the entries dropped (unknown

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -182,15 +183,37 @@ func (n *hostNet) loop(i int) {
 	}
 }
 
+// crash stops node crashNode and loses every batch to it, after noting
+// in cr the groups it leads (voterSets[g%nodes] are group g's voters).
+func (n *hostNet) crash(cr *crash, voterSets [][]election.ID) {
+	h := n.hosts[crashNode-1]
+	for g := range cr.lost {
+		if !slices.Contains(voterSets[g%len(voterSets)], crashNode) {
+			continue
+		}
+		if st, err := h.Status(multiraft.GroupID(g)); err == nil && st.Status.Role == election.Leader {
+			cr.lost[g] = true
+		}
+	}
+	cr.start.Store(time.Now().UnixNano())
+	n.queues[crashNode-1].close()
+	h.Stop()
+}
+
+// close drops what q holds and will be sent, and ends its loop.
+func (q *inbox) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
 func (n *hostNet) close() {
 	for _, q := range n.queues {
-		q.mu.Lock()
-		q.closed = true
-		q.mu.Unlock()
-		select {
-		case q.signal <- struct{}{}:
-		default:
-		}
+		q.close()
 	}
 	n.wg.Wait()
 }
@@ -221,14 +244,23 @@ func runHost(cfg Config) (Result, error) {
 	var elections, stepDowns, timeouts atomic.Int64
 	var measuring atomic.Bool
 	ph := newPhases(cfg)
-	observe := func(_ multiraft.GroupID, e election.Event) {
+	var cr *crash
+	if cfg.CrashAt > 0 {
+		cr = newCrash(groups)
+	}
+	observe := func(g multiraft.GroupID, e election.Event) {
 		if !measuring.Load() {
 			return
 		}
 		switch {
+		case e.Type == election.EventLeaderElected && cr != nil:
+			cr.elected(int(g), e.Node)
 		case e.Type == election.EventElectionStart:
 			elections.Add(1)
 			ph.election()
+			if cr != nil {
+				cr.election(int(g))
+			}
 			if e.Reason == election.ReasonTimeout {
 				timeouts.Add(1)
 			}
@@ -402,6 +434,16 @@ func runHost(cfg Config) (Result, error) {
 	ph.checkDue = float64(nActive) / sd.Seconds()
 	s0 := take()
 	cpu0, wall0 := processCPU(), time.Now()
+	crashed := make(chan struct{})
+	if cr != nil {
+		go func() {
+			defer close(crashed)
+			time.Sleep(time.Until(wall0.Add(cfg.CrashAt)))
+			net.crash(cr, voterSets)
+		}()
+	} else {
+		close(crashed)
+	}
 	var phases *PhaseResult
 	if cfg.BurnCores > 0 {
 		pr, err := ph.window(cfg)
@@ -416,6 +458,7 @@ func runHost(cfg Config) (Result, error) {
 	} else {
 		time.Sleep(cfg.Duration)
 	}
+	<-crashed
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
@@ -474,6 +517,10 @@ func runHost(cfg Config) (Result, error) {
 		WheelPanics:       s1.ws.Panics,
 		Host:              hr,
 		Phases:            phases,
+	}
+	if cr != nil {
+		r := cr.result(cfg.CrashAt, et)
+		res.Crash = &r
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs

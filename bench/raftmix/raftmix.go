@@ -122,6 +122,11 @@ type Config struct {
 	// must end within the window. At most 64.
 	BurnCores       int
 	BurnAt, BurnFor time.Duration
+	// CrashAt, if positive, crashes node 1 (its Host stops and batches to
+	// it are lost) that long after the measured window's start, and the
+	// Result reports the failover of the groups it led and the elections
+	// in the others (Result.Crash). ImplHost only; within the window.
+	CrashAt time.Duration
 }
 
 // maxBurnCores bounds Config.BurnCores.
@@ -171,6 +176,10 @@ func (c Config) Validate() error {
 		return fieldErr("BurnFor", c.BurnFor, "must be >= 0")
 	case c.BurnCores > 0 && (c.BurnFor == 0 || c.BurnAt+c.BurnFor > c.Duration):
 		return fieldErr("BurnFor", c.BurnFor, "a burn from %v must last and end within the %v window", c.BurnAt, c.Duration)
+	case c.CrashAt < 0 || c.CrashAt > 0 && c.CrashAt >= c.Duration:
+		return fieldErr("CrashAt", c.CrashAt, "must be in [0, %v) (the window)", c.Duration)
+	case c.CrashAt > 0 && c.Impl != ImplHost:
+		return fieldErr("CrashAt", c.CrashAt, "a crash needs implementation %s, not %q", ImplHost, c.Impl)
 	}
 	return nil
 }
@@ -250,6 +259,9 @@ type Result struct {
 	// Phases holds the elections by phase of a run with a burn
 	// (Config.BurnCores); nil for the others.
 	Phases *PhaseResult `json:"phases,omitempty"`
+	// Crash holds the failover of a run with a crash (Config.CrashAt);
+	// nil for the others.
+	Crash *CrashResult `json:"crash,omitempty"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.

@@ -55,6 +55,14 @@
 // hosts recover when an overload ends.
 //
 //	go run ./bench/scalemix -impl raftick-host -groups 20000 -seconds 60 -warmup 5 -burn-cores 1 -burn-at 20s -burn-for 20s
+//
+// -crash-at D (raftick-host only) crashes node 1 D after the window's
+// start (its Host stops, batches to it are lost) and prints under the row
+// how long the groups it led took to elect a leader on another node (p50,
+// p99 and max over them, from the crash to the first election won) and
+// how many elections started in the groups that kept their leader:
+//
+//	go run ./bench/scalemix -impl raftick-host -groups 10000 -seconds 20 -warmup 5 -crash-at 10s -burn-cores 1 -burn-at 5s -burn-for 15s
 package main
 
 import (
@@ -116,6 +124,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	burnCores := fs.Int("burn-cores", 0, "raftick-host: burn this many cores (a process each) during the window, and count elections before, during and after")
 	burnAt := fs.Duration("burn-at", 0, "raftick-host: start the burn this long after the window starts")
 	burnFor := fs.Duration("burn-for", 0, "raftick-host: burn this long; the burn must end within -seconds")
+	crashAt := fs.Duration("crash-at", 0, "raftick-host: crash node 1 this long after the window starts, and report the failover of the groups it led")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -174,6 +183,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
 	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
 	o.cfg.BurnCores, o.cfg.BurnAt, o.cfg.BurnFor = *burnCores, *burnAt, *burnFor
+	o.cfg.CrashAt = *crashAt
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
 		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
@@ -292,6 +302,9 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 			for _, line := range phaseLines(*res.Phases) {
 				fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, line)
 			}
+		}
+		if res.Crash != nil {
+			fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, crashLine(*res.Crash))
 		}
 	}
 	if !o.json {
@@ -563,7 +576,7 @@ func hostLines(r, first raftmix.Result) []string {
 			h.MessagesPerSec, h.BatchesPerSec, h.Coalescing, h.Hibernations, h.Wakes, h.PeersDown, h.LivenessWakes),
 		fmt.Sprintf("raftick-host: spurious elections: %d leaders stepped down by CheckQuorum, %d elections after a follower's timeout",
 			h.CheckQuorumStepDowns, h.TimeoutElections),
-		fmt.Sprintf("raftick-host: %d spells behind, %d timers held while behind; %d of %d hosts behind at the end; latest sweep %.1f ms late (since the build)",
+		fmt.Sprintf("raftick-host: %d spells behind, %d silences held (a backlog's, not the peer's); %d of %d hosts behind at the end; latest sweep %.1f ms late (since the build)",
 			h.BehindSpells, h.LaggingSkips, h.BehindAtEnd, h.Nodes, h.MaxSweepLatenessMs),
 		fmt.Sprintf("raftick-host: batches/s by cause: %.1f heartbeat tick, %.1f answers, %.1f loose, %.1f control, %.1f single message, %.1f liveness",
 			h.TickBatchesPerSec, h.AnswerBatchesPerSec, h.LooseBatchesPerSec, h.ControlBatchesPerSec, h.DirectBatchesPerSec, h.LivenessBatchesPerSec),
@@ -578,6 +591,15 @@ func hostLines(r, first raftmix.Result) []string {
 	return lines
 }
 
+// crashLine describes a run with a crash: the failover of the groups
+// the crashed node led, and the elections of the others.
+func crashLine(c raftmix.CrashResult) string {
+	ets := func(ms float64) float64 { return ms / c.ElectionTimeoutMs }
+	return fmt.Sprintf("crash: node 1 at %gs: %d of %d lost groups re-elected, failover p50 %.0f ms (%.1f ETs), p99 %.0f ms (%.1f), max %.0f ms (%.1f); elections %d before, %d after in the groups that kept their leader",
+		c.CrashAtSec, c.Recovered, c.Lost, c.FailoverP50Ms, ets(c.FailoverP50Ms), c.FailoverP99Ms, ets(c.FailoverP99Ms),
+		c.FailoverMaxMs, ets(c.FailoverMaxMs), c.ElectionsBefore, c.KeptElections)
+}
+
 // phaseLines describes a run with a burn: elections, CheckQuorum
 // step-downs and cores in each phase, and how long after the burn the
 // last election started.
@@ -585,7 +607,7 @@ func phaseLines(p raftmix.PhaseResult) []string {
 	var lines []string
 	lines = append(lines, fmt.Sprintf("burn: %d cores from %gs for %gs of the window", p.BurnCores, p.BurnAtSec, p.BurnForSec))
 	for k, name := range raftmix.PhaseNames {
-		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d timers held; longest stall %.1f ms, load average %.2f at the end",
+		lines = append(lines, fmt.Sprintf("burn: %-6s %5.1fs: %6d elections, %6d check-quorum step-downs, %.3f cores, heartbeat pace %.4f, check rate %.4f, %d spells behind, %d silences held; longest stall %.1f ms, load average %.2f at the end",
 			name, p.Seconds[k], p.Elections[k], p.StepDowns[k], p.Cores[k], p.HeartbeatPace[k], p.CheckRate[k], p.BehindSpells[k], p.LaggingSkips[k], p.MaxStallMs[k], p.LoadAvg[k]))
 	}
 	last := "no election after the burn"

@@ -226,6 +226,28 @@ func TestBurn(t *testing.T) {
 	require.Contains(t, out, "burn: elections per second: ")
 }
 
+// TestCrash runs raftick-host with node 1 crashed inside the window and
+// checks the shape of what it reports: the groups node 1 led, those
+// re-elected on another node with their failover times in order, and the
+// line under the row (no timing is asserted: the machine may be loaded).
+func TestCrash(t *testing.T) {
+	out := runOK(t, "-groups", "30", "-impl", raftmix.ImplHost, "-seconds", "1.5", "-warmup", "0.2",
+		"-crash-at", "0.3s", "-json")
+	var r raftmix.Result
+	require.NoError(t, json.Unmarshal([]byte(out), &r), "output %q", out)
+	c := r.Crash
+	require.NotNil(t, c)
+	require.Equal(t, 0.3, c.CrashAtSec)
+	require.Positive(t, c.Lost, "node 1 led groups (a third, as bootstrapped)")
+	require.LessOrEqual(t, c.Recovered, c.Lost)
+	require.LessOrEqual(t, c.FailoverP50Ms, c.FailoverP99Ms)
+	require.LessOrEqual(t, c.FailoverP99Ms, c.FailoverMaxMs)
+	require.Positive(t, c.ElectionTimeoutMs)
+
+	out = runOK(t, "-groups", "30", "-impl", raftmix.ImplHost, "-seconds", "0.5", "-warmup", "0", "-crash-at", "0.1s")
+	require.Contains(t, out, "crash: node 1 at 0.1s: ")
+}
+
 // TestProductSmoke runs raftick-node and etcd-tick briefly and checks the
 // structure of their results, as TestSmoke does for the timer rows.
 func TestProductSmoke(t *testing.T) {
@@ -328,6 +350,9 @@ func TestBadFlags(t *testing.T) {
 		{"-impl", "raftick-host", "-burn-cores", "-1"},
 		{"-impl", "raftick-host", "-burn-cores", "65", "-burn-for", "1s"},
 		{"-impl", "raftick-host", "-burn-cores", "1", "-burn-at", "-1s", "-burn-for", "1s"},
+		{"-impl", "raftick", "-crash-at", "1s"},
+		{"-impl", "raftick-host", "-crash-at", "10s", "-seconds", "10"},
+		{"-impl", "raftick-host", "-crash-at", "-1s"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {
