@@ -111,7 +111,7 @@ func (n *Node) becomePreCandidate(reason string) {
 	}
 	n.leader = None
 	n.setRole(PreCandidate, reason)
-	n.votes = map[ID]bool{n.id: true}
+	n.votes.Reset(n.majority, n.id)
 	n.restartElectionTimer(0)
 	n.stats.PreVotes++
 	n.emitEvent(Event{Type: EventElectionStart, Term: n.term + 1, Reason: reason, PreVote: true})
@@ -119,7 +119,7 @@ func (n *Node) becomePreCandidate(reason string) {
 	for _, p := range n.peers {
 		n.send(Message{Type: MsgPreVote, To: p, Term: n.term + 1, LastLogIndex: idx, LastLogTerm: lt, Priority: n.cfg.Priority})
 	}
-	if n.quorum <= 1 {
+	if n.majority.Size() <= 1 {
 		n.becomeCandidate(ReasonPreVoteWon, false)
 	}
 }
@@ -141,11 +141,11 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	n.emit(EventTermChange, None, reason)
 	counts := true
 	if n.cfg.Emulate.BackoffOnRejections && n.role == Candidate {
-		_, rejected := n.tally() // the previous round's
+		_, rejected := n.votes.Tally() // the previous round's
 		counts = 2*rejected >= len(n.peers)
 	}
 	n.setRole(Candidate, reason)
-	n.votes = map[ID]bool{n.id: true}
+	n.votes.Reset(n.majority, n.id)
 	n.stopElectionTimer()
 	if counts {
 		n.voteJ.beginRound()
@@ -158,21 +158,9 @@ func (n *Node) becomeCandidate(reason string, transfer bool) {
 	for _, p := range n.peers {
 		n.send(Message{Type: MsgVote, To: p, Term: term, LastLogIndex: idx, LastLogTerm: lt, Transfer: transfer, Priority: n.cfg.Priority})
 	}
-	if n.quorum <= 1 {
+	if n.majority.Size() <= 1 {
 		n.becomeLeader()
 	}
-}
-
-// tally counts the granted and rejected responses of the current round.
-func (n *Node) tally() (granted, rejected int) {
-	for _, g := range n.votes {
-		if g {
-			granted++
-		} else {
-			rejected++
-		}
-	}
-	return granted, rejected
 }
 
 func (n *Node) deny(m Message, respType MsgType, reason string, prevote bool) {
@@ -231,10 +219,10 @@ func (n *Node) handlePreVoteResp(m Message) {
 	granted, rejected, fresh := n.recordAnswer(m)
 	switch {
 	case !fresh:
-	case granted >= n.quorum && n.promiseForbidsCampaign():
+	case n.majority.Reached(granted) && n.promiseForbidsCampaign():
 		// Won, but its own vote is promised to a leader's lease.
 		n.stepDown(n.term, ReasonLeaderAlive, None)
-	case granted >= n.quorum:
+	case n.majority.Reached(granted):
 		n.becomeCandidate(ReasonPreVoteWon, false)
 	case n.cannotWin(rejected):
 		n.stepDown(n.term, ReasonLostPreVote, None)
@@ -320,7 +308,7 @@ func (n *Node) handleVoteResp(m Message) {
 	granted, rejected, fresh := n.recordAnswer(m)
 	switch {
 	case !fresh:
-	case granted >= n.quorum:
+	case n.majority.Reached(granted):
 		n.becomeLeader()
 	case n.cannotWin(rejected) && !n.cfg.Emulate.WaitForVoteTimeout:
 		n.stepDown(n.term, ReasonLostElection, None)
@@ -331,18 +319,17 @@ func (n *Node) handleVoteResp(m Message) {
 // and returns the tally; a second answer from the same peer changes nothing
 // and reports fresh == false.
 func (n *Node) recordAnswer(m Message) (granted, rejected int, fresh bool) {
-	if _, dup := n.votes[m.From]; dup {
+	if !n.votes.Record(m.From, m.Granted) {
 		return 0, 0, false
 	}
-	n.votes[m.From] = m.Granted
-	granted, rejected = n.tally()
+	granted, rejected = n.votes.Tally()
 	return granted, rejected, true
 }
 
 // cannotWin reports whether so many voters rejected this round that it can
 // no longer reach a quorum.
 func (n *Node) cannotWin(rejected int) bool {
-	return rejected > len(n.cfg.Voters)-n.quorum
+	return n.majority.Lost(rejected)
 }
 
 func (n *Node) handleTimeoutNow(m Message) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/internal/logging"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -251,7 +252,7 @@ func (c Config) Validate() error {
 func (c Config) Effective() (Config, error) { return c.normalized() }
 
 // Quorum returns the number of votes that make a majority of Voters.
-func (c Config) Quorum() int { return len(c.Voters)/2 + 1 }
+func (c Config) Quorum() int { return quorum.Majority(len(c.Voters)).Size() }
 
 // normalized returns a copy of c with defaults applied, or the first
 // validation error.

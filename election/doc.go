@@ -233,30 +233,32 @@
 // A node reports to go-metrics (github.com/hashicorp/go-metrics), to the
 // global sink unless Config.Metrics names another, like hashicorp/raft;
 // Config.Metrics set to *metrics.BlackholeSink turns metrics off (the node
-// then builds no events unless someone observes them). The names, with the
-// hashicorp/raft metric each one corresponds to:
+// then builds no events unless someone observes them). The names follow
+// the project's convention, raftick.<subsystem>.<lower_snake_case words>
+// (the subsystem is election here), and each one corresponds to a
+// hashicorp/raft metric:
 //
-//	raftick.state.follower                   counter  raft.state.follower
-//	raftick.state.precandidate               counter  (none: hashicorp's pre-vote has no state)
-//	raftick.state.candidate                  counter  raft.state.candidate
-//	raftick.state.leader                     counter  raft.state.leader
-//	raftick.transition.heartbeat_timeout     counter  raft.transition.heartbeat_timeout
-//	raftick.transition.leader_lease_timeout  counter  raft.transition.leader_lease_timeout
-//	raftick.prevote.started                  counter  (raft.candidate.preElectSelf times it)
-//	raftick.prevote.won, .lost               counter  (none)
-//	raftick.prevote.granted                  counter  (raft.rpc.requestPreVote times the RPC)
-//	raftick.prevote.refused{reason}          counter  (none)
-//	raftick.election.started                 counter  (raft.candidate.electSelf times it)
-//	raftick.election.won, .lost              counter  (none; won ~ raft.state.leader)
-//	raftick.vote.granted                     counter  (raft.rpc.requestVote times the RPC)
-//	raftick.vote.refused{reason}             counter  (none)
-//	raftick.stepdown{reason,from}            counter  (none)
-//	raftick.leader.lastContact               sample   raft.leader.lastContact (ms)
+//	raftick.election.state.follower                   counter  raft.state.follower
+//	raftick.election.state.precandidate               counter  (none: hashicorp's pre-vote has no state)
+//	raftick.election.state.candidate                  counter  raft.state.candidate
+//	raftick.election.state.leader                     counter  raft.state.leader
+//	raftick.election.transition.heartbeat_timeout     counter  raft.transition.heartbeat_timeout
+//	raftick.election.transition.leader_lease_timeout  counter  raft.transition.leader_lease_timeout
+//	raftick.election.prevote.started                  counter  (raft.candidate.preElectSelf times it)
+//	raftick.election.prevote.won, .lost               counter  (none)
+//	raftick.election.prevote.granted                  counter  (raft.rpc.requestPreVote times the RPC)
+//	raftick.election.prevote.refused{reason}          counter  (none)
+//	raftick.election.started                          counter  (raft.candidate.electSelf times it)
+//	raftick.election.won, .lost                       counter  (none; won ~ raft.state.leader)
+//	raftick.election.vote.granted                     counter  (raft.rpc.requestVote times the RPC)
+//	raftick.election.vote.refused{reason}             counter  (none)
+//	raftick.election.stepdown{reason,from}            counter  (none)
+//	raftick.election.leader.last_contact              sample   raft.leader.lastContact (ms)
 //
 // A lost election is a candidate round that ended without a win (the
 // candidate stepped down or its vote timer started the next term).
-// raftick.leader.lastContact is sampled at every step-down check (with
-// CheckQuorum): the age of the oldest answer among the peers heard from
+// raftick.election.leader.last_contact is sampled at every step-down
+// check (with CheckQuorum): the age of the oldest answer among the peers heard from
 // within the lease. Every metric is labelled node (the node's ID), then
 // with Config.MetricsLabels (a group label, say), so that the nodes on one
 // sink keep their series apart; each label value adds series, so with many

@@ -165,5 +165,5 @@ func (n *Node) QuorumContact() bool {
 			alive++
 		}
 	}
-	return alive >= n.quorum
+	return n.majority.Reached(alive)
 }

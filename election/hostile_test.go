@@ -3,8 +3,13 @@ package election_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/election/electiontest"
+	"github.com/stretchr/testify/require"
 )
 
 // chooser draws the choices of a hostile message: *rand.Rand for the
@@ -139,4 +144,83 @@ func (c *cluster) noteForgery(m election.Message) {
 		c.leases = false
 		c.forgedTransfer = true
 	}
+}
+
+func TestStepIgnoresBadInput(t *testing.T) {
+	p := newProbe(t, nil)
+	hbm := election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 3}
+	p.n.Step(hbm) // before Start
+	require.Equal(t, uint64(1), p.n.Stats().IgnoredStopped)
+	p.start(t)
+	p.n.Step(hbm)
+	p.take()
+	before := p.n.Status()
+
+	cases := []struct {
+		name    string
+		m       election.Message
+		counter func(s election.Stats) uint64
+	}{
+		{"wrong To", election.Message{Type: election.MsgVote, From: 2, To: 3, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredWrongTo }},
+		{"To is None", election.Message{Type: election.MsgVote, From: 2, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredWrongTo }},
+		{"unknown sender", election.Message{Type: election.MsgVote, From: 9, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
+		{"sender None", election.Message{Type: election.MsgHeartbeat, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
+		{"from itself", election.Message{Type: election.MsgHeartbeat, From: 1, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
+		{"zero type", election.Message{From: 2, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
+		{"unknown type", election.Message{Type: 200, From: 2, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
+		{"request with term 0", election.Message{Type: election.MsgVote, From: 2, To: 1}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
+		{"stale heartbeat", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 2}, func(s election.Stats) uint64 { return s.IgnoredStale }},
+		{"stale timeout-now", election.Message{Type: election.MsgTimeoutNow, From: 2, To: 1, Term: 1}, func(s election.Stats) uint64 { return s.IgnoredStale }},
+		{"stale vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredStale }},
+		{"unexpected vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
+		{"unexpected pre-vote response", election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 4, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
+		{"heartbeat response to a follower", election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
+		{"second leader in a term", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 3}, func(s election.Stats) uint64 { return s.Anomalies }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ignored := len(p.eventsOf(election.EventIgnored))
+			c := tc.counter(p.n.Stats())
+			require.NotPanics(t, func() { p.n.Step(tc.m) })
+			require.Equal(t, c+1, tc.counter(p.n.Stats()))
+			evs := p.eventsOf(election.EventIgnored)
+			require.Len(t, evs, ignored+1)
+			require.Equal(t, tc.m.From, evs[len(evs)-1].Peer)
+			require.Equal(t, tc.m.Type, evs[len(evs)-1].Msg)
+			require.Equal(t, before, p.n.Status(), "state unchanged")
+			if tc.name != "stale heartbeat" {
+				require.Empty(t, p.take())
+			}
+			p.take()
+		})
+	}
+	p.n.Stop()
+	p.n.Step(hbm)
+	require.Equal(t, uint64(2), p.n.Stats().IgnoredStopped)
+}
+
+func TestRandomMessagesNeverPanic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	p := newProbe(t, func(c *election.Config) { c.PreVote, c.CheckQuorum, c.LeaderStickiness = true, true, true }).start(t)
+	for range 20000 {
+		m := election.Message{
+			Type: election.MsgType(rng.IntN(10)), From: election.ID(rng.IntN(5)), To: election.ID(rng.IntN(3)),
+			Term: uint64(rng.IntN(6)), LastLogIndex: uint64(rng.IntN(3)), LastLogTerm: uint64(rng.IntN(3)),
+			Granted: rng.IntN(2) == 0, Transfer: rng.IntN(4) == 0,
+		}
+		require.NotPanics(t, func() { p.n.Step(m) })
+		if rng.IntN(20) == 0 {
+			p.v.AdvanceBy(time.Duration(rng.Int64N(int64(et))))
+		}
+	}
+	c := electiontest.NewChecker(3)
+	for _, e := range p.events {
+		if e.Type != election.EventLeaderElected { // the fuzzer forges votes
+			c.Observe(e)
+		}
+	}
+	require.NoError(t, c.Err())
+	s := p.n.Stats()
+	require.Equal(t, uint64(20000), s.Received)
+	require.NotZero(t, s.IgnoredWrongTo+s.IgnoredUnknown+s.IgnoredMalformed)
 }

@@ -49,7 +49,7 @@ func (n *Node) becomeLeader() {
 	now := n.w.Now()
 	n.leader = n.id
 	n.setRole(Leader, ReasonWon)
-	n.votes = nil
+	n.votes.Clear()
 	n.voteT.Stop()
 	n.stopElectionTimer()
 	n.lastContact, n.hasContact = now, true

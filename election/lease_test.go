@@ -11,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/logging"
+	"github.com/raftick/raftick/repeated"
 )
 
 // defaultOpts makes a cluster of n nodes on DefaultConfig with an election
@@ -222,4 +223,113 @@ func TestDefaultLoggerIsNotSilent(t *testing.T) {
 	out.Reset()
 	run(hclog.NewNullLogger())
 	require.Empty(t, out.String())
+}
+
+func TestCheckQuorumStepsDown(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) { c.CheckQuorum = true }).start(t)
+	p.elect(t)
+	won := p.v.Now()
+	// Node 2 answers every heartbeat: a quorum with the leader.
+	for p.v.Now() < won+5*et {
+		p.v.AdvanceToNext()
+		p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: 1, Granted: true})
+	}
+	require.Equal(t, election.Leader, p.n.Status().Role)
+	// Silence: the leader steps down within lease + step-down interval.
+	silent := p.v.Now()
+	for p.n.Status().Role == election.Leader {
+		p.v.AdvanceToNext()
+	}
+	require.LessOrEqual(t, p.v.Now()-silent, time.Duration(0.9*float64(et))+et/2)
+	sd := p.eventsOf(election.EventStepDown)
+	require.Contains(t, sd[0].Reason, "check quorum")
+	require.Equal(t, election.ID(0), p.n.Status().Leader)
+	// A higher term in a heartbeat response also deposes a leader.
+	p = newProbe(t, nil).start(t)
+	p.elect(t)
+	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 3, To: 1, Term: 9})
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.Equal(t, uint64(9), p.n.Status().Term)
+}
+
+// TestCheckQuorumWaitsForUnansweredHeartbeats: a leader steps down for
+// heartbeats its peers did not answer, not for heartbeats it did not send.
+// With heartbeats rarer than the lease (as when a host's heartbeats run
+// late), every answer is older than the lease at some checks, but every
+// heartbeat was answered: the leader stays, without claiming a lease it
+// does not hold; once a heartbeat goes unanswered it steps down.
+func TestCheckQuorumWaitsForUnansweredHeartbeats(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) {
+		c.CheckQuorum = true
+		c.HeartbeatInterval = et - et/50 // 98ms: longer than the 90ms lease
+		c.HeartbeatJitter = repeated.None()
+		c.StepDownInterval = et / 10
+	}).start(t)
+	p.elect(t)
+	won := p.v.Now()
+	lapsed := false
+	for p.v.Now() < won+10*et {
+		p.v.AdvanceToNext()
+		for _, m := range p.take() {
+			if m.Type == election.MsgHeartbeat && m.To == 2 {
+				p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: m.Term, Granted: true})
+			}
+		}
+		require.Equal(t, election.Leader, p.n.Status().Role, "at %v", p.v.Now()-won)
+		lapsed = lapsed || !p.n.QuorumContact()
+	}
+	require.True(t, lapsed, "the lease lapsed between rare heartbeats")
+	require.Empty(t, p.eventsOf(election.EventStepDown))
+	// Node 2 stops answering: the leader steps down once a heartbeat has
+	// gone unanswered for a heartbeat interval and the lease has passed.
+	silent := p.v.Now()
+	for p.n.Status().Role == election.Leader {
+		p.v.AdvanceToNext()
+	}
+	require.LessOrEqual(t, p.v.Now()-silent, 2*et)
+	require.Contains(t, p.eventsOf(election.EventStepDown)[0].Reason, "check quorum")
+}
+
+// TestLeaseRunsFromHeartbeatSendTime: the leader's lease (QuorumContact)
+// runs from when the answered heartbeats were sent, not from when their
+// answers arrived. A follower that answers refuses candidates for an
+// election timeout from when it heard the heartbeat; an answer that spent
+// half an election timeout in queues must not stretch the leader's lease
+// past that promise. A new leader holds no lease until a quorum answered,
+// and an answer that does not echo the send time never extends it.
+func TestLeaseRunsFromHeartbeatSendTime(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) {
+		c.CheckQuorum = true
+		c.HeartbeatInterval = et - et/50 // no second heartbeat within the lease
+		c.HeartbeatJitter = repeated.None()
+	}).start(t)
+	p.elect(t)
+	require.False(t, p.n.QuorumContact(), "no lease before a quorum answered a heartbeat")
+
+	var hbTo2 election.Message
+	for _, m := range p.take() {
+		if m.Type == election.MsgHeartbeat && m.To == 2 {
+			hbTo2 = m
+		}
+	}
+	require.Equal(t, election.MsgHeartbeat, hbTo2.Type, "the new leader heartbeats at once")
+	sent := hbTo2.Sent
+	require.Equal(t, p.v.Now(), sent)
+
+	// The answer arrives half an election timeout late.
+	lease := time.Duration(float64(et) * 0.9)
+	p.v.AdvanceTo(sent + et/2)
+	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: hbTo2.Term, Granted: true, Sent: sent})
+	require.True(t, p.n.QuorumContact(), "a quorum answered a heartbeat sent within the lease")
+	p.v.AdvanceTo(sent + lease - time.Microsecond)
+	require.True(t, p.n.QuorumContact())
+	p.v.AdvanceTo(sent + lease)
+	p.take()
+	require.False(t, p.n.QuorumContact(), "the lease ends a lease after the heartbeat was sent (exclusive), not after the answer arrived")
+
+	// An answer without the send time counts for CheckQuorum, not for the
+	// lease.
+	p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: hbTo2.Term, Granted: true})
+	require.False(t, p.n.QuorumContact())
+	require.Equal(t, election.Leader, p.n.Status().Role)
 }

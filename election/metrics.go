@@ -13,24 +13,24 @@ import (
 
 // Metric keys; the package documentation lists them beside hashicorp/raft's.
 var (
-	keyStateFollower     = []string{"raftick", "state", "follower"}
-	keyStatePreCandidate = []string{"raftick", "state", "precandidate"}
-	keyStateCandidate    = []string{"raftick", "state", "candidate"}
-	keyStateLeader       = []string{"raftick", "state", "leader"}
-	keyHeartbeatTimeout  = []string{"raftick", "transition", "heartbeat_timeout"}
-	keyLeaseTimeout      = []string{"raftick", "transition", "leader_lease_timeout"}
-	keyPreVoteStarted    = []string{"raftick", "prevote", "started"}
-	keyPreVoteWon        = []string{"raftick", "prevote", "won"}
-	keyPreVoteLost       = []string{"raftick", "prevote", "lost"}
+	keyStateFollower     = []string{"raftick", "election", "state", "follower"}
+	keyStatePreCandidate = []string{"raftick", "election", "state", "precandidate"}
+	keyStateCandidate    = []string{"raftick", "election", "state", "candidate"}
+	keyStateLeader       = []string{"raftick", "election", "state", "leader"}
+	keyHeartbeatTimeout  = []string{"raftick", "election", "transition", "heartbeat_timeout"}
+	keyLeaseTimeout      = []string{"raftick", "election", "transition", "leader_lease_timeout"}
+	keyPreVoteStarted    = []string{"raftick", "election", "prevote", "started"}
+	keyPreVoteWon        = []string{"raftick", "election", "prevote", "won"}
+	keyPreVoteLost       = []string{"raftick", "election", "prevote", "lost"}
 	keyElectionStarted   = []string{"raftick", "election", "started"}
 	keyElectionWon       = []string{"raftick", "election", "won"}
 	keyElectionLost      = []string{"raftick", "election", "lost"}
-	keyVoteGranted       = []string{"raftick", "vote", "granted"}
-	keyVoteRefused       = []string{"raftick", "vote", "refused"}
-	keyPreVoteGranted    = []string{"raftick", "prevote", "granted"}
-	keyPreVoteRefused    = []string{"raftick", "prevote", "refused"}
-	keyStepDown          = []string{"raftick", "stepdown"}
-	keyLeaderLastContact = []string{"raftick", "leader", "lastContact"}
+	keyVoteGranted       = []string{"raftick", "election", "vote", "granted"}
+	keyVoteRefused       = []string{"raftick", "election", "vote", "refused"}
+	keyPreVoteGranted    = []string{"raftick", "election", "prevote", "granted"}
+	keyPreVoteRefused    = []string{"raftick", "election", "prevote", "refused"}
+	keyStepDown          = []string{"raftick", "election", "stepdown"}
+	keyLeaderLastContact = []string{"raftick", "election", "leader", "last_contact"}
 )
 
 // nodeMetrics reports a node's events to a go-metrics sink. Its methods

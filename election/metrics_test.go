@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/msink"
 )
 
 // nodeLabel matches the node label of a flattened InmemSink key.
@@ -62,25 +62,25 @@ func TestMetricNames(t *testing.T) {
 
 	counters, samples := metricNames(sink)
 	for _, want := range []string{
-		"raftick.state.follower",
-		"raftick.state.precandidate",
-		"raftick.state.candidate",
-		"raftick.state.leader",
-		"raftick.transition.heartbeat_timeout",
-		"raftick.transition.leader_lease_timeout",
-		"raftick.prevote.started",
-		"raftick.prevote.won",
-		"raftick.prevote.granted",
+		"raftick.election.state.follower",
+		"raftick.election.state.precandidate",
+		"raftick.election.state.candidate",
+		"raftick.election.state.leader",
+		"raftick.election.transition.heartbeat_timeout",
+		"raftick.election.transition.leader_lease_timeout",
+		"raftick.election.prevote.started",
+		"raftick.election.prevote.won",
+		"raftick.election.prevote.granted",
 		"raftick.election.started",
 		"raftick.election.won",
-		"raftick.vote.granted",
-		"raftick.stepdown;reason=check_quorum;from=leader",
+		"raftick.election.vote.granted",
+		"raftick.election.stepdown;reason=check_quorum;from=leader",
 	} {
 		require.Contains(t, counters, want, "counters: %v", counters)
 	}
-	require.Contains(t, samples, "raftick.leader.lastContact")
+	require.Contains(t, samples, "raftick.election.leader.last_contact")
 	for _, k := range append(counters, samples...) {
-		require.True(t, strings.HasPrefix(k, "raftick."), k)
+		require.NoError(t, msink.CheckName(k, "election"))
 	}
 }
 
@@ -98,9 +98,9 @@ func TestMetricsElectionLostAndRefused(t *testing.T) {
 	require.NoError(t, c.nodes[1].Campaign())
 	c.v.AdvanceBy(10 * time.Millisecond)
 	counters, _ := metricNames(sink)
-	require.Contains(t, counters, "raftick.vote.refused;reason=log_not_up_to_date", "counters: %v", counters)
+	require.Contains(t, counters, "raftick.election.vote.refused;reason=log_not_up_to_date", "counters: %v", counters)
 	require.Contains(t, counters, "raftick.election.lost", "counters: %v", counters)
-	require.Contains(t, counters, "raftick.stepdown;reason=lost_election;from=candidate", "counters: %v", counters)
+	require.Contains(t, counters, "raftick.election.stepdown;reason=lost_election;from=candidate", "counters: %v", counters)
 }
 
 // TestMetricsGlobalSinkByDefault: with Config.Metrics nil a node reports to
@@ -158,11 +158,11 @@ func TestMetricsLabelNodesApart(t *testing.T) {
 		}
 	}
 	for _, id := range c.ids {
-		key := fmt.Sprintf("raftick.state.follower;node=%d;group=g7", id)
+		key := fmt.Sprintf("raftick.election.state.follower;node=%d;group=g7", id)
 		require.Equal(t, 1, counts[key], "%s in %v", key, counts)
 	}
-	require.Equal(t, 1, counts[fmt.Sprintf("raftick.state.leader;node=%d;group=g7", leader)])
-	require.Contains(t, samples, fmt.Sprintf("raftick.leader.lastContact;node=%d;group=g7", leader))
+	require.Equal(t, 1, counts[fmt.Sprintf("raftick.election.state.leader;node=%d;group=g7", leader)])
+	require.Contains(t, samples, fmt.Sprintf("raftick.election.leader.last_contact;node=%d;group=g7", leader))
 	for k := range counts {
 		require.Regexp(t, `;node=[123];group=g7(;|$)`, k, "every series names its node, then the group")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/internal/randsrc"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/wheel"
@@ -133,7 +134,7 @@ type nodeCold struct {
 	lv                   LogView
 	logger               hclog.Logger
 	voter                map[ID]bool
-	quorum               int
+	majority             quorum.Majority // of cfg.Voters
 
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.Emulate.KeepTimerOnStepDown); nil without that option.
@@ -152,7 +153,7 @@ type nodeCold struct {
 	// so the leader holds no lease for the rest of the term.
 	transferring bool
 
-	votes map[ID]bool // responses of the current (pre-)vote round
+	votes quorum.Votes[ID] // answers of the current (pre-)vote round
 
 	targetPriority  int
 	priorityCounter int
@@ -199,12 +200,12 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		tr:        tr,
 		detection: c.Detection,
 		nodeCold: &nodeCold{
-			cfg:    c,
-			st:     st,
-			lv:     log,
-			logger: c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
-			voter:  make(map[ID]bool, len(c.Voters)),
-			quorum: c.Quorum(),
+			cfg:      c,
+			st:       st,
+			lv:       log,
+			logger:   c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
+			voter:    make(map[ID]bool, len(c.Voters)),
+			majority: quorum.Majority(len(c.Voters)),
 		},
 	}
 	n.outbox = n.outArr[:0]

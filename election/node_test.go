@@ -322,3 +322,65 @@ func TestHardStatePersistedBeforeReply(t *testing.T) {
 	require.Len(t, sent, 5)
 	require.Equal(t, uint64(5), st.Saves())
 }
+
+func TestLifecycleErrors(t *testing.T) {
+	p := newProbe(t, nil)
+	require.ErrorIs(t, p.n.Campaign(), election.ErrNotStarted)
+	require.ErrorIs(t, p.n.TransferLeadership(2), election.ErrNotStarted)
+	require.NoError(t, p.n.Start())
+	require.ErrorIs(t, p.n.Start(), election.ErrAlreadyStarted)
+	require.ErrorIs(t, p.n.TransferLeadership(2), election.ErrNotLeader)
+	require.ErrorIs(t, p.n.BroadcastHeartbeat(), election.ErrNotLeader)
+	p.elect(t)
+	require.ErrorIs(t, p.n.Campaign(), election.ErrIsLeader)
+	require.ErrorIs(t, p.n.TransferLeadership(9), election.ErrUnknownNode)
+	p.take()
+	require.NoError(t, p.n.TransferLeadership(1), "to itself: nothing")
+	require.Empty(t, p.take())
+	require.NoError(t, p.n.TransferLeadership(3))
+	require.Equal(t, []election.Message{{Type: election.MsgTimeoutNow, From: 1, To: 3, Term: 1}}, p.take())
+	p.n.Stop()
+	p.n.Stop() // idempotent
+	require.ErrorIs(t, p.n.Start(), election.ErrStopped)
+	require.ErrorIs(t, p.n.Campaign(), election.ErrStopped)
+	require.ErrorIs(t, p.n.TransferLeadership(2), election.ErrStopped)
+	require.ErrorIs(t, p.n.BroadcastHeartbeat(), election.ErrStopped)
+	require.True(t, p.n.Status().Stopped)
+	// A stopped node's timers are gone: time passes without messages.
+	p.v.AdvanceBy(10 * et)
+	require.Empty(t, p.take())
+}
+
+func TestSingleNodeElectsItself(t *testing.T) {
+	for _, prevote := range []bool{false, true} {
+		v := newVirtual(t)
+		cfg := validConfig()
+		cfg.Voters, cfg.PreVote = []election.ID{1}, prevote
+		cfg.ElectionTimeout, cfg.HeartbeatInterval = et, hb
+		n, err := election.NewNode(cfg, v.Wheel, election.TransportFunc(func(m election.Message) { t.Errorf("sent %v", m) }), election.NewMemoryStorage(), election.StaticLog{})
+		require.NoError(t, err)
+		require.NoError(t, n.Start())
+		v.AdvanceTo(2 * et)
+		require.Equal(t, election.Leader, n.Status().Role)
+		require.Equal(t, uint64(1), n.Status().Term)
+		v.AdvanceTo(20 * et)
+		require.Equal(t, election.Leader, n.Status().Role, "CheckQuorum: a single node is its own quorum")
+		n.Stop()
+	}
+}
+
+func TestSnapshotTimer(t *testing.T) {
+	var calls []time.Duration
+	var p *probe
+	p = newProbe(t, func(c *election.Config) {
+		c.SnapshotInterval = time.Second
+		c.OnSnapshot = func() { calls = append(calls, p.v.Now()) }
+	}).start(t)
+	p.v.AdvanceTo(3500 * time.Millisecond)
+	require.Len(t, calls, 3)
+	require.GreaterOrEqual(t, calls[0], 500*time.Millisecond, "first period in [T/2, T)")
+	require.Less(t, calls[0], time.Second)
+	require.Equal(t, time.Second, calls[1]-calls[0])
+	require.Equal(t, uint64(3), p.n.Stats().Snapshots)
+	require.Len(t, p.eventsOf(election.EventSnapshot), 3)
+}

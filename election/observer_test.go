@@ -259,3 +259,40 @@ func TestWaitLeaderOther(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, next, l, "None: any leader")
 }
+
+func TestEventsOrderAndSeq(t *testing.T) {
+	v := newVirtual(t)
+	var events []election.Event
+	var eventsAtSend []int
+	cfg := validConfig()
+	cfg.Voters = []election.ID{1, 2}
+	cfg.PreVote = false
+	cfg.Observer = func(e election.Event) { events = append(events, e) }
+	n, err := election.NewNode(cfg, v.Wheel, election.TransportFunc(func(m election.Message) {
+		eventsAtSend = append(eventsAtSend, len(events))
+	}), election.NewMemoryStorage(), election.StaticLog{})
+	require.NoError(t, err)
+	require.NoError(t, n.Start())
+	require.NoError(t, n.Campaign())
+	n.Step(election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true})
+	require.Equal(t, election.Leader, n.Status().Role)
+	for i, e := range events {
+		require.Equal(t, uint64(i+1), e.Seq)
+		require.Equal(t, election.ID(1), e.Node)
+	}
+	var types []election.EventType
+	for _, e := range events {
+		types = append(types, e.Type)
+	}
+	require.Equal(t, []election.EventType{
+		election.EventRoleChange,    // start
+		election.EventTermChange,    // term 1
+		election.EventRoleChange,    // candidate
+		election.EventElectionStart, // campaign
+		election.EventVoteGranted,   // self
+		election.EventRoleChange,    // leader
+		election.EventLeaderElected,
+	}, types)
+	// Events of a step reach the observer before its messages reach the transport.
+	require.Equal(t, []int{5, 7}, eventsAtSend)
+}

@@ -445,3 +445,48 @@ func TestHeartbeatReArmByReset(t *testing.T) {
 	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
 	require.True(t, p.n.HeartbeatReArm(), "the heartbeat restarted it")
 }
+
+func TestTimeoutNowCampaignsAtOnce(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) { c.PreVote, c.Priority, c.Priorities = true, 1, map[election.ID]int{2: 100} }).start(t)
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 4})
+	p.take()
+	p.n.Step(election.Message{Type: election.MsgTimeoutNow, From: 2, To: 1, Term: 4})
+	st := p.n.Status()
+	require.Equal(t, election.Candidate, st.Role, "no pre-vote, no priority skip")
+	require.Equal(t, uint64(5), st.Term)
+	for _, m := range p.take() {
+		require.Equal(t, election.MsgVote, m.Type)
+		require.True(t, m.Transfer)
+		require.Equal(t, 1, m.Priority)
+	}
+}
+
+func TestStickinessIgnoresVotesButNotTransfers(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) { c.LeaderStickiness = true }).start(t)
+	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 1})
+	p.take()
+	p.n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 2})
+	require.Equal(t, []election.Message{{Type: election.MsgVoteResp, From: 1, To: 3, Term: 1}}, p.take())
+	require.Equal(t, uint64(1), p.n.Status().Term, "term of an ignored request is not adopted")
+	require.Equal(t, uint64(1), p.n.Stats().LeaseRejections)
+	p.n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 2, Transfer: true})
+	require.Equal(t, []election.Message{{Type: election.MsgVoteResp, From: 1, To: 3, Term: 2, Granted: true}}, p.take())
+	// Once the leader is silent for ET, requests are considered again.
+	p.v.AdvanceBy(et)
+	p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 3})
+	require.True(t, p.take()[0].Granted)
+}
+
+func TestPrioritySkipsAndDecays(t *testing.T) {
+	p := newProbe(t, func(c *election.Config) {
+		c.Priority, c.Priorities = 10, map[election.ID]int{2: 100, 3: 40}
+	}).start(t)
+	at := p.runToElection(t)
+	// Target 100 decays 100 -> 80 -> 64 -> 52 -> 42 -> 32 -> 22 -> 12 -> 2
+	// at every second timeout: 15 skips, and the 16th timeout campaigns.
+	require.Equal(t, uint64(15), p.n.Stats().PrioritySkips)
+	require.GreaterOrEqual(t, at, 16*et)
+	require.Less(t, at, 32*et)
+	msgs := p.take()
+	require.Equal(t, 10, msgs[0].Priority)
+}

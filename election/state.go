@@ -142,7 +142,8 @@ func (n *Node) stepDownVoting(term uint64, vote ID, reason string, peer ID) bool
 	}
 	n.role = Follower
 	n.leading.Store(false)
-	n.votes, n.acks = nil, n.acks[:0]
+	n.votes.Clear()
+	n.acks = n.acks[:0]
 	if n.cfg.Emulate.BackoffOnRejections {
 		n.voteJ.leaderKnown() // ocaml-raft: any step-down restarts the backoff
 	}

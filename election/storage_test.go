@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,3 +114,44 @@ func TestRestartFromFileStorage(t *testing.T) {
 	require.False(t, sent[1].Granted, "one vote per term, across restarts")
 	n2.Stop()
 }
+
+func TestStorageFailures(t *testing.T) {
+	boom := errors.New("boom")
+
+	// A vote that cannot be persisted is not granted and no reply leaves.
+	p := newProbe(t, nil).start(t)
+	p.st.SetSaveError(boom)
+	p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 1})
+	require.Empty(t, p.take())
+	require.Equal(t, uint64(0), p.n.Status().Term, "term change not persisted, not applied")
+	require.Equal(t, uint64(1), p.n.Stats().StorageErrors)
+	require.Contains(t, p.eventsOf(election.EventIgnored)[0].Reason, "boom")
+
+	// A candidate that cannot persist its own vote does not campaign.
+	p.runToElection2(t, 3*et)
+	require.Equal(t, election.Follower, p.n.Status().Role)
+	require.Empty(t, p.take())
+	p.st.SetSaveError(nil)
+	p.runToElection(t)
+
+	// Start fails when Load fails.
+	v := newVirtual(t)
+	n, err := election.NewNode(validConfig(), v.Wheel, election.TransportFunc(func(election.Message) {}), failingLoad{}, election.StaticLog{})
+	require.NoError(t, err)
+	require.ErrorIs(t, n.Start(), boomLoad)
+	require.Equal(t, uint64(1), n.Stats().StorageErrors)
+}
+
+// runToElection2 advances d and reports nothing; used where no election may happen.
+func (p *probe) runToElection2(t *testing.T, d time.Duration) {
+	t.Helper()
+	p.v.AdvanceBy(d)
+}
+
+var boomLoad = errors.New("load failed")
+
+type failingLoad struct{}
+
+func (failingLoad) Load() (election.HardState, error) { return election.HardState{}, boomLoad }
+
+func (failingLoad) Save(election.HardState) error { return nil }

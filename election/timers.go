@@ -182,8 +182,8 @@ func (n *Node) onStepDownTimer() {
 	}
 	now, lease := n.w.Now(), n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
-	if alive := n.reachable(now, lease); alive < n.quorum && alive+n.heldSilent(now, lease) < n.quorum {
-		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.quorum, "lease", lease)
+	if alive := n.reachable(now, lease); !n.majority.Reached(alive) && !n.majority.Reached(alive+n.heldSilent(now, lease)) {
+		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.majority.Size(), "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 	}
 	n.unlockAndFlush()
@@ -286,14 +286,14 @@ func (n *Node) roundHeld(since time.Duration) bool {
 	if n.cfg.Lagging == nil {
 		return false
 	}
-	granted, _ := n.tally()
+	granted, _ := n.votes.Tally()
 	held := 0
 	for _, p := range n.peers {
-		if _, ok := n.votes[p]; !ok && n.cfg.Lagging(Silence{Peer: p, Since: since, Answers: true}) {
+		if !n.votes.Answered(p) && n.cfg.Lagging(Silence{Peer: p, Since: since, Answers: true}) {
 			held++
 		}
 	}
-	if held == 0 || granted+held < n.quorum {
+	if held == 0 || !n.majority.Reached(granted+held) {
 		return false
 	}
 	n.stats.LaggingSkips++

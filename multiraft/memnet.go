@@ -1,114 +1,84 @@
 package multiraft
 
 import (
-	"sync"
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/memnet"
 	"github.com/raftick/raftick/wheel"
 )
 
-// MemNetwork is an in-memory network of Hosts sharing one wheel: each
-// batch is delivered by a wheel timer after a delay, so on a virtual wheel
-// a whole multi-raft cluster runs deterministically on the goroutine
-// advancing the wheel. It supports a per-batch delay function, cut links
-// and detached (crashed) hosts, and is meant for tests, examples and
+// MemNetwork is an in-memory network of Hosts sharing one wheel, on the
+// project's one message carrier (package memnet): each batch is
+// delivered by a wheel timer after a delay, so on a virtual wheel a
+// whole multi-raft cluster runs deterministically on the goroutine
+// advancing the wheel. It supports a fixed delay or a per-batch route
+// (delays, loss, duplication), cut links, isolation, partitions and
+// detached (crashed) hosts, and is meant for tests, examples and
 // simulations. Safe for concurrent use.
 type MemNetwork struct {
-	w *wheel.Wheel
-
-	mu    sync.Mutex
-	delay func(Batch) time.Duration
-	hosts map[election.ID]*Host
-	cut   map[[2]election.ID]bool
-	stats MemNetworkStats
+	net   *memnet.Network[election.ID, Batch, *Host]
+	delay []time.Duration // SetDelay's one-copy route, reused under the network's lock
 }
 
 // MemNetworkStats counts batches: sent; delivered; dropped when sent (a
-// cut link, a stopped wheel); and undelivered, dropped on arrival (the
-// host detached or the link cut meanwhile).
+// cut link, the route, a stopped wheel); and undelivered, dropped on
+// arrival (the host detached or the link cut meanwhile).
 type MemNetworkStats struct {
 	Sent, Delivered, Dropped, Undelivered uint64
 }
 
 // NewMemNetwork returns a network on w delivering every batch after delay.
 func NewMemNetwork(w *wheel.Wheel, delay time.Duration) *MemNetwork {
-	return &MemNetwork{w: w, delay: func(Batch) time.Duration { return delay },
-		hosts: make(map[election.ID]*Host), cut: make(map[[2]election.ID]bool)}
+	return &MemNetwork{net: memnet.New(w, delay,
+		func(b Batch) (election.ID, election.ID) { return b.From, b.To },
+		func(h *Host, b Batch) { h.Step(b) })}
 }
 
 // SetDelay makes f choose each batch's delay.
+//
+// Deprecated: use SetRoute, the vocabulary of every in-memory network
+// (election.MemNetwork's too); SetDelay(f) is SetRoute of one copy
+// after f(b).
 func (n *MemNetwork) SetDelay(f func(Batch) time.Duration) {
-	n.mu.Lock()
-	n.delay = f
-	n.mu.Unlock()
+	n.net.SetRoute(func(b Batch) []time.Duration {
+		n.delay = append(n.delay[:0], f(b))
+		return n.delay
+	})
 }
+
+// SetRoute sets a function deciding the fate of each batch sent: the
+// delays after which copies are delivered (none: lost; two or more:
+// duplicated). It is called with the network's lock held, in the order
+// of the sends, and must not call the network. nil restores the fixed
+// delay.
+func (n *MemNetwork) SetRoute(f func(Batch) []time.Duration) { n.net.SetRoute(f) }
 
 // Attach connects h under its ID, replacing a host attached before.
-func (n *MemNetwork) Attach(h *Host) {
-	n.mu.Lock()
-	n.hosts[h.ID()] = h
-	n.mu.Unlock()
-}
+func (n *MemNetwork) Attach(h *Host) { n.net.Attach(h.ID(), h) }
 
 // Detach disconnects the host id: batches to it are dropped.
-func (n *MemNetwork) Detach(id election.ID) {
-	n.mu.Lock()
-	delete(n.hosts, id)
-	n.mu.Unlock()
-}
+func (n *MemNetwork) Detach(id election.ID) { n.net.Detach(id) }
 
 // Cut takes the link from -> to down (one direction).
-func (n *MemNetwork) Cut(from, to election.ID) {
-	n.mu.Lock()
-	n.cut[[2]election.ID{from, to}] = true
-	n.mu.Unlock()
-}
+func (n *MemNetwork) Cut(from, to election.ID) { n.net.Cut(from, to) }
+
+// Isolate cuts every link to and from id, among the given peers.
+func (n *MemNetwork) Isolate(id election.ID, peers ...election.ID) { n.net.Isolate(id, peers...) }
+
+// Partition cuts every link between hosts of different groups (both
+// directions).
+func (n *MemNetwork) Partition(groups ...[]election.ID) { n.net.Partition(groups...) }
 
 // Heal brings every link up.
-func (n *MemNetwork) Heal() {
-	n.mu.Lock()
-	clear(n.cut)
-	n.mu.Unlock()
-}
+func (n *MemNetwork) Heal() { n.net.Heal() }
 
 // Stats returns the network's counters.
 func (n *MemNetwork) Stats() MemNetworkStats {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.stats
+	s := n.net.Stats()
+	return MemNetworkStats{Sent: s.Sent, Delivered: s.Delivered, Dropped: s.Dropped, Undelivered: s.Undelivered}
 }
 
 // Transport returns the Transport of host from: batches it sends travel
 // through the network.
-func (n *MemNetwork) Transport() Transport { return TransportFunc(n.send) }
-
-func (n *MemNetwork) send(b Batch) {
-	n.mu.Lock()
-	n.stats.Sent++
-	if n.cut[[2]election.ID{b.From, b.To}] {
-		n.stats.Dropped++
-		n.mu.Unlock()
-		return
-	}
-	d := n.delay(b)
-	n.mu.Unlock()
-	if _, err := n.w.AfterFunc(d, func() { n.deliver(b) }); err != nil {
-		n.mu.Lock()
-		n.stats.Dropped++
-		n.mu.Unlock()
-	}
-}
-
-func (n *MemNetwork) deliver(b Batch) {
-	n.mu.Lock()
-	h := n.hosts[b.To]
-	if h == nil || n.cut[[2]election.ID{b.From, b.To}] {
-		n.stats.Undelivered++
-		n.mu.Unlock()
-		return
-	}
-	n.stats.Delivered++
-	n.mu.Unlock()
-	h.Step(b)
-}
+func (n *MemNetwork) Transport() Transport { return TransportFunc(n.net.Send) }

@@ -16,14 +16,14 @@ import (
 // carry group=<ID> (election.Config.MetricsLabels). Every
 // LivenessInterval the host reports:
 //
-//	raftick.host.groups        gauge    groups on the host
-//	raftick.host.hibernating   gauge    of them hibernating
-//	raftick.host.behind        gauge    1 while the host runs late (Stats.Behind)
-//	raftick.host.lateness      gauge    how late its last periodic check ran (ms)
-//	raftick.host.batchesIn     counter  batches received since the last report
-//	raftick.host.batchesOut    counter  batches sent since the last report
-//	raftick.host.wakes         counter  groups woken since the last report
-//	raftick.host.laggingSkips  counter  silences held as a backlog's (Stats.LaggingSkips)
+//	raftick.host.groups         gauge    groups on the host
+//	raftick.host.hibernating    gauge    of them hibernating
+//	raftick.host.behind         gauge    1 while the host runs late (Stats.Behind)
+//	raftick.host.lateness       gauge    how late its last periodic check ran (ms)
+//	raftick.host.batches_in     counter  batches received since the last report
+//	raftick.host.batches_out    counter  batches sent since the last report
+//	raftick.host.wakes          counter  groups woken since the last report
+//	raftick.host.lagging_skips  counter  silences held as a backlog's (Stats.LaggingSkips)
 //
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a
@@ -37,10 +37,10 @@ var (
 	keyHostHibernating  = []string{"raftick", "host", "hibernating"}
 	keyHostBehind       = []string{"raftick", "host", "behind"}
 	keyHostLateness     = []string{"raftick", "host", "lateness"}
-	keyHostBatchesIn    = []string{"raftick", "host", "batchesIn"}
-	keyHostBatchesOut   = []string{"raftick", "host", "batchesOut"}
+	keyHostBatchesIn    = []string{"raftick", "host", "batches_in"}
+	keyHostBatchesOut   = []string{"raftick", "host", "batches_out"}
 	keyHostWakes        = []string{"raftick", "host", "wakes"}
-	keyHostLaggingSkips = []string{"raftick", "host", "laggingSkips"}
+	keyHostLaggingSkips = []string{"raftick", "host", "lagging_skips"}
 )
 
 // hostMetrics is what a host reports; nil when metrics are off. Its

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/msink"
 	"github.com/raftick/raftick/multiraft"
 )
 
@@ -54,8 +55,10 @@ func TestMetricsLabels(t *testing.T) {
 		nodes := 0
 		for k := range names {
 			if strings.HasPrefix(k, "raftick.host.") {
+				require.NoError(t, msink.CheckName(k, "host"))
 				continue
 			}
+			require.NoError(t, msink.CheckName(k, "election"))
 			nodes++
 			require.Contains(t, k, ";node=", "a node's metric %q without its host", k)
 			if groupLabels {

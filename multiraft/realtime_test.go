@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -13,18 +14,26 @@ import (
 	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/wheel"
+	"github.com/raftick/raftick/wheel/wheeltest"
 )
 
 // TestRealTime runs three hosts on a real-time wheel while other
 // goroutines touch groups and read their status, as a real host's callers
 // do (run it with -race). Safety must hold and groups must hibernate and
-// wake; the test waits for events, never for a time.
-func TestRealTime(t *testing.T) {
+// wake. It runs in a testing/synctest bubble (the wheel sleeps on the
+// bubble's clock), so its pacing and its limit are exact and take no
+// wall time however loaded the machine.
+func TestRealTime(t *testing.T) { synctest.Test(t, realTime) }
+
+func realTime(t *testing.T) {
 	wcfg := wheel.DefaultConfig()
 	wcfg.Metrics = &metrics.BlackholeSink{}
-	w, err := wheel.New(wcfg)
+	w, err := wheeltest.NewInBubble(wcfg)
 	require.NoError(t, err)
-	defer w.Stop()
+	defer func() {
+		w.Stop()
+		<-w.Done()
+	}()
 	net := multiraft.NewMemNetwork(w, time.Millisecond)
 	var mu sync.Mutex
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })

@@ -10,85 +10,135 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
-	"github.com/raftick/raftick/internal/golden"
+	"github.com/raftick/raftick/election/electiontest/scenario"
 	"github.com/raftick/raftick/multiraft"
 )
 
 // TestScenarios runs the stories under testdata/, each opening with a
-// comment saying what it shows. Commands:
+// comment saying what it shows, in the scenario vocabulary of
+// election/electiontest/scenario (a node is a host: crash id=N, campaign
+// id=N group=G). This harness's cluster and commands:
 //
 //	cluster hosts=N groups=G [replicas=R] [boot] [hibernate=D] [nocoalesce] [seed=S]
 //	                      N hosts on a 1ms network, G groups of R replicas
 //	                      (ET 150ms, heartbeats 15ms); boot bootstraps
 //	                      balanced leaders in term 1; hibernate=0 never
-//	run for=D             advance virtual time, print elections, step-downs, wakes
-//	status                every replica of every group
 //	stats                 every host's counters
 //	timers                pending timers on the wheel
-//	crash host=N / restart host=N / cut from=A to=B / heal
-//	touch group=G host=N  activity: wakes the group
-//	campaign group=G host=N
+//	touch id=N group=G    activity: wakes the group
 //
 // Every command also checks election safety over all events so far, and
 // the lease invariant at every millisecond run so far.
 func TestScenarios(t *testing.T) {
-	golden.Scenarios(t, "testdata", "cluster", scenarioCmd,
-		func(c **cluster) error { return (*c).check.Err() })
-}
-
-func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
-	c := *cp
-	arg := func(key string) int {
-		var v int
-		d.ScanArgs(t, key, &v)
-		return v
-	}
-	dur := func(key string, def time.Duration) time.Duration { return golden.Duration(t, d, key, def) }
-	var b strings.Builder
-	switch d.Cmd {
-	case "cluster":
+	scenario.Files(t, "testdata", func(t *testing.T, d *datadriven.TestData) (scenario.Cluster, string) {
+		arg := func(key string) int {
+			var v int
+			d.ScanArgs(t, key, &v)
+			return v
+		}
 		o := clusterOpts{hosts: arg("hosts"), groups: arg("groups"), seed: 1, boot: d.HasArg("boot")}
 		d.MaybeScanArgs(t, "replicas", &o.replicas)
 		d.MaybeScanArgs(t, "seed", &o.seed)
-		hib := dur("hibernate", 300*time.Millisecond)
+		hib := scenario.Duration(t, d, "hibernate", 300*time.Millisecond)
 		o.config = func(cfg *multiraft.Config) {
 			cfg.HibernateAfter = hib
 			cfg.Coalesce = !d.HasArg("nocoalesce")
 		}
-		c = newCluster(t, o)
+		c := newCluster(t, o)
 		c.tracing = true
 		c.leases = true
-		*cp = c
-		fmt.Fprintf(&b, "%d hosts, %d groups, hibernate after %v, coalesce %v\n", o.hosts, o.groups, hib, c.cfg.Coalesce)
-		b.WriteString(c.flush())
-	case "run":
-		c.advance(dur("for", 0))
-		b.WriteString(c.flush())
-	case "status":
-		for _, g := range c.groups {
-			fmt.Fprintf(&b, "g%d:", g.id)
-			for _, id := range g.voters {
-				h := c.hosts[id]
-				if h == nil {
-					fmt.Fprintf(&b, " n%d down;", id)
-					continue
-				}
-				st, err := h.Status(g.id)
-				require.NoError(t, err)
-				s := fmt.Sprintf(" n%d %s t%d", id, st.Status.Role, st.Status.Term)
-				if st.Status.Role != election.Leader {
-					s += fmt.Sprintf(" leader=%d", st.Status.Leader)
-				}
-				if st.Hibernating {
-					s += " asleep"
-				}
-				if st.Lease {
-					s += " lease"
-				}
-				b.WriteString(s + ";")
+		out := fmt.Sprintf("%d hosts, %d groups, hibernate after %v, coalesce %v\n", o.hosts, o.groups, hib, c.cfg.Coalesce)
+		return &scenarioCluster{c: c, t: t}, out + c.flush()
+	})
+}
+
+// scenarioCluster is a cluster of hosts driven by a scenario file.
+type scenarioCluster struct {
+	c *cluster
+	t *testing.T
+}
+
+func (s *scenarioCluster) Check() error { return s.c.check.Err() }
+
+func (s *scenarioCluster) Start(election.ID) (string, error) { return "", scenario.ErrUnsupported }
+
+func (s *scenarioCluster) Campaign(id election.ID, group int) (string, error) {
+	if err := s.c.hosts[id].Campaign(multiraft.GroupID(group)); err != nil {
+		return "", err
+	}
+	return s.c.flush(), nil
+}
+
+func (s *scenarioCluster) Crash(id election.ID) (string, error) {
+	s.c.crash(id)
+	return fmt.Sprintf("%10s n%d crashed\n", s.c.v.Now().Round(time.Microsecond), id), nil
+}
+
+func (s *scenarioCluster) Restart(id election.ID) (string, error) {
+	s.c.start(id)
+	return s.c.flush(), nil
+}
+
+func (s *scenarioCluster) Cut(from, to election.ID) (string, error) {
+	s.c.net.Cut(from, to)
+	return "", nil
+}
+
+func (s *scenarioCluster) Isolate(election.ID) (string, error) { return "", scenario.ErrUnsupported }
+
+func (s *scenarioCluster) Partition([][]election.ID) (string, error) {
+	return "", scenario.ErrUnsupported
+}
+
+func (s *scenarioCluster) Heal() (string, error) {
+	s.c.net.Heal()
+	return "", nil
+}
+
+func (s *scenarioCluster) Run(r scenario.Run) (string, error) {
+	if r.UntilLeader {
+		return "", scenario.ErrUnsupported
+	}
+	s.c.advance(r.For)
+	return s.c.flush(), nil
+}
+
+func (s *scenarioCluster) Status() (string, error) {
+	c := s.c
+	var b strings.Builder
+	for _, g := range c.groups {
+		fmt.Fprintf(&b, "g%d:", g.id)
+		for _, id := range g.voters {
+			h := c.hosts[id]
+			if h == nil {
+				fmt.Fprintf(&b, " n%d down;", id)
+				continue
 			}
-			b.WriteString("\n")
+			st, err := h.Status(g.id)
+			if err != nil {
+				return b.String(), err
+			}
+			s := fmt.Sprintf(" n%d %s t%d", id, st.Status.Role, st.Status.Term)
+			if st.Status.Role != election.Leader {
+				s += fmt.Sprintf(" leader=%d", st.Status.Leader)
+			}
+			if st.Hibernating {
+				s += " asleep"
+			}
+			if st.Lease {
+				s += " lease"
+			}
+			b.WriteString(s + ";")
 		}
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}
+
+func (s *scenarioCluster) Command(t *testing.T, d *datadriven.TestData) (string, bool) {
+	c := s.c
+	var b strings.Builder
+	switch d.Cmd {
 	case "stats":
 		for _, id := range c.ids {
 			h := c.hosts[id]
@@ -102,27 +152,15 @@ func scenarioCmd(t *testing.T, d *datadriven.TestData, cp **cluster) string {
 		}
 	case "timers":
 		fmt.Fprintf(&b, "%d timers pending\n", c.v.Stats().Pending)
-	case "crash":
-		id := election.ID(arg("host"))
-		c.crash(id)
-		fmt.Fprintf(&b, "%10s n%d crashed\n", c.v.Now().Round(time.Microsecond), id)
-	case "restart":
-		c.start(election.ID(arg("host")))
-		b.WriteString(c.flush())
-	case "cut":
-		c.net.Cut(election.ID(arg("from")), election.ID(arg("to")))
-	case "heal":
-		c.net.Heal()
-	case "campaign":
-		require.NoError(t, c.hosts[election.ID(arg("host"))].Campaign(multiraft.GroupID(arg("group"))))
-		b.WriteString(c.flush())
 	case "touch":
-		require.NoError(t, c.hosts[election.ID(arg("host"))].Touch(multiraft.GroupID(arg("group"))))
+		var g int
+		d.ScanArgs(t, "group", &g)
+		require.NoError(t, c.hosts[scenario.ID(t, d, "id")].Touch(multiraft.GroupID(g)))
 		b.WriteString(c.flush())
 	default:
-		d.Fatalf(t, "unknown command %q", d.Cmd)
+		return "", false
 	}
-	return b.String()
+	return b.String(), true
 }
 
 // flush returns and forgets the traced events.

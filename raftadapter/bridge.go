@@ -116,26 +116,26 @@ func DefaultBridgeConfig() BridgeConfig {
 // Validate reports the first invalid field of c, or nil.
 func (c BridgeConfig) Validate() error {
 	if c.ID == election.None {
-		return errors.New("raftadapter: BridgeConfig.ID must not be 0 (election.None)")
+		return fieldErr("BridgeConfig.ID", c.ID, "must not be 0 (election.None)")
 	}
 	for id, addr := range c.Peers {
 		switch {
 		case id == election.None:
-			return errors.New("raftadapter: BridgeConfig.Peers must not contain 0 (election.None)")
+			return fieldErr("BridgeConfig.Peers", id, "must not contain 0 (election.None)")
 		case id == c.ID:
-			return fmt.Errorf("raftadapter: BridgeConfig.Peers must not contain the local ID (%d)", c.ID)
+			return fieldErr("BridgeConfig.Peers", id, "must not contain the local ID")
 		case addr == "":
-			return fmt.Errorf("raftadapter: BridgeConfig.Peers[%d] has an empty address", id)
+			return fieldErr(fmt.Sprintf("BridgeConfig.Peers[%d]", id), addr, "has an empty address")
 		}
 	}
 	if c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight {
-		return fmt.Errorf("raftadapter: BridgeConfig.MaxInFlight (%d) must be in [1, %d] (0 means %d)", c.MaxInFlight, MaxMaxInFlight, DefaultMaxInFlight)
+		return fieldErr("BridgeConfig.MaxInFlight", c.MaxInFlight, "must be in [1, %d] (0 means %d)", MaxMaxInFlight, DefaultMaxInFlight)
 	}
 	if c.RespondTimeout < 0 {
-		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) must not be negative (0 means %v)", c.RespondTimeout, DefaultRespondTimeout)
+		return fieldErr("BridgeConfig.RespondTimeout", c.RespondTimeout, "must not be negative (0 means %v)", DefaultRespondTimeout)
 	}
 	if c.RespondTimeout != 0 && c.RespondTimeout < MinCommitTimeout {
-		return fmt.Errorf("raftadapter: BridgeConfig.RespondTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RespondTimeout, MinCommitTimeout)
+		return fieldErr("BridgeConfig.RespondTimeout", c.RespondTimeout, "is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", MinCommitTimeout)
 	}
 	return nil
 }

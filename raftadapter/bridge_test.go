@@ -286,10 +286,10 @@ func TestBridgeConfig(t *testing.T) {
 		text string
 	}{
 		{func(c *BridgeConfig) { c.ID = 0 }, "BridgeConfig.ID"},
-		{func(c *BridgeConfig) { c.Peers[0] = "a" }, "BridgeConfig.Peers must not contain 0"},
-		{func(c *BridgeConfig) { c.Peers[1] = "a" }, "local ID (1)"},
+		{func(c *BridgeConfig) { c.Peers[0] = "a" }, "BridgeConfig.Peers 0: must not contain 0"},
+		{func(c *BridgeConfig) { c.Peers[1] = "a" }, "BridgeConfig.Peers 1: must not contain the local ID"},
 		{func(c *BridgeConfig) { c.Peers[2] = "" }, "BridgeConfig.Peers[2]"},
-		{func(c *BridgeConfig) { c.MaxInFlight = -1 }, "BridgeConfig.MaxInFlight (-1)"},
+		{func(c *BridgeConfig) { c.MaxInFlight = -1 }, "BridgeConfig.MaxInFlight -1"},
 		{func(c *BridgeConfig) { c.MaxInFlight = MaxMaxInFlight + 1 }, "BridgeConfig.MaxInFlight"},
 		{func(c *BridgeConfig) { c.RespondTimeout = -1 }, "BridgeConfig.RespondTimeout"},
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	"github.com/raftick/raftick/internal/cfgerr"
 )
 
 // TransportKind selects the hashicorp transport a harness cluster runs on.
@@ -108,19 +109,19 @@ func DefaultClusterConfig() ClusterConfig {
 // Validate reports the first invalid field of c, or nil.
 func (c ClusterConfig) Validate() error {
 	if c.Nodes < 1 || c.Nodes > MaxClusterNodes {
-		return fmt.Errorf("raftadapter: ClusterConfig.Nodes (%d) must be in [1, %d]", c.Nodes, MaxClusterNodes)
+		return fieldErr("ClusterConfig.Nodes", c.Nodes, "must be in [1, %d]", MaxClusterNodes)
 	}
 	if err := c.Timing.Validate(); err != nil {
 		return err
 	}
 	if c.Transport != TransportInmem && c.Transport != TransportTCP {
-		return fmt.Errorf("raftadapter: ClusterConfig.Transport (%v) must be TransportInmem or TransportTCP", c.Transport)
+		return fieldErr("ClusterConfig.Transport", c.Transport, "must be TransportInmem or TransportTCP")
 	}
 	if c.RPCTimeout < 0 {
-		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) must not be negative (0 means %v)", c.RPCTimeout, DefaultRPCTimeout)
+		return fieldErr("ClusterConfig.RPCTimeout", c.RPCTimeout, "must not be negative (0 means %v)", DefaultRPCTimeout)
 	}
 	if c.RPCTimeout != 0 && c.RPCTimeout < MinCommitTimeout {
-		return fmt.Errorf("raftadapter: ClusterConfig.RPCTimeout (%v) is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", c.RPCTimeout, MinCommitTimeout)
+		return fieldErr("ClusterConfig.RPCTimeout", c.RPCTimeout, "is below the floor of %v: no RPC is answered sooner (time.Duration counts nanoseconds: did you forget a unit?)", MinCommitTimeout)
 	}
 	return nil
 }
@@ -679,3 +680,15 @@ type nopSnapshot struct{}
 
 func (nopSnapshot) Persist(sink raft.SnapshotSink) error { return sink.Close() }
 func (nopSnapshot) Release()                             {}
+
+// ErrInvalidConfig is wrapped by the errors of BridgeConfig.Validate,
+// ClusterConfig.Validate and FailoverConfig.Validate: *election.FieldError
+// values whose Field names the field with its type
+// ("ClusterConfig.Nodes"). Timing's errors are *TimingError values
+// wrapping ErrInvalidTiming.
+var ErrInvalidConfig = errors.New("raftadapter: invalid config")
+
+// fieldErr returns a *election.FieldError of this package.
+func fieldErr(field string, value any, format string, args ...any) error {
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
+}

@@ -286,13 +286,13 @@ func TestConfigValidation(t *testing.T) {
 		mod  func(*FailoverConfig)
 		text string
 	}{
-		{"no nodes", func(c *FailoverConfig) { c.Cluster.Nodes = 0 }, "ClusterConfig.Nodes (0)"},
+		{"no nodes", func(c *FailoverConfig) { c.Cluster.Nodes = 0 }, "ClusterConfig.Nodes 0"},
 		{"too many nodes", func(c *FailoverConfig) { c.Cluster.Nodes = MaxClusterNodes + 1 }, "ClusterConfig.Nodes"},
 		{"bad timing", func(c *FailoverConfig) { c.Cluster.Timing.ElectionTimeout = time.Millisecond }, "Timing.ElectionTimeout (1ms)"},
-		{"bad transport", func(c *FailoverConfig) { c.Cluster.Transport = 7 }, "ClusterConfig.Transport (TransportKind(7))"},
+		{"bad transport", func(c *FailoverConfig) { c.Cluster.Transport = 7 }, "ClusterConfig.Transport TransportKind(7)"},
 		{"negative rpc timeout", func(c *FailoverConfig) { c.Cluster.RPCTimeout = -1 }, "ClusterConfig.RPCTimeout"},
-		{"one node", func(c *FailoverConfig) { c.Cluster.Nodes = 1 }, "FailoverConfig.Cluster.Nodes (1)"},
-		{"no trials", func(c *FailoverConfig) { c.Trials = 0 }, "FailoverConfig.Trials (0)"},
+		{"one node", func(c *FailoverConfig) { c.Cluster.Nodes = 1 }, "FailoverConfig.Cluster.Nodes 1"},
+		{"no trials", func(c *FailoverConfig) { c.Trials = 0 }, "FailoverConfig.Trials 0"},
 		{"negative settle", func(c *FailoverConfig) { c.Settle = -1 }, "FailoverConfig.Settle"},
 		{"negative start timeout", func(c *FailoverConfig) { c.StartTimeout = -1 }, "FailoverConfig.StartTimeout"},
 		{"negative trial timeout", func(c *FailoverConfig) { c.TrialTimeout = -1 }, "FailoverConfig.TrialTimeout"},

@@ -48,19 +48,19 @@ func (c FailoverConfig) Validate() error {
 		return err
 	}
 	if c.Cluster.Nodes < 2 {
-		return fmt.Errorf("raftadapter: FailoverConfig.Cluster.Nodes (%d) must be at least 2 to have a survivor", c.Cluster.Nodes)
+		return fieldErr("FailoverConfig.Cluster.Nodes", c.Cluster.Nodes, "must be at least 2 to have a survivor")
 	}
 	if c.Trials < 1 {
-		return fmt.Errorf("raftadapter: FailoverConfig.Trials (%d) must be at least 1", c.Trials)
+		return fieldErr("FailoverConfig.Trials", c.Trials, "must be at least 1")
 	}
 	if c.Settle < 0 {
-		return fmt.Errorf("raftadapter: FailoverConfig.Settle (%v) must not be negative (0 means ElectionTimeout)", c.Settle)
+		return fieldErr("FailoverConfig.Settle", c.Settle, "must not be negative (0 means ElectionTimeout)")
 	}
 	if c.StartTimeout < 0 {
-		return fmt.Errorf("raftadapter: FailoverConfig.StartTimeout (%v) must not be negative (0 means default)", c.StartTimeout)
+		return fieldErr("FailoverConfig.StartTimeout", c.StartTimeout, "must not be negative (0 means default)")
 	}
 	if c.TrialTimeout < 0 {
-		return fmt.Errorf("raftadapter: FailoverConfig.TrialTimeout (%v) must not be negative (0 means default)", c.TrialTimeout)
+		return fieldErr("FailoverConfig.TrialTimeout", c.TrialTimeout, "must not be negative (0 means default)")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/election/electiontest"
+	"github.com/raftick/raftick/memnet"
 	"github.com/raftick/raftick/sim/internal/vnet"
 	"github.com/raftick/raftick/wheel"
 )
@@ -148,7 +149,7 @@ func NewCluster(cfg Config) (*Cluster, error) {
 	if cfg.Carrier != nil {
 		c.mail = cfg.Carrier(c.deliver)
 	} else {
-		c.mail = vnet.NewCourier(w.Wheel, c.deliver)
+		c.mail = memnet.NewCourier(w.Wheel, c.deliver)
 	}
 	c.voters = make([]election.ID, cfg.Nodes)
 	c.cut = make([][]bool, cfg.Nodes+1)

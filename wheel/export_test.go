@@ -50,18 +50,6 @@ func DriveByHand(w *Wheel) (step func(), stop func()) {
 	return step, stop
 }
 
-// NewInBubble is New for a test in a testing/synctest bubble: the driver
-// never sleeps on its timerfd (a goroutine reading a file is not durably
-// blocked, so the bubble's clock would not move while it naps), so that
-// it sleeps on the runtime's timers, whose time is the bubble's.
-func NewInBubble(cfg Config) (*Wheel, error) {
-	w, err := New(cfg)
-	if err == nil {
-		w.napMin = -1
-	}
-	return w, err
-}
-
 // ChildEnv names the environment variable that tells a test binary it
 // runs as a test's child process.
 const ChildEnv = "RAFTICK_WHEEL_TEST_CHILD"

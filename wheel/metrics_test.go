@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/raftick/raftick/internal/msink"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -65,6 +66,9 @@ func TestMetricNames(t *testing.T) {
 	}, 30*time.Second, time.Millisecond)
 	gauges, counters := sinkNames(sink)
 	require.Equal(t, []string{"raftick.wheel.max_lateness", "raftick.wheel.pending"}, gauges)
+	for _, name := range append(gauges, counters...) {
+		require.NoError(t, msink.CheckName(name, "wheel"))
+	}
 	for _, c := range counters {
 		require.Contains(t, []string{"raftick.wheel.scheduled", "raftick.wheel.fired", "raftick.wheel.cancelled",
 			"raftick.wheel.rejected", "raftick.wheel.panics", "raftick.wheel.late_fires", "raftick.wheel.wakeups"}, c)

@@ -33,7 +33,7 @@ import (
 // ticks every nine tenths of the interval, so a host that keeps up
 // reaches a pace of about 1.11); step-down fires are the leaders'
 // CheckQuorum checks on all hosts (counted through a metrics sink: election
-// samples raftick.leader.lastContact at every check), due once per
+// samples raftick.election.leader.last_contact at every check), due once per
 // ElectionTimeout/2 per active group; lateness is that of probe timers,
 // one per Config.SampleEvery active groups, each a repeated.Timer firing
 // every ElectionTimeout/2 on the hosts' wheel, as the awake leaders'

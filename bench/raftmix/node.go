@@ -21,9 +21,9 @@ import (
 // group starts, so leaders are balanced over the replica IDs. The
 // heartbeats are the leaders' own; the step-down fires are the leaders'
 // CheckQuorum checks, observed through a metrics sink per group that the
-// group's replicas share (election's raftick.leader.lastContact sample,
-// taken at every check), so a fire counts for the group whichever replica
-// leads.
+// group's replicas share (election's raftick.election.leader.last_contact
+// sample, taken at every check), so a fire counts for the group whichever
+// replica leads.
 const ImplNode = "raftick-node"
 
 // nodeReplicas is the number of replicas per group of ImplNode and
@@ -129,13 +129,13 @@ func (im *nodes) stop() {
 func (im *nodes) wakeups() int64 { return im.w.Stats().Wakeups }
 
 // checkSink is a go-metrics sink that sees only a leader's step-down
-// checks: election samples raftick.leader.lastContact at every one, and
-// the sink calls onCheck. It drops everything else.
+// checks: election samples raftick.election.leader.last_contact at every
+// one, and the sink calls onCheck. It drops everything else.
 type checkSink struct{ onCheck func() }
 
-// isCheck reports whether key is raftick.leader.lastContact.
+// isCheck reports whether key is raftick.election.leader.last_contact.
 func isCheck(key []string) bool {
-	return len(key) == 3 && key[2] == "lastContact" && key[1] == "leader" && key[0] == "raftick"
+	return len(key) == 4 && key[3] == "last_contact" && key[2] == "leader" && key[1] == "election" && key[0] == "raftick"
 }
 
 func (s *checkSink) AddSampleWithLabels(key []string, _ float32, _ []metrics.Label) {

@@ -33,7 +33,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -42,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/raftick/raftick/internal/cfgerr"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -73,6 +73,11 @@ var ProductImpls = []string{ImplNode, ImplEtcd, ImplHost}
 
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("raftmix: invalid config")
+
+// fieldErr returns a *election.FieldError wrapping ErrInvalidConfig.
+func fieldErr(field string, value any, format string, args ...any) error {
+	return cfgerr.New(ErrInvalidConfig, field, value, format, args...)
+}
 
 // Config configures one run.
 type Config struct {
@@ -135,41 +140,46 @@ func DefaultConfig() Config {
 		Nodes: 3, Active: 1, Coalesce: true}
 }
 
-// Validate reports the first invalid field, wrapping ErrInvalidConfig.
+// Validate reports the first invalid field: a *election.FieldError
+// wrapping ErrInvalidConfig, whose Field is the Go name of the field.
 func (c Config) Validate() error {
 	switch {
 	case !slices.Contains(Impls, c.Impl) && !slices.Contains(ProductImpls, c.Impl):
-		return fmt.Errorf("%w: unknown implementation %q (want one of %v or %v)", ErrInvalidConfig, c.Impl, Impls, ProductImpls)
+		return fieldErr("Impl", c.Impl, "unknown implementation (want one of %v or %v)", Impls, ProductImpls)
 	case c.Groups < 1:
-		return fmt.Errorf("%w: groups must be at least 1, got %d", ErrInvalidConfig, c.Groups)
+		return fieldErr("Groups", c.Groups, "must be at least 1")
 	case c.Warmup < 0:
-		return fmt.Errorf("%w: warm-up must be >= 0, got %v", ErrInvalidConfig, c.Warmup)
+		return fieldErr("Warmup", c.Warmup, "must be >= 0")
 	case c.Duration < time.Millisecond:
-		return fmt.Errorf("%w: duration must be at least 1ms, got %v", ErrInvalidConfig, c.Duration)
+		return fieldErr("Duration", c.Duration, "must be at least 1ms")
 	case c.Tick < 0 || c.Tick > wheel.MaxTick:
-		return fmt.Errorf("%w: tick must be in [0, %v] (0: the wheel's default), got %v", ErrInvalidConfig, wheel.MaxTick, c.Tick)
+		return fieldErr("Tick", c.Tick, "must be in [0, %v] (0: the wheel's default)", wheel.MaxTick)
 	case c.SampleEvery < 1:
-		return fmt.Errorf("%w: sample-every must be at least 1, got %d", ErrInvalidConfig, c.SampleEvery)
+		return fieldErr("SampleEvery", c.SampleEvery, "must be at least 1")
 	case c.Impl == ImplHost && c.Nodes < 1:
-		return fmt.Errorf("%w: nodes must be at least 1, got %d", ErrInvalidConfig, c.Nodes)
+		return fieldErr("Nodes", c.Nodes, "must be at least 1")
 	case c.Impl == ImplHost && !(c.Active >= 0 && c.Active <= 1):
-		return fmt.Errorf("%w: active must be a fraction in [0, 1], got %v", ErrInvalidConfig, c.Active)
-	case c.HostElectionTimeout < 0 || c.HostHeartbeat < 0:
-		return fmt.Errorf("%w: host election timeout and heartbeat must be >= 0, got %v and %v", ErrInvalidConfig, c.HostElectionTimeout, c.HostHeartbeat)
+		return fieldErr("Active", c.Active, "must be a fraction in [0, 1]")
+	case c.HostElectionTimeout < 0:
+		return fieldErr("HostElectionTimeout", c.HostElectionTimeout, "must be >= 0")
+	case c.HostHeartbeat < 0:
+		return fieldErr("HostHeartbeat", c.HostHeartbeat, "must be >= 0")
 	case c.hostHeartbeat() >= c.hostElectionTimeout() || c.hostHeartbeat() < time.Millisecond:
-		return fmt.Errorf("%w: host heartbeat %v must be at least 1ms and below the election timeout %v", ErrInvalidConfig, c.hostHeartbeat(), c.hostElectionTimeout())
+		return fieldErr("HostHeartbeat", c.hostHeartbeat(), "must be at least 1ms and below the election timeout %v", c.hostElectionTimeout())
 	case c.BurnCores < 0 || c.BurnCores > maxBurnCores:
-		return fmt.Errorf("%w: burn cores must be in [0, %d], got %d", ErrInvalidConfig, maxBurnCores, c.BurnCores)
+		return fieldErr("BurnCores", c.BurnCores, "must be in [0, %d]", maxBurnCores)
 	case c.BurnCores > 0 && c.Impl != ImplHost:
-		return fmt.Errorf("%w: a burn needs implementation %s, got %q", ErrInvalidConfig, ImplHost, c.Impl)
-	case c.BurnAt < 0 || c.BurnFor < 0:
-		return fmt.Errorf("%w: burn start and length must be >= 0, got %v and %v", ErrInvalidConfig, c.BurnAt, c.BurnFor)
+		return fieldErr("BurnCores", c.BurnCores, "a burn needs implementation %s, not %q", ImplHost, c.Impl)
+	case c.BurnAt < 0:
+		return fieldErr("BurnAt", c.BurnAt, "must be >= 0")
+	case c.BurnFor < 0:
+		return fieldErr("BurnFor", c.BurnFor, "must be >= 0")
 	case c.BurnCores > 0 && (c.BurnFor == 0 || c.BurnAt+c.BurnFor > c.Duration):
-		return fmt.Errorf("%w: a burn from %v for %v must last and end within the %v window", ErrInvalidConfig, c.BurnAt, c.BurnFor, c.Duration)
+		return fieldErr("BurnFor", c.BurnFor, "a burn from %v must last and end within the %v window", c.BurnAt, c.Duration)
 	case c.CrashAt < 0 || c.CrashAt > 0 && c.CrashAt >= c.Duration:
-		return fmt.Errorf("%w: crash time must be in [0, %v) (the window), got %v", ErrInvalidConfig, c.Duration, c.CrashAt)
+		return fieldErr("CrashAt", c.CrashAt, "must be in [0, %v) (the window)", c.Duration)
 	case c.CrashAt > 0 && c.Impl != ImplHost:
-		return fmt.Errorf("%w: a crash needs implementation %s, got %q", ErrInvalidConfig, ImplHost, c.Impl)
+		return fieldErr("CrashAt", c.CrashAt, "a crash needs implementation %s, not %q", ImplHost, c.Impl)
 	}
 	return nil
 }

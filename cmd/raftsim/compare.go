@@ -118,10 +118,10 @@ func (a *app) runCompare(cmd *cobra.Command, o *opts, co *compareOpts) error {
 		return err
 	}
 	if err := s.Measurable(aliveOf(s, co.bootstrap)); err != nil {
-		return configError(err, setupFlags, "model")
+		return configError(err, setupFlags(cmd), "model")
 	}
 	if err := realtime.Check(s); err != nil {
-		return configError(err, setupFlags, "engine")
+		return configError(err, setupFlags(cmd), "engine")
 	}
 	c, err := a.compare(cmd.Context(), s, s.Describe(), o, co)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"maps"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,7 +100,7 @@ func tickFlag(cmd *cobra.Command, flag, duration string, v, least int) error {
 // etcdFlags names the flag of each field the etcd engine or model
 // refuses: the tick flags when they were given.
 func (o *opts) etcdFlags(cmd *cobra.Command) map[string]string {
-	m := maps.Clone(setupFlags)
+	m := setupFlags(cmd)
 	m["Tick"] = "tick"
 	f := cmd.Flags()
 	if f.Changed("election-tick") {
@@ -139,7 +138,7 @@ func (o *opts) engineExperiment(cmd *cobra.Command, s experiment.Setup, bootstra
 	case "hashicorp":
 		return nil, flagError("engine", "hashicorp runs only raftsim failover (real time, one trial after another); here: raftick, raftick-realtime or etcd")
 	case realtimeEngine:
-		return realtimeExperiment(s, bootstrap, nil)
+		return realtimeExperiment(cmd, s, bootstrap, nil)
 	}
 	return nil, flagError("engine", "unknown engine %q (want raftick, raftick-realtime or etcd)", o.engine)
 }

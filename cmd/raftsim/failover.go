@@ -59,12 +59,12 @@ setup on both raftick engines and tests whether they agree.`,
 	addColumnsHelp(cmd)
 	cmd.Flags().StringVar(&o.engine, "engine", "raftick", "raftick (simulated, virtual time), raftick-realtime (raftick's nodes on real time), hashicorp (real hashicorp/raft nodes, real time) or etcd (real etcd raft nodes, virtual time)")
 	addEtcdFlags(cmd, o)
-	addCrashFlags(cmd, o)
-	addUntilFlag(cmd, o, "all, the paper's")
+	addCrashFlags(cmd)
+	addUntilFlag(cmd, "all, the paper's")
 	addShortLogsFlag(cmd, o, "the model's, 2 of 4 survivors for paper")
-	addTimersAtCrashFlag(cmd, o)
-	addClockRateFlag(cmd, o)
-	addLatenessSpreadFlags(cmd, o)
+	addTimersAtCrashFlag(cmd)
+	addClockRateFlag(cmd)
+	addLatenessSpreadFlags(cmd)
 	return cmd
 }
 
@@ -87,10 +87,10 @@ real time (see failover).`,
 	addRunFlags(cmd, o, 1000, true)
 	addColumnsHelp(cmd)
 	addEtcdFlags(cmd, o)
-	addUntilFlag(cmd, o, "majority")
+	addUntilFlag(cmd, "majority")
 	addShortLogsFlag(cmd, o, "0")
-	addClockRateFlag(cmd, o)
-	addLatenessSpreadFlags(cmd, o)
+	addClockRateFlag(cmd)
+	addLatenessSpreadFlags(cmd)
 	return cmd
 }
 
@@ -124,7 +124,7 @@ func (a *app) runFailover(cmd *cobra.Command, o *opts, bootstrap bool) error {
 		return err
 	}
 	if err := s.Measurable(aliveOf(s, bootstrap)); err != nil {
-		return configError(err, setupFlags, "model")
+		return configError(err, setupFlags(cmd), "model")
 	}
 	if !bootstrap && o.engine == "hashicorp" {
 		if o.check {

@@ -8,84 +8,51 @@ import (
 	"github.com/raftick/raftick/sim/experiment"
 )
 
-// fidelityOpts are the flags of the comparisons with other simulators:
-// short logs on failover and bootstrap, and AvailSim's crash.
-type fidelityOpts struct {
-	shortLogs     int
-	timersAtCrash bool
-	clockRate     float64
-	latSpread     float64
-	latPerServer  bool
-}
-
-// addShortLogsFlag registers --short-logs (failover, bootstrap).
+// addShortLogsFlag registers --short-logs (failover, bootstrap); def is
+// the subcommand's default, for the help.
 func addShortLogsFlag(cmd *cobra.Command, o *opts, def string) {
-	cmd.Flags().IntVar(&o.fid.shortLogs, "short-logs", 0, "number of servers whose logs are one entry short, so they cannot win: survivors of the crash (failover) or servers chosen at random (bootstrap) (default: "+def+")")
+	knobFlag(cmd, "shortlogs", def, &o.shortLogs)
 }
 
 // addTimersAtCrashFlag registers --timers-at-crash (failover).
-func addTimersAtCrashFlag(cmd *cobra.Command, o *opts) {
-	cmd.Flags().BoolVar(&o.fid.timersAtCrash, "timers-at-crash", false, "start every survivor's election timer at the crash and drop the leader's heartbeats in flight (the thesis' AvailSim), instead of running them from the last heartbeat each received (the paper's cluster)")
-}
+func addTimersAtCrashFlag(cmd *cobra.Command) { knobFlag(cmd, "timersatcrash", "", nil) }
 
 // addClockRateFlag registers --clock-rate (failover, bootstrap).
-func addClockRateFlag(cmd *cobra.Command, o *opts) {
-	cmd.Flags().Float64Var(&o.fid.clockRate, "clock-rate", 0, "give each server a timer rate drawn per trial from [1-X, 1+X] that scales all its election and candidate timeouts (e.g. 0.001; 0: the same rate everywhere)")
-}
+func addClockRateFlag(cmd *cobra.Command) { knobFlag(cmd, "clockrate", "", nil) }
 
 // addLatenessSpreadFlags registers --lateness-spread and
-// --lateness-per-server (failover, bootstrap).
-func addLatenessSpreadFlags(cmd *cobra.Command, o *opts) {
-	cmd.Flags().Float64Var(&o.fid.latSpread, "lateness-spread", 0, "scale the timer lateness of each trial by a factor drawn from [1-X, 1+X], X in [0, 1] (0: the same lateness in every trial)")
-	cmd.Flags().BoolVar(&o.fid.latPerServer, "lateness-per-server", false, "with --lateness-spread, draw the factor for each server instead of once per trial")
+// --lateness-per-server (failover, bootstrap, paper).
+func addLatenessSpreadFlags(cmd *cobra.Command) {
+	knobFlag(cmd, "latenessspread", "", nil)
+	knobFlag(cmd, "latenessperserver", "", nil)
 }
 
-// apply sets the fields of s from the flags that were given; a bootstrap
-// has no short logs unless --short-logs says so.
-func (f *fidelityOpts) apply(cmd *cobra.Command, s *experiment.Setup) error {
-	fl := cmd.Flags()
+// checkFailoverModel refuses a cold-start --model on failover.
+func checkFailoverModel(cmd *cobra.Command) error {
 	if cmd.Name() == "failover" && isColdStart(cmd) {
-		return flagError("model", "%s describes cold starts: run it with raftsim bootstrap", fl.Lookup("model").Value.String())
+		return flagError("model", "%s describes cold starts: run it with raftsim bootstrap", cmd.Flags().Lookup("model").Value.String())
 	}
-	if fl.Lookup("short-logs") != nil {
-		switch {
-		case fl.Changed("short-logs"):
-			if f.shortLogs < 0 {
-				return flagError("short-logs", "must not be negative, got %d", f.shortLogs)
-			}
-			if cmd.Name() == "bootstrap" && f.shortLogs > 0 && fl.Lookup("engine") != nil && fl.Lookup("engine").Value.String() == "etcd" {
-				return flagError("short-logs", "is not available with --engine etcd on bootstrap (etcd nodes start with equal logs)")
-			}
-			s.ShortLogs = f.shortLogs
-		case cmd.Name() == "bootstrap" && !isColdStart(cmd):
-			s.ShortLogs = 0
-		}
+	return nil
+}
+
+// applyShortLogs sets s.ShortLogs from --short-logs; a bootstrap has no
+// short logs unless --short-logs (or a cold-start model) says so.
+func (o *opts) applyShortLogs(cmd *cobra.Command, s *experiment.Setup) error {
+	fl := cmd.Flags()
+	if fl.Lookup("short-logs") == nil {
+		return nil
 	}
-	if fl.Lookup("clock-rate") != nil && fl.Changed("clock-rate") {
-		if err := simulatedOnly(cmd, "clock-rate"); f.clockRate != 0 && err != nil {
-			return err
+	switch {
+	case fl.Changed("short-logs"):
+		if o.shortLogs < 0 {
+			return flagError("short-logs", "must not be negative, got %d", o.shortLogs)
 		}
-		if err := s.Set("clockrate", fl.Lookup("clock-rate").Value.String()); err != nil {
-			return configError(err, nil, "clock-rate")
+		if cmd.Name() == "bootstrap" && o.shortLogs > 0 && fl.Lookup("engine") != nil && fl.Lookup("engine").Value.String() == "etcd" {
+			return flagError("short-logs", "is not available with --engine etcd on bootstrap (etcd nodes start with equal logs)")
 		}
-	}
-	if fl.Lookup("lateness-spread") != nil && (fl.Changed("lateness-spread") || fl.Changed("lateness-per-server")) {
-		if err := simulatedOnly(cmd, "lateness-spread"); err != nil {
-			return err
-		}
-		if f.latPerServer && f.latSpread == 0 {
-			return flagError("lateness-per-server", "needs --lateness-spread")
-		}
-		if err := s.Set("latenessspread", fl.Lookup("lateness-spread").Value.String()); err != nil {
-			return configError(err, nil, "lateness-spread")
-		}
-		s.LatenessPerServer = f.latPerServer
-	}
-	if fl.Lookup("timers-at-crash") != nil && fl.Changed("timers-at-crash") {
-		if err := simulatedOnly(cmd, "timers-at-crash"); f.timersAtCrash && err != nil {
-			return err
-		}
-		s.TimersAtCrash = f.timersAtCrash
+		s.ShortLogs = o.shortLogs
+	case cmd.Name() == "bootstrap" && !isColdStart(cmd):
+		s.ShortLogs = 0
 	}
 	return nil
 }

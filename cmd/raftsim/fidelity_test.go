@@ -193,7 +193,7 @@ func TestLeaderWritesFlag(t *testing.T) {
 	require.Equal(t, 0, code, errb)
 	require.Contains(t, out, "new leader writes 2 times before its first heartbeat", "the paper model's default")
 	requireUsageError(t, []string{"failover", "--leader-writes", "-1"}, "--leader-writes")
-	requireUsageError(t, []string{"failover", "--engine", "etcd", "--leader-writes", "0"}, "--leader-writes")
+	requireUsageError(t, []string{"failover", "--engine", "etcd", "--leader-writes", "2"}, "--leader-writes")
 }
 
 func TestCancelBackoffFlag(t *testing.T) {

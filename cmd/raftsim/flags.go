@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,59 +15,49 @@ import (
 
 // opts are the flags shared by the experiment subcommands.
 type opts struct {
-	nodes       int
-	timeout     string
-	heartbeat   time.Duration
-	latency     string
-	disk        string
-	noise       string
-	sendGap     string
-	leaderW     int
-	cancelBO    time.Duration
-	loss, dup   float64
-	trials      int
-	seed        uint64
-	prevote     bool
-	checkquorum bool
-	model       string
-	engine      string
-	etcd        etcdOpts
-	maxTime     time.Duration
-	workers     int
-	json, csv   bool
-	cdf         bool
-	plot        string
-	trace       bool
-	traceTrial  int
-	check       bool
-	v           variantOpts  // variants.go
-	fid         fidelityOpts // fidelity.go
-	command     string       // the subcommand, for the output records
+	nodes      int
+	timeout    string
+	heartbeat  time.Duration
+	latency    string
+	trials     int
+	seed       uint64
+	model      string
+	engine     string
+	etcd       etcdOpts
+	maxTime    time.Duration
+	workers    int
+	json, csv  bool
+	cdf        bool
+	plot       string
+	trace      bool
+	traceTrial int
+	check      bool
+	shortLogs  int    // fidelity.go
+	command    string // the subcommand, for the output records
 }
 
-// addModelFlags registers the flags that describe the simulated cluster.
+// addModelFlags registers the flags that describe the simulated cluster
+// (experiment.Knobs declares each).
 func addModelFlags(cmd *cobra.Command, o *opts, withTimeout bool) {
 	f := cmd.Flags()
-	f.IntVar(&o.nodes, "nodes", 5, "number of servers")
+	knobFlag(cmd, "nodes", "", &o.nodes)
 	if withTimeout {
-		f.StringVar(&o.timeout, "timeout", "150ms-300ms", "election timeout range `min-max` (e.g. 150ms-300ms, 150-155ms, or one value for no randomness)")
-		f.DurationVar(&o.heartbeat, "heartbeat", 0, "leader heartbeat interval (0: half the minimum timeout, as in the paper)")
+		knobFlag(cmd, "timeout", "", &o.timeout)
+		knobFlag(cmd, "heartbeat", "", &o.heartbeat)
 	}
-	f.StringVar(&o.latency, "latency", "", "one-way message latency `spec`: fixed:5ms, uniform:LO,HI, normal:MEAN,SD, lognormal:MEDIAN,SIGMA, empirical:D1,D2,... (see below; default: the model's)")
-	f.StringVar(&o.disk, "disk", "", "disk write time `spec` (same forms as --latency, or none) paid before a vote is answered (default: the model's)")
-	f.StringVar(&o.noise, "lateness", "", "timer lateness `spec`: how late a server acts on a due timer, added to every election and candidate timeout (same forms, or none; default: the model's)")
-	f.StringVar(&o.noise, "noise", "", "old name of --lateness")
-	_ = f.MarkHidden("noise")
-	f.IntVar(&o.leaderW, "leader-writes", 0, "disk writes a new leader makes before its first heartbeat: 2 is LogCabin's code up to 2014-02-05 (SimpleFileLog::append fsyncs the entry's file and the metadata under the lock), 0 its code from d021532 on (the fsyncs overlap replication) (default: the model's)")
-	f.DurationVar(&o.cancelBO, "cancel-backoff", 0, "model LogCabin's cancelled RPCs: a server whose role or term changes cancels its unanswered requests and sends those peers nothing until this long after each left (LogCabin: 2s until 2014-03-19, then half the election timeout; 0: off, every preset)")
-	f.StringVar(&o.sendGap, "send-gap", "", "serialize each server's requests: one leaves a `spec` draw after the previous one (same forms, or none), as LogCabin's per-peer threads issue RPCs under the server's lock (default: the model's, none in every preset)")
-	f.Float64Var(&o.loss, "loss", 0, "probability that a message is lost, in [0, 1)")
-	f.Float64Var(&o.dup, "dup", 0, "probability that a message is delivered twice, in [0, 1]")
-	f.BoolVar(&o.prevote, "prevote", false, "enable pre-vote")
-	f.BoolVar(&o.checkquorum, "checkquorum", false, "enable check-quorum (leaders step down without a quorum)")
+	knobFlag(cmd, "latency", "", nil)
+	knobFlag(cmd, "disk", "", nil)
+	knobFlag(cmd, "lateness", "", nil)
+	knobFlag(cmd, "leaderwrites", "", nil)
+	knobFlag(cmd, "cancelbackoff", "", nil)
+	knobFlag(cmd, "sendgap", "", nil)
+	knobFlag(cmd, "loss", "", nil)
+	knobFlag(cmd, "dup", "", nil)
+	knobFlag(cmd, "prevote", "", nil)
+	knobFlag(cmd, "checkquorum", "", nil)
 	f.StringVar(&o.model, "model", "paper", "cluster model preset: "+experiment.ModelNames()+" (see below for what each sets)")
-	f.DurationVar(&o.maxTime, "max-time", 60*time.Second, "per-trial limit in virtual time; a trial that reaches it counts at the limit")
-	addCandidateFlags(cmd, o)
+	knobFlag(cmd, "maxtime", "", &o.maxTime)
+	addCandidateFlags(cmd)
 	defer addModelHelp(cmd)
 }
 
@@ -124,21 +116,122 @@ func (o *opts) checkRun(cmd *cobra.Command) error {
 	return nil
 }
 
-// setupFlags names the flag that sets each Setup field; fields no flag
-// sets come from the --model preset.
-var setupFlags = map[string]string{
-	"Nodes": "nodes", "ShortLogs": "short-logs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
-	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup", "MaxTime": "max-time",
-	"CandidateMin": "candidate-timeout", "CandidateMax": "candidate-timeout", "Crash": "crash",
-	"CrashAfterHeartbeat": "crash-offset", "Until": "until", "TimersAtCrash": "timers-at-crash", "ClockRate": "clock-rate",
-	"SendGap": "send-gap", "CancelBackoff": "cancel-backoff", "LatenessSpread": "lateness-spread", "LatenessPerServer": "lateness-per-server", "LeaderWrite": "leader-writes", "LeaderWrites": "leader-writes",
+// setupFlags names the flag to blame for each Setup field on cmd (from
+// experiment.Knobs): the flag that set it, or the flag that would
+// replace the --model preset's quantity (a latency, a count); a
+// preset's on/off mechanism not given as a flag is the preset's, and a
+// field no flag names is reported under the caller's fallback.
+func setupFlags(cmd *cobra.Command) map[string]string {
+	f := cmd.Flags()
+	m := map[string]string{}
+	for _, k := range experiment.Knobs {
+		if k.Flag == "" || f.Lookup(k.Flag) == nil {
+			continue
+		}
+		given := f.Changed(k.Flag) || k.Kind != experiment.KindBool
+		for _, old := range k.Old {
+			given = given || f.Changed(old)
+		}
+		for _, field := range k.Fields {
+			if _, ok := m[field]; !ok && given {
+				m[field] = k.Flag
+			}
+		}
+	}
+	return m
 }
 
-// simulatedOnly refuses flag, a mechanism of the simulated servers, when
-// cmd runs real etcd raft or hashicorp/raft nodes (--engine).
-func simulatedOnly(cmd *cobra.Command, flag string) error {
-	if e := cmd.Flags().Lookup("engine"); e != nil && e.Value.String() != "raftick" && !realtimeHonours(e.Value.String(), flag) {
-		return flagError(flag, "needs --engine raftick (the simulated servers), not %s", e.Value.String())
+// knobFlag registers the flag of the knob named name (experiment.Knobs):
+// its type, default and help come from the table; note, if not empty, is
+// the subcommand's default, appended to the help. bind, if not nil,
+// stores the value (*int, *string or *time.Duration, matching the kind);
+// otherwise the flag is read back by applyKnobFlags.
+func knobFlag(cmd *cobra.Command, name, note string, bind any) {
+	k, ok := experiment.KnobNamed(name)
+	if !ok || k.Flag == "" {
+		panic("raftsim: no knob with a flag named " + name) // a programming error
+	}
+	help := k.Help
+	if note != "" {
+		help += " (default: " + note + ")"
+	}
+	f := cmd.Flags()
+	flags := append([]string{k.Flag}, k.Old...)
+	for i, flag := range flags {
+		switch k.Kind {
+		case experiment.KindInt:
+			def, _ := strconv.Atoi(k.Default)
+			p, _ := bind.(*int)
+			if p == nil {
+				p = new(int)
+			}
+			f.IntVar(p, flag, def, help)
+		case experiment.KindFloat:
+			def, _ := strconv.ParseFloat(k.Default, 64)
+			f.Float64(flag, def, help)
+		case experiment.KindBool:
+			f.Bool(flag, k.Default == "true", help)
+		case experiment.KindDuration:
+			var def time.Duration
+			if k.Default != "" {
+				def, _ = time.ParseDuration(k.Default)
+			}
+			p, _ := bind.(*time.Duration)
+			if p == nil {
+				p = new(time.Duration)
+			}
+			f.DurationVar(p, flag, def, help)
+		default:
+			p, _ := bind.(*string)
+			if p == nil {
+				p = new(string)
+			}
+			f.StringVar(p, flag, k.Default, help)
+		}
+		if i > 0 {
+			f.Lookup(flag).Usage = "old name of --" + k.Flag
+			_ = f.MarkHidden(flag)
+		}
+	}
+}
+
+// alwaysApplied are the knobs whose flag sets the Setup even when it was
+// not given: its default replaces the preset's.
+var alwaysApplied = []string{"nodes", "loss", "dup", "maxtime"}
+
+// applyKnobFlags sets s from the knob flags registered on cmd, in the
+// order of experiment.Knobs, skipping the knobs named in skip: each flag
+// given (or always applied) goes through Setup.Set, and a knob that is on
+// is refused with an engine that does not honour it (Knob.Honours).
+func applyKnobFlags(cmd *cobra.Command, s *experiment.Setup, skip ...string) error {
+	f := cmd.Flags()
+	engine := ""
+	if e := f.Lookup("engine"); e != nil {
+		engine = e.Value.String()
+	}
+	for _, k := range experiment.Knobs {
+		if k.Flag == "" || f.Lookup(k.Flag) == nil || slices.Contains(skip, k.Name) {
+			continue
+		}
+		flag, changed := k.Flag, f.Changed(k.Flag)
+		for _, old := range k.Old {
+			if f.Changed(old) {
+				flag, changed = old, true
+			}
+		}
+		if !changed && !slices.Contains(alwaysApplied, k.Name) {
+			continue
+		}
+		value := f.Lookup(flag).Value.String()
+		if engine != "" && !k.Honours(engine) && k.On(value) {
+			return flagError(flag, "needs --engine raftick (the simulated servers), not %s", engine)
+		}
+		if value == "" && k.Kind == experiment.KindLatency {
+			return flagError(flag, "needs a spec such as normal:5ms,2ms, or none")
+		}
+		if err := k.Set(s, value); err != nil {
+			return configError(err, nil, flag)
+		}
 	}
 	return nil
 }
@@ -185,59 +278,23 @@ func (o *opts) setup(cmd *cobra.Command) (experiment.Setup, experiment.Model, er
 			return s, m, configError(err, nil, "timeout")
 		}
 		if err := m.Timing(&s, lo, hi, o.heartbeat); err != nil {
-			return s, m, configError(err, setupFlags, "model")
+			return s, m, configError(err, setupFlags(cmd), "model")
 		}
 	}
-	for _, l := range []struct {
-		flag string
-		dst  *sim.Latency
-	}{{"latency", &s.Latency}, {"disk", &s.Disk}, {"lateness", &s.TimerLateness}, {"noise", &s.TimerLateness}, {"send-gap", &s.SendGap}} {
-		if f.Changed(l.flag) {
-			if err := simulatedOnly(cmd, "send-gap"); l.flag == "send-gap" && err != nil {
-				return s, m, err
-			}
-			if *l.dst, err = latencyFlag(l.flag, f.Lookup(l.flag).Value.String()); err != nil {
-				return s, m, err
-			}
-		}
-	}
-	if f.Changed("cancel-backoff") {
-		if o.cancelBO < 0 {
-			return s, m, flagError("cancel-backoff", "must not be negative, got %v", o.cancelBO)
-		}
-		if err := simulatedOnly(cmd, "cancel-backoff"); err != nil && o.cancelBO > 0 {
-			return s, m, err
-		}
-		s.CancelBackoff = o.cancelBO
-	}
-	if f.Changed("leader-writes") {
-		if o.leaderW < 0 || o.leaderW > 100 {
-			return s, m, flagError("leader-writes", "must be in [0, 100], got %d", o.leaderW)
-		}
-		if err := simulatedOnly(cmd, "leader-writes"); err != nil {
-			return s, m, err
-		}
-		s.LeaderWrite, s.LeaderWrites = o.leaderW > 0, o.leaderW
-	}
-	s.Loss, s.Duplicate = o.loss, o.dup
-	if f.Changed("prevote") {
-		s.PreVote = o.prevote
-	}
-	if f.Changed("checkquorum") {
-		s.CheckQuorum = o.checkquorum
-	}
-	if err := o.v.apply(cmd, &s); err != nil {
+	if err := checkFailoverModel(cmd); err != nil {
 		return s, m, err
 	}
-	if err := o.fid.apply(cmd, &s); err != nil {
+	if err := checkUntilFlag(cmd); err != nil {
 		return s, m, err
 	}
-	if o.maxTime <= 0 {
-		return s, m, flagError("max-time", "must be positive, got %v", o.maxTime)
+	if err := applyKnobFlags(cmd, &s, "nodes", "timeout", "heartbeat", "shortlogs"); err != nil {
+		return s, m, err
 	}
-	s.MaxTime = o.maxTime
+	if err := o.applyShortLogs(cmd, &s); err != nil {
+		return s, m, err
+	}
 	if err := s.Validate(); err != nil {
-		return s, m, configError(err, setupFlags, "model")
+		return s, m, configError(err, setupFlags(cmd), "model")
 	}
 	if err := o.checkCost(s, 0); err != nil {
 		return s, m, err

@@ -37,7 +37,7 @@ cluster; see sim/README.md for how it was chosen.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runPaper(cmd, o) },
 	}
 	addModelFlags(cmd, o, false)
-	addLatenessSpreadFlags(cmd, o)
+	addLatenessSpreadFlags(cmd)
 	addRunFlags(cmd, o, 0, true)
 	cmd.Flags().Lookup("trials").Usage = "trials per range (0: the paper's, 1000 per range and 100 for 150-150ms); 150-150ms gets a tenth"
 	// The paper's slowest 150-150ms trial took about 528s; virtual time
@@ -70,7 +70,7 @@ func (a *app) runPaper(cmd *cobra.Command, o *opts) error {
 	rows := experiment.PaperExperiments(s)
 	for _, r := range rows {
 		if err := r.Measurable(r.Nodes - 1); err != nil {
-			return configError(err, setupFlags, "model")
+			return configError(err, setupFlags(cmd), "model")
 		}
 	}
 	all := make([]experiment.Experiment, len(rows))

@@ -17,13 +17,6 @@ const realtimeWorkers = 2
 
 const realtimeWorkersNote = "2 trials at a time (--workers)"
 
-// realtimeHonours reports whether the real-time engine honours flag, a
-// mechanism of the simulated servers: all but the timer lateness, which
-// real timers have of their own.
-func realtimeHonours(engine, flag string) bool {
-	return engine == realtimeEngine && flag != "lateness-spread"
-}
-
 // realtimeDefaults applies --engine raftick-realtime's defaults (--model
 // plain: the election package as deployed) and refuses what it cannot do.
 func (a *app) realtimeDefaults(cmd *cobra.Command, o *opts) error {
@@ -49,9 +42,9 @@ func (o *opts) engineWorkers() int {
 
 // realtimeExperiment returns the experiment of s on the real-time engine,
 // collecting its lateness in stats (nil: none).
-func realtimeExperiment(s experiment.Setup, bootstrap bool, stats *realtime.Stats) (experiment.Experiment, error) {
+func realtimeExperiment(cmd *cobra.Command, s experiment.Setup, bootstrap bool, stats *realtime.Stats) (experiment.Experiment, error) {
 	if err := realtime.Check(s); err != nil {
-		return nil, configError(err, setupFlags, "engine")
+		return nil, configError(err, setupFlags(cmd), "engine")
 	}
 	e := realtime.Engine{Stats: stats}
 	if bootstrap {

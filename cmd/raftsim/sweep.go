@@ -40,8 +40,8 @@ Values are separated by commas, or by semicolons when they contain commas
 	cmd.Flags().StringVar(&o.experiment, "experiment", "failover", "failover or bootstrap")
 	cmd.Flags().StringArrayVar(&o.over, "over", nil, "swept parameter `name=v1,v2,...` (give one or two)")
 	addEtcdFlags(cmd, &o.opts)
-	addCrashFlags(cmd, &o.opts)
-	addUntilFlag(cmd, &o.opts, "the experiment's own: all for failover, majority for bootstrap")
+	addCrashFlags(cmd)
+	addUntilFlag(cmd, "the experiment's own: all for failover, majority for bootstrap")
 	return cmd
 }
 
@@ -135,14 +135,19 @@ func (a *app) runSweep(cmd *cobra.Command, o *sweepOpts) error {
 	return nil
 }
 
-// sweepParams names the sweep parameter that sets each Setup field.
-var sweepParams = map[string]string{
-	"Nodes": "nodes", "ShortLogs": "shortlogs", "TimeoutMin": "timeout", "TimeoutMax": "timeout", "Heartbeat": "heartbeat",
-	"Latency": "latency", "Disk": "disk", "TimerLateness": "lateness", "Loss": "loss", "Duplicate": "dup",
-	"Granularity": "granularity", "Settle": "settle", "Stickiness": "stickymode", "LeaderWrites": "leaderwrites",
-	"CandidateMin": "candidatetimeout", "CandidateMax": "candidatetimeout", "Crash": "crash",
-	"CrashAfterHeartbeat": "crashoffset", "Until": "until",
-}
+// sweepParams names the sweep parameter (experiment.Knobs' name) that
+// sets each Setup field.
+var sweepParams = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range experiment.Knobs {
+		for _, field := range k.Fields {
+			if _, ok := m[field]; !ok {
+				m[field] = k.Name
+			}
+		}
+	}
+	return m
+}()
 
 // overError reports a bad --over value (at the grid point label, if
 // any) in the words of the sweep parameters.

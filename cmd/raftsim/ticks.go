@@ -110,13 +110,13 @@ func (a *app) runTicks(cmd *cobra.Command, o *ticksOpts) error {
 	tc := experiment.TickCost{Setup: s, Ticks: ticks, For: o.window}
 	if err := tc.Validate(); err != nil {
 		flags := map[string]string{"Ticks": "ticks", "For": "window"}
-		for k, v := range setupFlags {
+		for k, v := range setupFlags(cmd) {
 			flags[k] = v
 		}
 		return configError(err, flags, "model")
 	}
 	if err := s.Measurable(s.Nodes - 1); err != nil {
-		return configError(err, setupFlags, "model")
+		return configError(err, setupFlags(cmd), "model")
 	}
 	update, finish := a.progress("ticks")
 	start := time.Now()

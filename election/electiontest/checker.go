@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // maxListed bounds the violations an error lists; it counts them all.
@@ -61,7 +62,7 @@ func NewChecker(voters int) *Checker {
 		term:    make(map[election.ID]uint64),
 	}
 	if voters > 0 {
-		c.quorum = voters/2 + 1
+		c.quorum = quorum.Majority(voters).Size()
 	}
 	return c
 }

@@ -1,6 +1,12 @@
 package msink
 
-import "github.com/hashicorp/go-metrics"
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/hashicorp/go-metrics"
+)
 
 // Sink is the part of a go-metrics sink raftick uses.
 type Sink interface {
@@ -37,4 +43,23 @@ func (global) SetGaugeWithLabels(key []string, val float32, labels []metrics.Lab
 
 func (global) AddSampleWithLabels(key []string, val float32, labels []metrics.Label) {
 	metrics.AddSampleWithLabels(key, val, labels)
+}
+
+// The metric names of raftick follow one convention: the prefix
+// "raftick", then one subsystem (wheel, election, host), then one or more
+// lower-case snake_case words, joined by dots:
+// raftick.wheel.late_fires, raftick.host.batches_in,
+// raftick.election.vote.refused. Labels (node, group, reason, from) carry
+// the rest.
+var nameRule = regexp.MustCompile(`^raftick\.(wheel|election|host)(\.[a-z][a-z0-9_]*)+$`)
+
+// CheckName returns an error unless name (a flattened key, with any
+// ";label=value" suffix of go-metrics' InmemSink) follows the convention
+// and belongs to subsystem.
+func CheckName(name, subsystem string) error {
+	key, _, _ := strings.Cut(name, ";")
+	if !nameRule.MatchString(key) || !strings.HasPrefix(key, "raftick."+subsystem+".") {
+		return fmt.Errorf("metric %q: want raftick.%s.lower_snake_case words", key, subsystem)
+	}
+	return nil
 }

@@ -42,3 +42,22 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("sample not in the global sink: %v", iv.Samples)
 	}
 }
+
+func TestCheckName(t *testing.T) {
+	for _, ok := range []struct{ name, sub string }{
+		{"raftick.wheel.late_fires", "wheel"}, {"raftick.host.batches_in;node=1", "host"},
+		{"raftick.election.vote.refused;reason=stale", "election"},
+	} {
+		if err := CheckName(ok.name, ok.sub); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, bad := range []struct{ name, sub string }{
+		{"raftick.host.batchesIn", "host"}, {"raftick.state.leader", "election"}, {"raftick.wheel", "wheel"},
+		{"raftick.wheel.fired", "host"}, {"raft.wheel.fired", "wheel"}, {"raftick.wheel.Late", "wheel"},
+	} {
+		if CheckName(bad.name, bad.sub) == nil {
+			t.Errorf("%s (%s) passed", bad.name, bad.sub)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/sim"
 )
 
@@ -221,7 +222,7 @@ func (t *tracker) functional(c *sim.Cluster) bool {
 			n++
 		}
 	}
-	return n >= (len(t.known)-1)/2+1
+	return quorum.Majority(len(t.known) - 1).Reached(n)
 }
 
 func tracerFor(trace func(string)) func(time.Duration, election.ID, string) {

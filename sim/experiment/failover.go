@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/wheel"
 )
@@ -53,7 +54,7 @@ func (f Failover) Validate() error {
 	if err := f.Setup.Validate(); err != nil {
 		return err
 	}
-	if alive := f.Nodes - max(f.Crash, 1); alive < f.Nodes/2+1 {
+	if alive := f.Nodes - max(f.Crash, 1); !quorum.Majority(f.Nodes).Reached(alive) {
 		return fieldErr("Nodes", f.Nodes, "cannot elect a leader after the crash: %d of %d servers running is not a majority (a failover needs at least 3 servers)", alive, f.Nodes)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/sim"
 )
 
@@ -27,7 +28,7 @@ import (
 //     all arrive, so an election takes about a mean timeout divided by
 //     that probability (Field "Loss").
 func (s Setup) Measurable(alive int) error {
-	quorum := s.Nodes/2 + 1
+	quorum := quorum.Majority(s.Nodes).Size()
 	if alive < quorum {
 		return fieldErr("Nodes", s.Nodes, "cannot elect a leader: %d of %d servers running is not a majority (a failover needs at least 3 servers)", alive, s.Nodes)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/sim"
 )
 
@@ -29,13 +30,13 @@ func Shapes() []Shape {
 			apply: func(c *sim.Cluster, l election.ID, f []election.ID) { both(c, l, f[0]) }},
 		{Name: "bare-quorum", Doc: "the leader reaches only a bare majority; the others are cut from it and still reach everyone else",
 			apply: func(c *sim.Cluster, l election.ID, f []election.ID) {
-				for _, id := range f[len(c.IDs())/2:] {
+				for _, id := range f[quorum.Majority(len(c.IDs())).Size()-1:] { // the leader and Size-1 followers stay linked
 					both(c, l, id)
 				}
 			}},
 		{Name: "leader-minority", Doc: "a full partition with the leader on the minority side",
 			apply: func(c *sim.Cluster, l election.ID, f []election.ID) {
-				minority := append([]election.ID{l}, f[:len(c.IDs())-(len(c.IDs())/2+1)-1]...)
+				minority := append([]election.ID{l}, f[:quorum.Majority(len(c.IDs())).Spare()-1]...)
 				c.Partition(minority)
 			}},
 		{Name: "chain", Doc: "the servers in a line with the leader in the middle; each reaches only its neighbours",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/internal/cfgerr"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/repeated"
 	"github.com/raftick/raftick/sim"
 )
@@ -273,8 +274,8 @@ func (s Setup) Validate() error {
 		return fieldErr("CandidateMin", RangeLabel(s.CandidateMin, s.CandidateMax), "is below the election package's floor of %v", election.MinElectionTimeout)
 	case s.CandidateMax < s.CandidateMin:
 		return fieldErr("CandidateMax", RangeLabel(s.CandidateMin, s.CandidateMax), "upper bound is below the lower bound")
-	case s.Crash < 0 || s.Crash > s.Nodes-(s.Nodes/2+1) && s.Crash > 1:
-		return fieldErr("Crash", s.Crash, "must be in [1, %d]: a majority of the %d servers must survive", max(s.Nodes-(s.Nodes/2+1), 1), s.Nodes)
+	case s.Crash < 0 || s.Crash > quorum.Majority(s.Nodes).Spare() && s.Crash > 1:
+		return fieldErr("Crash", s.Crash, "must be in [1, %d]: a majority of the %d servers must survive", max(quorum.Majority(s.Nodes).Spare(), 1), s.Nodes)
 	case s.ShortLogs > 0 && s.ShortLogs > s.Nodes-max(s.Crash, 1)-1:
 		return fieldErr("ShortLogs", s.ShortLogs, "must be at most %d: a survivor with a full log is needed when %d servers crash", s.Nodes-max(s.Crash, 1)-1, max(s.Crash, 1))
 	case s.CrashAfterHeartbeat && s.Settle > 0:
@@ -288,7 +289,7 @@ func (s Setup) Validate() error {
 	case s.LatenessSpread > 0 && s.TimerLateness == nil:
 		return fieldErr("LatenessSpread", s.LatenessSpread, "needs a timer lateness to scale (--lateness)")
 	case s.LatenessPerServer && s.LatenessSpread == 0:
-		return fieldErr("LatenessPerServer", s.LatenessPerServer, "needs a LatenessSpread")
+		return fieldErr("LatenessPerServer", s.LatenessPerServer, "needs a lateness spread to draw (--lateness-spread)")
 	case s.ClockRate > 0 && s.Tick > 0:
 		return fieldErr("ClockRate", s.ClockRate, "does not apply with ticks (timeouts are whole ticks)")
 	case s.Until > UntilAll:

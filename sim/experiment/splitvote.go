@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/wheel"
 )
@@ -122,11 +123,12 @@ func (sv SplitVote) Analytic() float64 {
 
 // splitRate is the closed form of Analytic.
 func splitRate(n, s int, l float64) float64 {
-	if s <= n/2 {
+	m := quorum.Majority(n)
+	if !m.Reached(s) {
 		return 1
 	}
 	l = min(max(l, 0), 1)
-	c := s - n/2 + 1
+	c := s - m.Size() + 2
 	if c > s {
 		return 0 // the first server alone is a majority
 	}
@@ -164,7 +166,7 @@ func (sv SplitVote) raceTrial(rng *rand.Rand, trace func(string)) (sim.Outcome, 
 		return sim.Outcome{}, err
 	}
 	defer w.Stop()
-	s, quorum := sv.Alive, sv.Nodes/2+1
+	s, quorum := sv.Alive, quorum.Majority(sv.Nodes).Size()
 	r := sv.rng()
 	lat := sv.latency()
 	vote := make([]int, s) // vote[i]: server voted for, -1 none

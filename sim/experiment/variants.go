@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // Until is where Failover and Bootstrap stop the clock.
@@ -58,7 +60,7 @@ func (u Until) reached(leader bool, followers, others, nodes int) bool {
 	case UntilElected:
 		return true
 	case UntilMajority:
-		return 1+followers >= nodes/2+1
+		return quorum.Majority(nodes).Reached(1 + followers)
 	default:
 		return followers == others
 	}

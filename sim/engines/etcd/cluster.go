@@ -13,6 +13,7 @@ import (
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/etcdadapter"
+	"github.com/raftick/raftick/memnet"
 	"github.com/raftick/raftick/sim"
 	"github.com/raftick/raftick/sim/internal/vnet"
 )
@@ -119,7 +120,7 @@ type Cluster struct {
 	ids   []uint64
 	nodes []*etcdadapter.Node
 	stats NetStats
-	mail  *vnet.Courier[*pb.Message]
+	mail  *memnet.Courier[*pb.Message]
 	check *electiontest.Checker // fed every event of every node
 }
 
@@ -133,7 +134,7 @@ func NewCluster(cfg ClusterConfig) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{cfg: cfg, w: w, rng: cfg.Rand, check: electiontest.NewChecker(cfg.Nodes)}
-	c.mail = vnet.NewCourier(w.Wheel, c.deliver)
+	c.mail = memnet.NewCourier(w.Wheel, c.deliver)
 	for i := range cfg.Nodes {
 		c.ids = append(c.ids, uint64(i+1))
 	}

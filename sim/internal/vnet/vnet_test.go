@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/raftick/raftick/memnet"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -19,38 +20,12 @@ func newVirtual(t *testing.T) *wheel.Virtual {
 	return v
 }
 
-// TestCourierDeliversInDeadlineOrder: messages arrive after their delays,
-// in deadline order, and Run stops once done holds.
-func TestCourierDeliversInDeadlineOrder(t *testing.T) {
-	v := newVirtual(t)
-	type arrival struct {
-		msg string
-		at  time.Duration
-	}
-	var got []arrival
-	c := NewCourier(v.Wheel, func(m string) { got = append(got, arrival{m, v.Now()}) })
-	require.NoError(t, c.Send("b", 30*time.Millisecond))
-	require.NoError(t, c.Send("a", 10*time.Millisecond))
-	require.NoError(t, c.Send("c", 50*time.Millisecond))
-	ok := Run(v, time.Second, func() bool { return len(got) == 2 }, nil, 0)
-	require.True(t, ok)
-	require.Equal(t, []arrival{{"a", 10 * time.Millisecond}, {"b", 30 * time.Millisecond}}, got)
-	require.Equal(t, 30*time.Millisecond, v.Now(), "Run stops at the instant done turned true")
-
-	// The timers that fired are reused: sending again allocates no
-	// new parcel.
-	require.NotNil(t, c.free)
-	require.NoError(t, c.Send("d", time.Millisecond))
-	require.NoError(t, c.Send("e", time.Millisecond))
-	require.Nil(t, c.free)
-}
-
 // TestRunLimit: Run returns done() when the next deadline lies beyond the
 // limit, without advancing to it.
 func TestRunLimit(t *testing.T) {
 	v := newVirtual(t)
 	n := 0
-	c := NewCourier(v.Wheel, func(int) { n++ })
+	c := memnet.NewCourier(v.Wheel, func(int) { n++ })
 	require.NoError(t, c.Send(1, 10*time.Millisecond))
 	require.NoError(t, c.Send(2, 100*time.Millisecond))
 	require.False(t, Run(v, 50*time.Millisecond, func() bool { return n == 2 }, nil, 0))
@@ -61,22 +36,14 @@ func TestRunLimit(t *testing.T) {
 // TestRunStop: stop is asked every `every` instants and ends the run.
 func TestRunStop(t *testing.T) {
 	v := newVirtual(t)
-	var c *Courier[int]
-	c = NewCourier(v.Wheel, func(i int) { _ = c.Send(i+1, time.Millisecond) }) // runs forever
+	var c *memnet.Courier[int]
+	c = memnet.NewCourier(v.Wheel, func(i int) { _ = c.Send(i+1, time.Millisecond) }) // runs forever
 	require.NoError(t, c.Send(0, time.Millisecond))
 	asked := 0
 	ok := Run(v, time.Hour, func() bool { return false }, func() bool { asked++; return asked == 3 }, 4)
 	require.False(t, ok)
 	require.Equal(t, 3, asked)
 	require.Equal(t, 11*time.Millisecond, v.Now(), "stopped before the 12th instant")
-}
-
-// TestSendOnStoppedWheel: a stopped wheel refuses new messages.
-func TestSendOnStoppedWheel(t *testing.T) {
-	v := newVirtual(t)
-	c := NewCourier(v.Wheel, func(int) { t.Fatal("delivered on a stopped wheel") })
-	v.Stop()
-	require.Error(t, c.Send(1, time.Millisecond))
 }
 
 // TestCopies: no draw for zero probabilities, certain loss and
