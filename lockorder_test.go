@@ -18,6 +18,8 @@ var lockNames = map[string]string{
 	"mu":                    "wheel.Wheel", // in wheel.go
 	"outMu":                 "the Host's outbox lock",
 	"outbox.mu":             "a peer's outbox",
+	"pmu":                   "the Host's persister queue",
+	"fxMu":                  "the Host's effects queue",
 }
 
 // lockChains returns the chains "a -> b -> c" of lines, each lock named
