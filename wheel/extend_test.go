@@ -75,3 +75,61 @@ func TestTryExtendEarlierAtCoarseTicks(t *testing.T) {
 		})
 	}
 }
+
+// TestExtendRacesRebucket: a lock-free Reset or TryExtend checks the
+// timer's slot start, then swaps in the new deadline; if the driver
+// re-buckets the timer in between, under the old deadline, the timer may
+// land in a slot that starts after the new deadline, and the call must
+// repair that (Wheel.fixup) or the timer fires late by up to that slot.
+// extendHook opens the window: it lets the bubble's clock run until the
+// driver has re-bucketed the timer. The timer waits at its slot halfway
+// to its deadline (about 500ms of a 1s timer); the driver moves it on
+// to about 750ms; the new deadline is about 650ms.
+func TestExtendRacesRebucket(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		extend func(*Timer, time.Duration) bool
+	}{
+		{"TryExtend", (*Timer).TryExtend},
+		{"Reset", (*Timer).Reset},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inBubble(t, func(t *testing.T) { testExtendRacesRebucket(t, tc.extend) })
+		})
+	}
+}
+
+func testExtendRacesRebucket(t *testing.T, extend func(*Timer, time.Duration) bool) {
+	w := newBubbleWheel(t, time.Millisecond)
+	fired := make(chan time.Duration, 1)
+	var tm Timer
+	require.NoError(t, tm.Init(w, func() { fired <- w.Now() }))
+	tm.Reset(time.Second)
+	first := tm.slotStart.Load()
+	require.Greater(t, first, int64(400*time.Millisecond), "a 1s timer waits halfway to its deadline")
+	time.Sleep(time.Duration(first) - w.Now() - 20*time.Millisecond)
+	require.Equal(t, first, tm.slotStart.Load(), "the driver re-bucketed the timer before the test's Reset")
+
+	var moved int64 = -1
+	extendHook = func(tm *Timer) {
+		extendHook = nil
+		for tm.slotStart.Load() == first {
+			time.Sleep(time.Millisecond) // the driver reaches the slot
+		}
+		moved = tm.slotStart.Load()
+	}
+	t.Cleanup(func() { extendHook = nil })
+	d := time.Duration(first) + 150*time.Millisecond - w.Now()
+	require.True(t, extend(&tm, d), "a pending timer, a deadline after its slot's start")
+	deadline, ok := tm.Deadline()
+	require.True(t, ok)
+	require.Greater(t, moved, int64(deadline),
+		"the driver re-bucketed the timer to a slot at %v, not after the new deadline %v: the test misses the race",
+		time.Duration(moved), deadline)
+
+	checkStructure(t, w)
+	at := <-fired
+	require.LessOrEqual(t, at, deadline+rtLatenessBound(w),
+		"the timer fired at %v, due at %v (its stale slot starts at %v)", at, deadline, time.Duration(moved))
+	checkStructure(t, w)
+}

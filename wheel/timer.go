@@ -233,6 +233,9 @@ func (t *Timer) TryExtend(d time.Duration) bool {
 		when = w.scheduleDeadline(d)
 	}
 	s := t.slotStart.Load()
+	if extendHook != nil {
+		extendHook(t)
+	}
 	if !extendOK(s, when, old) || !t.due.CompareAndSwap(old, when+1) {
 		return false
 	}
@@ -241,6 +244,12 @@ func (t *Timer) TryExtend(d time.Duration) bool {
 	}
 	return true
 }
+
+// extendHook, nil outside tests, runs in TryExtend and in Reset's
+// lock-free path for a pending timer between the load of t's slot start
+// and the swap of its deadline: a test sets it to re-bucket t there, as
+// the driver may, and so reaches the repair (fixup) that follows the swap.
+var extendHook func(*Timer)
 
 // extendOK reports whether a pending timer with deadline old-1 whose
 // published slot start is s may move its deadline to when without the
@@ -287,7 +296,11 @@ func (t *Timer) reset(d time.Duration, warn bool) (wasPending bool, err error) {
 			// Lock-free path: a pending timer whose new deadline is not
 			// before the start of the slot it sits in just records the
 			// deadline (TryExtend is this case alone).
-			if s := t.slotStart.Load(); extendOK(s, when, old) && t.due.CompareAndSwap(old, when+1) {
+			s := t.slotStart.Load()
+			if extendHook != nil {
+				extendHook(t)
+			}
+			if extendOK(s, when, old) && t.due.CompareAndSwap(old, when+1) {
 				// If the wheel re-bucketed the timer between our check and
 				// the swap, it may now sit in a slot that starts after the
 				// new deadline: repair under the lock (rare).
