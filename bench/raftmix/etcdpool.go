@@ -62,7 +62,7 @@ type etcdServer struct {
 	p     *etcdPool
 	k     int
 	sched *raftScheduler
-	reps  []etcdPoolReplica // by group
+	reps  []etcdPoolReplica      // by group
 	out   [nodeReplicas]etcdLink // out[j] carries to node j+1; out[k] is unused
 	work  []etcdWorker           // by worker
 	hbs   atomic.Int64           // heartbeats stepped into its replicas

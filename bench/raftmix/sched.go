@@ -9,10 +9,10 @@ const (
 	// schedQueued: the group is in the queue or being processed. A group
 	// is in the queue at most once, so the queue never holds more entries
 	// than there are groups.
-	schedQueued schedFlags = 1 << iota
-	schedReady             // handle its Ready
-	schedRequest           // step the messages in its inbox
-	schedTick              // tick it, schedState.ticks times
+	schedQueued  schedFlags = 1 << iota
+	schedReady              // handle its Ready
+	schedRequest            // step the messages in its inbox
+	schedTick               // tick it, schedState.ticks times
 )
 
 // schedState is what a group is queued for. ticks > 0 iff
