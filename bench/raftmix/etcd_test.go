@@ -84,7 +84,7 @@ func TestEtcdKeepsPace(t *testing.T) {
 				require.Positive(t, res.StepDownFires)
 				require.Equal(t, res.StepDownFires, res.StepDownDue, "checks owed at the end")
 				require.GreaterOrEqual(t, res.LatenessSamples, c.Groups*6)
-				require.Zero(t, res.LatenessMaxMs, "a check later than ElectionTimeout")
+				require.Zero(t, res.LatenessMaxMs, "a check off its ElectionTimeout period")
 				require.Zero(t, res.EarlyFires)
 				perGroup := float64(res.StepDownFires) / float64(c.Groups)
 				require.True(t, perGroup >= 6 && perGroup <= 7, "%.2f checks per group in a second, want 6 to 7", perGroup)

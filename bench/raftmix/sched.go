@@ -44,7 +44,7 @@ const enqueueChunk = 128
 type raftScheduler struct {
 	workers  int
 	maxTicks uint8
-	process  func(w int, g int32, st schedState) // called by worker w, outside the lock
+	process  func(w int, g int32, st schedState) // called by worker w, outside the lock, without schedQueued
 
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when the queue gains a group or stopped is set
@@ -102,6 +102,7 @@ func (s *raftScheduler) work(w int) {
 		g := s.queue[s.head]
 		s.head, s.n = (s.head+1)%len(s.queue), s.n-1
 		st := s.state[g]
+		st.flags &^= schedQueued
 		s.state[g] = schedState{flags: schedQueued}
 		s.mu.Unlock()
 
