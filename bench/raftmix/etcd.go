@@ -24,7 +24,12 @@ type etcdReplicas struct {
 	stores        [][nodeReplicas]*raft.MemoryStorage
 }
 
-func newEtcdReplicas(groups int) (etcdReplicas, error) {
+// newEtcdReplicas builds the replicas of groups groups, allocated group
+// by group (a group's three replicas side by side, as the one loop of
+// ImplEtcdLoop visits them) or, if byNode, node by node (a node's
+// replicas side by side, as a server holds its own and its scheduler
+// visits them).
+func newEtcdReplicas(groups int, byNode bool) (etcdReplicas, error) {
 	et := int(ElectionTimeout / EtcdTick)
 	rs := etcdReplicas{
 		electionTicks: et,
@@ -32,32 +37,34 @@ func newEtcdReplicas(groups int) (etcdReplicas, error) {
 		stores:        make([][nodeReplicas]*raft.MemoryStorage, groups),
 	}
 	logger := &raft.DefaultLogger{Logger: log.New(io.Discard, "", 0)}
-	for i := range groups {
-		for k := range nodeReplicas {
-			st := raft.NewMemoryStorage()
-			snap := pb.EnsureSnapshot(nil)
-			snap.Metadata.Index = new(uint64(1))
-			snap.Metadata.Term = new(uint64(1))
-			snap.Metadata.ConfState.Voters = []uint64{1, 2, 3}
-			if err := st.ApplySnapshot(snap); err != nil {
-				return etcdReplicas{}, fmt.Errorf("raftmix: group %d: %w", i, err)
-			}
-			rn, err := raft.NewRawNode(&raft.Config{
-				ID:              uint64(k + 1),
-				ElectionTick:    et,
-				HeartbeatTick:   int(HeartbeatPeriod / EtcdTick),
-				Storage:         st,
-				MaxSizePerMsg:   1 << 20,
-				MaxInflightMsgs: 256,
-				CheckQuorum:     true,
-				PreVote:         true,
-				Logger:          logger,
-			})
-			if err != nil {
-				return etcdReplicas{}, fmt.Errorf("raftmix: group %d, replica %d: %w", i, k+1, err)
-			}
-			rs.groups[i][k], rs.stores[i][k] = rn, st
+	for j := range groups * nodeReplicas {
+		i, k := j/nodeReplicas, j%nodeReplicas
+		if byNode {
+			i, k = j%groups, j/groups
 		}
+		st := raft.NewMemoryStorage()
+		snap := pb.EnsureSnapshot(nil)
+		snap.Metadata.Index = new(uint64(1))
+		snap.Metadata.Term = new(uint64(1))
+		snap.Metadata.ConfState.Voters = []uint64{1, 2, 3}
+		if err := st.ApplySnapshot(snap); err != nil {
+			return etcdReplicas{}, fmt.Errorf("raftmix: group %d: %w", i, err)
+		}
+		rn, err := raft.NewRawNode(&raft.Config{
+			ID:              uint64(k + 1),
+			ElectionTick:    et,
+			HeartbeatTick:   int(HeartbeatPeriod / EtcdTick),
+			Storage:         st,
+			MaxSizePerMsg:   1 << 20,
+			MaxInflightMsgs: 256,
+			CheckQuorum:     true,
+			PreVote:         true,
+			Logger:          logger,
+		})
+		if err != nil {
+			return etcdReplicas{}, fmt.Errorf("raftmix: group %d, replica %d: %w", i, k+1, err)
+		}
+		rs.groups[i][k], rs.stores[i][k] = rn, st
 	}
 	return rs, nil
 }

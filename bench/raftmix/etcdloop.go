@@ -58,7 +58,7 @@ type etcdReplica struct {
 }
 
 func newEtcdLoop(r *run) (*etcdLoop, error) {
-	rs, err := newEtcdReplicas(len(r.groups))
+	rs, err := newEtcdReplicas(len(r.groups), false)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ type etcdWorker struct {
 }
 
 func newEtcdPool(r *run) (*etcdPool, error) {
-	rs, err := newEtcdReplicas(len(r.groups))
+	rs, err := newEtcdReplicas(len(r.groups), true)
 	if err != nil {
 		return nil, err
 	}
