@@ -85,14 +85,7 @@ func (im *etcdLoop) start(i int) {
 	}
 	// As if the check before the first had run a period before it, on
 	// the loop's ticks.
-	g := &im.r.groups[i]
-	prev := im.t0 + int64(im.firstCheck(i)-im.electionTicks)*int64(EtcdTick)
-	g.lastFire.Store(prev)
-	if s := g.sample; s != nil {
-		s.mu.Lock()
-		s.prev = prev
-		s.mu.Unlock()
-	}
+	im.r.checkedAt(&im.r.groups[i], im.t0+int64(im.firstCheck(i)-im.electionTicks)*int64(EtcdTick))
 	if i == 0 {
 		go im.loop()
 	}

@@ -348,12 +348,15 @@ func (r *run) stepDownNow(g *group) {
 
 // checkFrom records that g's step-down checks count from now (a new
 // leader's), as if one had just fired, without counting a fire.
-func (r *run) checkFrom(g *group) {
-	now := r.since()
-	g.lastFire.Store(now)
+func (r *run) checkFrom(g *group) { r.checkedAt(g, r.since()) }
+
+// checkedAt records that g's previous step-down check (or the arming of
+// its timer) was at t, ns since the run's base, without counting a fire.
+func (r *run) checkedAt(g *group, t int64) {
+	g.lastFire.Store(t)
 	if s := g.sample; s != nil {
 		s.mu.Lock()
-		s.prev = now
+		s.prev = t
 		s.mu.Unlock()
 	}
 }
@@ -380,14 +383,7 @@ func (r *run) startAll(im impl) {
 			time.Sleep(ahead)
 		}
 		for j := i; j < min(n, i+chunk); j++ {
-			g := &r.groups[j]
-			now := r.since()
-			g.lastFire.Store(now)
-			if s := g.sample; s != nil {
-				s.mu.Lock()
-				s.prev = now
-				s.mu.Unlock()
-			}
+			r.checkFrom(&r.groups[j])
 			im.start(j)
 		}
 	}
