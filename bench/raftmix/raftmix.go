@@ -18,7 +18,7 @@
 //     ceil(75ms/tick) ticks.
 //   - none: heartbeats only, no timers: the floor.
 //
-// And, not in Impls, three that run Raft's election itself (ProductImpls),
+// And, not in Impls, four that run Raft's election itself (ProductImpls),
 // the leaders sending the heartbeats:
 //
 //   - raftick-node (ImplNode): three election.Nodes per group on one
