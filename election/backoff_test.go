@@ -40,7 +40,7 @@ func (r *recordJitter) consecutive() []int {
 func (p *probe) runRounds(t *testing.T, k int) []time.Duration {
 	t.Helper()
 	var at []time.Duration
-	for start := p.n.Stats().Elections; p.n.Stats().Elections < start+uint64(k); {
+	for start := p.n.Stats().Elections; p.n.Stats().Elections < start+int64(k); {
 		before := p.n.Stats().Elections
 		require.NotZero(t, p.v.AdvanceToNext(), "wheel idle")
 		if p.n.Stats().Elections > before {

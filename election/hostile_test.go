@@ -150,7 +150,7 @@ func TestStepIgnoresBadInput(t *testing.T) {
 	p := newProbe(t, nil)
 	hbm := election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 3}
 	p.n.Step(hbm) // before Start
-	require.Equal(t, uint64(1), p.n.Stats().IgnoredStopped)
+	require.Equal(t, int64(1), p.n.Stats().IgnoredStopped)
 	p.start(t)
 	p.n.Step(hbm)
 	p.take()
@@ -159,23 +159,23 @@ func TestStepIgnoresBadInput(t *testing.T) {
 	cases := []struct {
 		name    string
 		m       election.Message
-		counter func(s election.Stats) uint64
+		counter func(s election.Stats) int64
 	}{
-		{"wrong To", election.Message{Type: election.MsgVote, From: 2, To: 3, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredWrongTo }},
-		{"To is None", election.Message{Type: election.MsgVote, From: 2, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredWrongTo }},
-		{"unknown sender", election.Message{Type: election.MsgVote, From: 9, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
-		{"sender None", election.Message{Type: election.MsgHeartbeat, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
-		{"from itself", election.Message{Type: election.MsgHeartbeat, From: 1, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredUnknown }},
-		{"zero type", election.Message{From: 2, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
-		{"unknown type", election.Message{Type: 200, From: 2, To: 1, Term: 9}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
-		{"request with term 0", election.Message{Type: election.MsgVote, From: 2, To: 1}, func(s election.Stats) uint64 { return s.IgnoredMalformed }},
-		{"stale heartbeat", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 2}, func(s election.Stats) uint64 { return s.IgnoredStale }},
-		{"stale timeout-now", election.Message{Type: election.MsgTimeoutNow, From: 2, To: 1, Term: 1}, func(s election.Stats) uint64 { return s.IgnoredStale }},
-		{"stale vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredStale }},
-		{"unexpected vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
-		{"unexpected pre-vote response", election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 4, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
-		{"heartbeat response to a follower", election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) uint64 { return s.IgnoredOther }},
-		{"second leader in a term", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 3}, func(s election.Stats) uint64 { return s.Anomalies }},
+		{"wrong To", election.Message{Type: election.MsgVote, From: 2, To: 3, Term: 9}, func(s election.Stats) int64 { return s.IgnoredWrongTo }},
+		{"To is None", election.Message{Type: election.MsgVote, From: 2, Term: 9}, func(s election.Stats) int64 { return s.IgnoredWrongTo }},
+		{"unknown sender", election.Message{Type: election.MsgVote, From: 9, To: 1, Term: 9}, func(s election.Stats) int64 { return s.IgnoredUnknown }},
+		{"sender None", election.Message{Type: election.MsgHeartbeat, To: 1, Term: 9}, func(s election.Stats) int64 { return s.IgnoredUnknown }},
+		{"from itself", election.Message{Type: election.MsgHeartbeat, From: 1, To: 1, Term: 9}, func(s election.Stats) int64 { return s.IgnoredUnknown }},
+		{"zero type", election.Message{From: 2, To: 1, Term: 9}, func(s election.Stats) int64 { return s.IgnoredMalformed }},
+		{"unknown type", election.Message{Type: 200, From: 2, To: 1, Term: 9}, func(s election.Stats) int64 { return s.IgnoredMalformed }},
+		{"request with term 0", election.Message{Type: election.MsgVote, From: 2, To: 1}, func(s election.Stats) int64 { return s.IgnoredMalformed }},
+		{"stale heartbeat", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 2}, func(s election.Stats) int64 { return s.IgnoredStale }},
+		{"stale timeout-now", election.Message{Type: election.MsgTimeoutNow, From: 2, To: 1, Term: 1}, func(s election.Stats) int64 { return s.IgnoredStale }},
+		{"stale vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true}, func(s election.Stats) int64 { return s.IgnoredStale }},
+		{"unexpected vote response", election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) int64 { return s.IgnoredOther }},
+		{"unexpected pre-vote response", election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 4, Granted: true}, func(s election.Stats) int64 { return s.IgnoredOther }},
+		{"heartbeat response to a follower", election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: 3, Granted: true}, func(s election.Stats) int64 { return s.IgnoredOther }},
+		{"second leader in a term", election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 3}, func(s election.Stats) int64 { return s.Anomalies }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,7 +196,7 @@ func TestStepIgnoresBadInput(t *testing.T) {
 	}
 	p.n.Stop()
 	p.n.Step(hbm)
-	require.Equal(t, uint64(2), p.n.Stats().IgnoredStopped)
+	require.Equal(t, int64(2), p.n.Stats().IgnoredStopped)
 }
 
 func TestRandomMessagesNeverPanic(t *testing.T) {
@@ -221,6 +221,6 @@ func TestRandomMessagesNeverPanic(t *testing.T) {
 	}
 	require.NoError(t, c.Err())
 	s := p.n.Stats()
-	require.Equal(t, uint64(20000), s.Received)
+	require.Equal(t, int64(20000), s.Received)
 	require.NotZero(t, s.IgnoredWrongTo+s.IgnoredUnknown+s.IgnoredMalformed)
 }

@@ -25,10 +25,10 @@ type MemNetwork struct {
 
 // MemNetworkStats counts a MemNetwork's traffic.
 type MemNetworkStats struct {
-	Sent       uint64 // messages passed to Send
-	Delivered  uint64 // copies handed to a node's Step
-	Dropped    uint64 // copies lost: by the route, a cut link, no node attached, or the wheel refused
-	Duplicated uint64 // extra copies made by the route
+	Sent       int64 // messages passed to Send
+	Delivered  int64 // copies handed to a node's Step
+	Dropped    int64 // copies lost: by the route, a cut link, no node attached, or the wheel refused
+	Duplicated int64 // extra copies made by the route
 }
 
 // NewMemNetwork returns a network on w delivering every message after
@@ -83,7 +83,7 @@ func (n *MemNetwork) Connected(from, to ID) bool { return n.net.Connected(from, 
 // Stats returns the traffic counters.
 func (n *MemNetwork) Stats() MemNetworkStats {
 	s := n.net.Stats()
-	return MemNetworkStats{Sent: s.Sent, Delivered: s.Delivered, Dropped: s.Dropped + s.Undelivered, Duplicated: s.Duplicated}
+	return MemNetworkStats{Sent: int64(s.Sent), Delivered: int64(s.Delivered), Dropped: int64(s.Dropped + s.Undelivered), Duplicated: int64(s.Duplicated)}
 }
 
 // Send implements Transport: it schedules delivery of m and returns at once.

@@ -33,7 +33,7 @@ func TestMemNetworkDelayAndFaults(t *testing.T) {
 	p.v.AdvanceBy(3*time.Millisecond - 1)
 	require.Zero(t, p.n.Stats().Received, "not before the delay")
 	p.v.AdvanceBy(1)
-	require.Equal(t, uint64(1), p.n.Stats().Received)
+	require.Equal(t, int64(1), p.n.Stats().Received)
 	require.Equal(t, election.ID(2), p.n.Status().Leader)
 
 	net.Cut(2, 1)
@@ -45,7 +45,7 @@ func TestMemNetworkDelayAndFaults(t *testing.T) {
 	net.Send(hbm)
 	net.Cut(2, 1)
 	p.v.AdvanceBy(10 * time.Millisecond)
-	require.Equal(t, uint64(1), p.n.Stats().Received)
+	require.Equal(t, int64(1), p.n.Stats().Received)
 	net.Heal()
 	net.Partition([]election.ID{1}, []election.ID{2, 3})
 	require.False(t, net.Connected(1, 2))
@@ -67,19 +67,19 @@ func TestMemNetworkDelayAndFaults(t *testing.T) {
 	net.Send(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 7})
 	net.Send(election.Message{Type: election.MsgHeartbeat, From: 2, To: 1, Term: 8})
 	p.v.AdvanceBy(10 * time.Millisecond)
-	require.Equal(t, uint64(4), p.n.Stats().Received)
+	require.Equal(t, int64(4), p.n.Stats().Received)
 	net.SetRoute(nil)
 
 	// Nobody attached under To.
 	net.Detach(1)
 	net.Send(hbm)
 	p.v.AdvanceBy(10 * time.Millisecond)
-	require.Equal(t, uint64(4), p.n.Stats().Received)
+	require.Equal(t, int64(4), p.n.Stats().Received)
 	s := net.Stats()
-	require.Equal(t, uint64(6), s.Sent)
-	require.Equal(t, uint64(2), s.Duplicated)
-	require.Equal(t, uint64(4), s.Delivered)
-	require.Equal(t, uint64(4), s.Dropped) // cut at send, cut in flight, route loss, detached
+	require.Equal(t, int64(6), s.Sent)
+	require.Equal(t, int64(2), s.Duplicated)
+	require.Equal(t, int64(4), s.Delivered)
+	require.Equal(t, int64(4), s.Dropped) // cut at send, cut in flight, route loss, detached
 }
 
 // TestMemNetworkClusterDeterministic: the same seed gives the same history.

@@ -63,7 +63,7 @@ type Node struct {
 	w      *wheel.Wheel // immutable
 	// received and sent are Stats.Received and Stats.Sent, here beside
 	// the other hot fields.
-	received, sent uint64
+	received, sent int64
 	tr             Transport // immutable
 	// peerArr holds peers for groups of up to five voters (nPeers), inside
 	// the Node, so that checking a message's sender (isVoter) touches no

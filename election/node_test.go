@@ -288,7 +288,7 @@ func TestHigherTermDeposesLeader(t *testing.T) {
 	p.take()
 	p.n.Step(election.Message{Type: election.MsgHeartbeat, From: 3, To: 1, Term: 1})
 	require.Equal(t, []election.Message{{Type: election.MsgHeartbeatResp, From: 1, To: 3, Term: 5}}, p.take())
-	require.Equal(t, uint64(1), p.n.Stats().IgnoredStale)
+	require.Equal(t, int64(1), p.n.Stats().IgnoredStale)
 }
 
 // orderedStorage fails the test if a vote reply left before Save.
@@ -320,7 +320,7 @@ func TestHardStatePersistedBeforeReply(t *testing.T) {
 		n.Step(election.Message{Type: election.MsgVote, From: election.ID(2 + term%2), To: 1, Term: term})
 	}
 	require.Len(t, sent, 5)
-	require.Equal(t, uint64(5), st.Saves())
+	require.Equal(t, int64(5), st.Saves())
 }
 
 func TestLifecycleErrors(t *testing.T) {
@@ -381,6 +381,6 @@ func TestSnapshotTimer(t *testing.T) {
 	require.GreaterOrEqual(t, calls[0], 500*time.Millisecond, "first period in [T/2, T)")
 	require.Less(t, calls[0], time.Second)
 	require.Equal(t, time.Second, calls[1]-calls[0])
-	require.Equal(t, uint64(3), p.n.Stats().Snapshots)
+	require.Equal(t, int64(3), p.n.Stats().Snapshots)
 	require.Len(t, p.eventsOf(election.EventSnapshot), 3)
 }

@@ -31,7 +31,7 @@ type Observer struct {
 	blocking bool
 	filter   func(Event) bool
 
-	observed, dropped atomic.Uint64
+	observed, dropped atomic.Int64
 
 	mu      sync.Mutex
 	queue   []Event       // blocking: events waiting for the reader
@@ -50,12 +50,12 @@ func NewObserver(ch chan Event, blocking bool, filter func(Event) bool) *Observe
 }
 
 // Observed returns how many events passed the filter, delivered or not.
-func (o *Observer) Observed() uint64 { return o.observed.Load() }
+func (o *Observer) Observed() int64 { return o.observed.Load() }
 
 // Dropped returns how many events a non-blocking Observer could not hand
 // to its channel, plus the events a blocking one discarded when its last
 // registration ended.
-func (o *Observer) Dropped() uint64 { return o.dropped.Load() }
+func (o *Observer) Dropped() int64 { return o.dropped.Load() }
 
 // deliver hands e to the observer; it never blocks.
 func (o *Observer) deliver(e Event) {
@@ -117,7 +117,7 @@ func (o *Observer) pump(stop chan struct{}) {
 				o.mu.Unlock()
 				continue
 			}
-			o.dropped.Add(uint64(len(o.queue)) + 1)
+			o.dropped.Add(int64(len(o.queue)) + 1)
 			o.queue = nil
 			o.pumping = false
 			o.mu.Unlock()

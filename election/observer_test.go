@@ -101,9 +101,9 @@ func TestBlockingObserverNeverStallsTheWheel(t *testing.T) {
 		}
 	}
 	require.Zero(t, blocking.Dropped())
-	require.GreaterOrEqual(t, blocking.Observed(), seq)
+	require.GreaterOrEqual(t, blocking.Observed(), int64(seq))
 	require.Equal(t, lossy.Observed(), lossy.Dropped(), "nobody reads the lossy observer: every event dropped and counted")
-	require.GreaterOrEqual(t, lossy.Dropped(), seq)
+	require.GreaterOrEqual(t, lossy.Dropped(), int64(seq))
 
 	// Deregistering ends delivery; a second Deregister does nothing.
 	a.DeregisterObserver(blocking)

@@ -468,7 +468,7 @@ func TestStickinessIgnoresVotesButNotTransfers(t *testing.T) {
 	p.n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 2})
 	require.Equal(t, []election.Message{{Type: election.MsgVoteResp, From: 1, To: 3, Term: 1}}, p.take())
 	require.Equal(t, uint64(1), p.n.Status().Term, "term of an ignored request is not adopted")
-	require.Equal(t, uint64(1), p.n.Stats().LeaseRejections)
+	require.Equal(t, int64(1), p.n.Stats().LeaseRejections)
 	p.n.Step(election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 2, Transfer: true})
 	require.Equal(t, []election.Message{{Type: election.MsgVoteResp, From: 1, To: 3, Term: 2, Granted: true}}, p.take())
 	// Once the leader is silent for ET, requests are considered again.
@@ -484,7 +484,7 @@ func TestPrioritySkipsAndDecays(t *testing.T) {
 	at := p.runToElection(t)
 	// Target 100 decays 100 -> 80 -> 64 -> 52 -> 42 -> 32 -> 22 -> 12 -> 2
 	// at every second timeout: 15 skips, and the 16th timeout campaigns.
-	require.Equal(t, uint64(15), p.n.Stats().PrioritySkips)
+	require.Equal(t, int64(15), p.n.Stats().PrioritySkips)
 	require.GreaterOrEqual(t, at, 16*et)
 	require.Less(t, at, 32*et)
 	msgs := p.take()

@@ -22,7 +22,7 @@ func TestPreVoteIgnoresStaleRejections(t *testing.T) {
 		p.n.Step(election.Message{Type: election.MsgPreVoteResp, From: from, To: 1, Term: 2})
 	}
 	require.Equal(t, election.PreCandidate, p.n.Status().Role, "stale rejections do not end the round")
-	require.Equal(t, uint64(2), p.n.Stats().IgnoredStale)
+	require.Equal(t, int64(2), p.n.Stats().IgnoredStale)
 	// The voters' slots are still free: a current grant wins the round.
 	p.n.Step(election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 5, Granted: true})
 	require.Equal(t, election.Candidate, p.n.Status().Role)

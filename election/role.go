@@ -51,23 +51,23 @@ type Status struct {
 // Stats counts what a node did and, above all, what it ignored. Counters
 // only grow.
 type Stats struct {
-	Received         uint64 // messages passed to Step
-	Sent             uint64 // messages handed to the Transport
-	IgnoredUnknown   uint64 // sender not among the voters, or from this node itself
-	IgnoredWrongTo   uint64 // To is not this node
-	IgnoredMalformed uint64 // refused by Message.Validate: invalid type, zero request term, term above MaxTerm
-	IgnoredStale     uint64 // term lower than ours (answered with our term where useful)
-	IgnoredStopped   uint64 // received before Start or after Stop
-	IgnoredOther     uint64 // e.g. a response that matches no outstanding request
-	LeaseRejections  uint64 // (pre-)vote requests refused because a leader is alive
-	StorageErrors    uint64 // Save or Load failed; the triggering action was abandoned
-	Anomalies        uint64 // impossible situations (e.g. two leaders in one term); logged
-	PreVotes         uint64 // pre-vote rounds started
-	Elections        uint64 // election rounds (terms) started
-	PrioritySkips    uint64 // election timeouts skipped because of priority
-	LaggingSkips     uint64 // election, vote and CheckQuorum timers that did not act while Config.Lagging
-	TermExhausted    uint64 // elections and pre-votes refused because the term reached MaxTerm
-	LeaderElected    uint64 // elections won
-	StepDowns        uint64 // EventStepDown count
-	Snapshots        uint64 // snapshot callbacks run
+	Received         int64 // messages passed to Step
+	Sent             int64 // messages handed to the Transport
+	IgnoredUnknown   int64 // sender not among the voters, or from this node itself
+	IgnoredWrongTo   int64 // To is not this node
+	IgnoredMalformed int64 // refused by Message.Validate: invalid type, zero request term, term above MaxTerm
+	IgnoredStale     int64 // term lower than ours (answered with our term where useful)
+	IgnoredStopped   int64 // received before Start or after Stop
+	IgnoredOther     int64 // e.g. a response that matches no outstanding request
+	LeaseRejections  int64 // (pre-)vote requests refused because a leader is alive
+	StorageErrors    int64 // Save or Load failed; the triggering action was abandoned
+	Anomalies        int64 // impossible situations (e.g. two leaders in one term); logged
+	PreVotes         int64 // pre-vote rounds started
+	Elections        int64 // election rounds (terms) started
+	PrioritySkips    int64 // election timeouts skipped because of priority
+	LaggingSkips     int64 // election, vote and CheckQuorum timers that did not act while Config.Lagging
+	TermExhausted    int64 // elections and pre-votes refused because the term reached MaxTerm
+	LeaderElected    int64 // elections won
+	StepDowns        int64 // EventStepDown count
+	Snapshots        int64 // snapshot callbacks run
 }

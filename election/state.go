@@ -72,7 +72,7 @@ func (n *Node) send(m Message) {
 }
 
 // ignore counts and reports a message that is dropped.
-func (n *Node) ignore(m Message, counter *uint64, reason string) {
+func (n *Node) ignore(m Message, counter *int64, reason string) {
 	*counter++
 	if n.logger.IsTrace() {
 		n.logger.Trace("ignored message", "msg", m.String(), "reason", reason)

@@ -48,7 +48,7 @@ func (l StaticLog) Last() (index, term uint64) { return l.Index, l.Term }
 type MemoryStorage struct {
 	mu      sync.Mutex
 	hs      HardState
-	saves   uint64
+	saves   int64
 	saveErr error
 }
 
@@ -83,7 +83,7 @@ func (s *MemoryStorage) SetSaveError(err error) {
 }
 
 // Saves returns how many Saves succeeded.
-func (s *MemoryStorage) Saves() uint64 {
+func (s *MemoryStorage) Saves() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.saves

@@ -23,7 +23,7 @@ func TestMemoryStorage(t *testing.T) {
 	require.ErrorIs(t, s.Save(election.HardState{Term: 4}), boom)
 	hs, _ = s.Load()
 	require.Equal(t, election.HardState{Term: 3, Vote: 2}, hs, "a failed Save changes nothing")
-	require.Equal(t, uint64(1), s.Saves())
+	require.Equal(t, int64(1), s.Saves())
 }
 
 func TestFileStorage(t *testing.T) {
@@ -124,7 +124,7 @@ func TestStorageFailures(t *testing.T) {
 	p.n.Step(election.Message{Type: election.MsgVote, From: 2, To: 1, Term: 1})
 	require.Empty(t, p.take())
 	require.Equal(t, uint64(0), p.n.Status().Term, "term change not persisted, not applied")
-	require.Equal(t, uint64(1), p.n.Stats().StorageErrors)
+	require.Equal(t, int64(1), p.n.Stats().StorageErrors)
 	require.Contains(t, p.eventsOf(election.EventIgnored)[0].Reason, "boom")
 
 	// A candidate that cannot persist its own vote does not campaign.
@@ -139,7 +139,7 @@ func TestStorageFailures(t *testing.T) {
 	n, err := election.NewNode(validConfig(), v.Wheel, election.TransportFunc(func(election.Message) {}), failingLoad{}, election.StaticLog{})
 	require.NoError(t, err)
 	require.ErrorIs(t, n.Start(), boomLoad)
-	require.Equal(t, uint64(1), n.Stats().StorageErrors)
+	require.Equal(t, int64(1), n.Stats().StorageErrors)
 }
 
 // runToElection2 advances d and reports nothing; used where no election may happen.

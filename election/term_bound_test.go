@@ -73,7 +73,7 @@ func TestTermBoundEveryExtreme(t *testing.T) {
 					m := election.Message{Type: typ, From: 3, To: 1, Term: term, LastLogTerm: 1, Granted: granted}
 					p.n.Step(m)
 					if term > election.MaxTerm {
-						require.Equal(t, uint64(1), p.n.Stats().IgnoredMalformed, "%v", m)
+						require.Equal(t, int64(1), p.n.Stats().IgnoredMalformed, "%v", m)
 					}
 					for range 50 {
 						p.v.AdvanceBy(37 * time.Millisecond)
@@ -120,12 +120,12 @@ func TestTermBoundRefusesCampaign(t *testing.T) {
 		require.NoError(t, p.st.Save(election.HardState{Term: election.MaxTerm, Vote: 1}))
 		p.start(t)
 		require.ErrorIs(t, p.n.Campaign(), election.ErrTermExhausted)
-		require.Equal(t, uint64(1), p.n.Stats().TermExhausted)
+		require.Equal(t, int64(1), p.n.Stats().TermExhausted)
 		p.v.AdvanceBy(10 * et)
 		st := p.n.Status()
 		require.Equal(t, election.Follower, st.Role)
 		require.Equal(t, election.MaxTerm, st.Term)
-		require.Greater(t, p.n.Stats().TermExhausted, uint64(5), "every election timeout is refused and counted")
+		require.Greater(t, p.n.Stats().TermExhausted, int64(5), "every election timeout is refused and counted")
 		require.Zero(t, p.n.Stats().Elections+p.n.Stats().PreVotes)
 		for _, e := range p.eventsOf(election.EventIgnored) {
 			require.Contains(t, e.Reason, "term bound reached")

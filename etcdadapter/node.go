@@ -53,27 +53,27 @@ type Status struct {
 
 // Stats counts what a node did. Counters only grow, across restarts.
 type Stats struct {
-	Ticks    uint64 // Tick calls
-	Received uint64 // messages passed to Step while running
-	Sent     uint64 // messages handed to the Transport
+	Ticks    int64 // Tick calls
+	Received int64 // messages passed to Step while running
+	Sent     int64 // messages handed to the Transport
 	// IgnoredStopped counts messages (and queued work) dropped because the
 	// node was not running.
-	IgnoredStopped uint64
+	IgnoredStopped int64
 	// StepErrors counts messages etcd refused (raft.ErrStepPeerNotFound,
 	// raft.ErrStepLocalMsg, ...); each is also an EventIgnored.
-	StepErrors uint64
+	StepErrors int64
 	// ProposalsDropped counts Propose calls etcd refused (no leader, ...).
-	ProposalsDropped uint64
+	ProposalsDropped int64
 	// Writes counts storage writes (Readys that had to be synced) and
 	// DelayedWrites those that Config.Disk delayed; LostWrites counts
 	// writes still in flight when the node crashed (their state and
 	// messages are lost).
-	Writes, DelayedWrites, LostWrites uint64
+	Writes, DelayedWrites, LostWrites int64
 	// TimeoutDraws counts randomized election timeouts drawn (by the
 	// adapter from Config.Rand, or observed from etcd without it).
-	TimeoutDraws uint64
+	TimeoutDraws int64
 	// Applied counts committed entries applied.
-	Applied uint64
+	Applied int64
 }
 
 type workKind uint8
@@ -289,7 +289,7 @@ func (n *Node) crashLocked() {
 		n.diskT.Stop()
 		n.diskT = nil
 	}
-	n.stats.IgnoredStopped += uint64(len(n.queue))
+	n.stats.IgnoredStopped += int64(len(n.queue))
 	clear(n.queue)
 	n.queue = n.queue[:0]
 	n.cur = view{}
@@ -570,7 +570,7 @@ func (n *Node) finishReady(rd raft.Ready) {
 	// by Config.Peers and Propose appends normal entries only).
 	if k := len(rd.CommittedEntries); k > 0 {
 		n.applied = rd.CommittedEntries[k-1].GetIndex()
-		n.stats.Applied += uint64(k)
+		n.stats.Applied += int64(k)
 	}
 	n.rn.Advance(rd)
 	// Advance steps the node's own responses (its vote, its append):

@@ -41,7 +41,7 @@ func TestNodeLifecycle(t *testing.T) {
 	require.ErrorIs(t, n.Step(&pb.Message{}), ErrNotRunning)
 	require.ErrorIs(t, n.Step(nil), ErrBadMessage)
 	require.ErrorIs(t, n.Propose([]byte("x")), ErrNotRunning)
-	require.Equal(t, uint64(1), n.Stats().IgnoredStopped)
+	require.Equal(t, int64(1), n.Stats().IgnoredStopped)
 
 	require.NoError(t, n.Start(0))
 	require.ErrorIs(t, n.Start(0), ErrRunning)
@@ -53,7 +53,7 @@ func TestNodeLifecycle(t *testing.T) {
 	// network, are refused and reported.
 	require.NoError(t, n.Step(&pb.Message{From: new(uint64(2)), To: new(uint64(3)), Type: pb.MsgHeartbeat.Enum(), Term: new(uint64(1))}))
 	require.NoError(t, n.Step(&pb.Message{From: new(uint64(2)), To: new(uint64(1)), Type: pb.MsgHup.Enum()}))
-	require.Equal(t, uint64(2), n.Stats().StepErrors)
+	require.Equal(t, int64(2), n.Stats().StepErrors)
 	ignored := 0
 	for _, e := range events {
 		if e.Type == election.EventIgnored {
@@ -66,7 +66,7 @@ func TestNodeLifecycle(t *testing.T) {
 
 	// A proposal without a leader is dropped by etcd and counted.
 	require.NoError(t, n.Propose([]byte("x")))
-	require.Equal(t, uint64(1), n.Stats().ProposalsDropped)
+	require.Equal(t, int64(1), n.Stats().ProposalsDropped)
 
 	n.Crash()
 	n.Crash() // idempotent

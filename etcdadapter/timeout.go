@@ -85,7 +85,7 @@ type timeoutHook struct {
 	last       unsafe.Pointer  // readOnly as of the last sync (kept alive)
 	et         int
 	rng        *rand.Rand // nil: only observe etcd's draws
-	draws      uint64
+	draws      int64
 }
 
 // newTimeoutHook attaches to rn, whose ElectionTick is et. With a nil rng

@@ -57,7 +57,7 @@ func TestTimeoutComesFromRand(t *testing.T) {
 			predict.IntN(et)
 			last := et + predict.IntN(et)
 			require.Equal(t, last, st.ElectionTimeout)
-			require.Equal(t, uint64(3), n.Stats().TimeoutDraws)
+			require.Equal(t, int64(3), n.Stats().TimeoutDraws)
 			var starts []election.Event
 			for _, e := range *events {
 				if e.Type == election.EventElectionStart {
@@ -82,5 +82,5 @@ func TestTimeoutWithoutRandIsEtcds(t *testing.T) {
 	require.Less(t, st.ElectionTimeout, 2*et)
 	w.AdvanceTo(time.Duration(2*et) * time.Millisecond)
 	require.Equal(t, election.Leader, n.Status().Role)
-	require.Equal(t, uint64(3), n.Stats().TimeoutDraws)
+	require.Equal(t, int64(3), n.Stats().TimeoutDraws)
 }

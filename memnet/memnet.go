@@ -10,6 +10,38 @@
 // none for a loss, several for duplicates), Cut (one direction of a
 // link), Isolate, Partition and Heal, and Stats (Sent, Delivered,
 // Dropped, Duplicated, Undelivered).
+//
+// The simulators' clusters (sim.Cluster and the etcd engine's Cluster)
+// carry their messages on a Courier but keep their own cuts and counters
+// rather than use a Network, because a Network's rules are not theirs and
+// their outputs, reproduced byte for byte from a seed, depend on theirs:
+//
+//   - A Network drops a message sent over a cut link at once, without
+//     asking its route; sim.Cluster checks a cut only when the message
+//     arrives (it is delivered if the link healed meanwhile), and draws
+//     its loss, duplication and latency when it is sent, cut or not.
+//     Checking at the send would skip draws and shift every later random
+//     number. The etcd engine cuts links with a drop rule (its
+//     ClusterConfig.Drop, any function of the message) asked at the send
+//     before the loss draw, which Cut cannot express.
+//   - Between a node's send and the carrier, and between the arrival and
+//     the node's Step, sim.Cluster applies its servers' state: a paused
+//     server holds what it sends and what arrives for it, a response
+//     leaves only after its server's pending disk writes, a sender's sends
+//     are spaced by its send gap, and an RPC cancelled by a backoff is
+//     held or discarded (Network.CancelBackoff). A route sees only the
+//     message, under the Network's lock.
+//   - They count each drop by its cause (loss, partition, node down, the
+//     etcd engine's drop rule, a cancelled RPC) and the held messages and
+//     disk writes; raftsim's outputs and the scenarios print them. Stats
+//     has one Dropped and one Undelivered.
+//   - The etcd engine clones a duplicated message before it sends the
+//     second copy (etcd changes a message it steps), and counts a copy
+//     whose Step fails as dropped; a Network hands the same message to
+//     every copy and counts it delivered before its endpoint sees it.
+//
+// Both run on one goroutine advancing a virtual wheel, where a Courier
+// needs no lock; what they share with every network is the carrier.
 package memnet
 
 import (

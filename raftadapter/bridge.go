@@ -144,24 +144,24 @@ func (c BridgeConfig) Validate() error {
 // and RPC the bridge does not carry through is in one of the Dropped*,
 // Rejected, Unmatched, Superseded, TimedOut or RPCErrors counters.
 type BridgeStats struct {
-	Sent        uint64 // outbound requests handed to the hashicorp transport
-	RPCErrors   uint64 // outbound RPCs that failed in the transport (no answer reaches the node)
-	Delivered   uint64 // answers to outbound RPCs stepped into the node
-	Received    uint64 // inbound RPCs taken from the transport's Consumer
-	Stepped     uint64 // inbound requests stepped into the node
-	Answered    uint64 // inbound RPCs answered with the node's response (TimeoutNow: at once)
-	Rejected    uint64 // inbound RPCs answered with an error at once: unknown sender, not election (ErrNotElection), malformed (election.ErrMalformed)
-	Superseded  uint64 // inbound requests answered with ErrSuperseded
-	TimedOut    uint64 // inbound requests answered with ErrRespondTimeout
-	Unmatched   uint64 // node responses matching no pending inbound request (late, superseded or unsolicited)
-	DroppedFull uint64 // outbound requests dropped: MaxInFlight reached for the peer's lane
+	Sent        int64 // outbound requests handed to the hashicorp transport
+	RPCErrors   int64 // outbound RPCs that failed in the transport (no answer reaches the node)
+	Delivered   int64 // answers to outbound RPCs stepped into the node
+	Received    int64 // inbound RPCs taken from the transport's Consumer
+	Stepped     int64 // inbound requests stepped into the node
+	Answered    int64 // inbound RPCs answered with the node's response (TimeoutNow: at once)
+	Rejected    int64 // inbound RPCs answered with an error at once: unknown sender, not election (ErrNotElection), malformed (election.ErrMalformed)
+	Superseded  int64 // inbound requests answered with ErrSuperseded
+	TimedOut    int64 // inbound requests answered with ErrRespondTimeout
+	Unmatched   int64 // node responses matching no pending inbound request (late, superseded or unsolicited)
+	DroppedFull int64 // outbound requests dropped: MaxInFlight reached for the peer's lane
 	// DroppedUnknown counts outbound messages to a node not in Peers (or
 	// to the local node) and messages of an invalid type.
-	DroppedUnknown uint64
+	DroppedUnknown int64
 	// DroppedClosed counts messages sent, and answers arriving, after
 	// Close or before Start, and inbound requests pending at Close
 	// (answered with ErrBridgeClosed).
-	DroppedClosed uint64
+	DroppedClosed int64
 }
 
 // Lanes of outbound RPCs per peer.
@@ -244,7 +244,7 @@ type Bridge struct {
 	wg      sync.WaitGroup
 
 	sent, rpcErrors, delivered, received, stepped, answered, rejected,
-	superseded, timedOut, unmatched, droppedFull, droppedUnknown, droppedClosed atomic.Uint64
+	superseded, timedOut, unmatched, droppedFull, droppedUnknown, droppedClosed atomic.Int64
 }
 
 var _ election.Transport = (*Bridge)(nil)

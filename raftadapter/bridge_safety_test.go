@@ -32,7 +32,7 @@ func TestBridgeRejectsMalformedAtOnce(t *testing.T) {
 	err = t2.RequestPreVote("1", "a1", &raft.RequestPreVoteRequest{RPCHeader: hdr("2"), Term: 3, LastLogTerm: election.MaxTerm + 1}, &pv)
 	require.ErrorContains(t, err, "last log term 4611686018427387905 above MaxTerm")
 	st := b.Stats()
-	require.Equal(t, uint64(3), st.Rejected)
+	require.Equal(t, int64(3), st.Rejected)
 	require.Zero(t, st.Stepped+st.TimedOut)
 	require.Empty(t, fn.steps, "nothing stepped")
 
@@ -94,7 +94,7 @@ func TestBridgeHugeTermInResponse(t *testing.T) {
 		t.Fatal("the answer never reached the node")
 	}
 	<-served
-	require.Equal(t, uint64(1), n.Stats().IgnoredMalformed)
+	require.Equal(t, int64(1), n.Stats().IgnoredMalformed)
 	st := n.Status()
 	require.Equal(t, uint64(1), st.Term)
 	require.Equal(t, election.Candidate, st.Role, "the forged grant did not count")

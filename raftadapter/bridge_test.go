@@ -139,18 +139,18 @@ func TestBridgeInboundErrors(t *testing.T) {
 	var is raft.InstallSnapshotResponse
 	err = t2.InstallSnapshot("1", "a1", &raft.InstallSnapshotRequest{RPCHeader: hdr("2"), Term: 3}, &is, nil)
 	require.ErrorContains(t, err, ErrNotElection.Error())
-	require.Equal(t, uint64(4), b.Stats().Rejected)
+	require.Equal(t, int64(4), b.Stats().Rejected)
 
 	// fakeNode without respond never answers: RespondTimeout.
 	var v raft.RequestVoteResponse
 	err = t2.RequestVote("1", "a1", &raft.RequestVoteRequest{RPCHeader: hdr("2"), Term: 6}, &v)
 	require.ErrorContains(t, err, ErrRespondTimeout.Error())
 	fn.next(t)
-	require.Equal(t, uint64(1), b.Stats().TimedOut)
+	require.Equal(t, int64(1), b.Stats().TimedOut)
 
 	// An answer nobody waits for is counted, not delivered.
 	b.Send(election.Message{Type: election.MsgVoteResp, From: 1, To: 2, Term: 6, Granted: true})
-	require.Equal(t, uint64(1), b.Stats().Unmatched)
+	require.Equal(t, int64(1), b.Stats().Unmatched)
 }
 
 // TestBridgeSupersede: a node that answers late answers the newest request;
@@ -178,8 +178,8 @@ func TestBridgeSupersede(t *testing.T) {
 	require.NoError(t, <-errs)
 	require.Equal(t, raft.RequestVoteResponse{RPCHeader: b.header, Term: 5, Granted: true}, <-resps)
 	st := b.Stats()
-	require.Equal(t, uint64(1), st.Superseded)
-	require.Equal(t, uint64(1), st.Answered)
+	require.Equal(t, int64(1), st.Superseded)
+	require.Equal(t, int64(1), st.Answered)
 }
 
 // serve answers the raw transport's inbound RPCs with f until stop.
@@ -249,8 +249,8 @@ func TestBridgeOutbound(t *testing.T) {
 	b.Send(election.Message{Type: 0, From: 1, To: 2})
 	require.Eventually(t, func() bool { return b.Stats().Sent == 4 }, 5*time.Second, time.Millisecond)
 	st := b.Stats()
-	require.Equal(t, uint64(3), st.DroppedUnknown)
-	require.Equal(t, uint64(3), st.Delivered)
+	require.Equal(t, int64(3), st.DroppedUnknown)
+	require.Equal(t, int64(3), st.Delivered)
 }
 
 // TestBridgeNeverBlocks: a peer that never answers costs at most
@@ -267,14 +267,14 @@ func TestBridgeNeverBlocks(t *testing.T) {
 	}
 	require.Less(t, time.Since(start), 100*time.Millisecond, "Send must not block")
 	st := b.Stats()
-	require.Equal(t, uint64(2), st.Sent, "one per lane")
-	require.Equal(t, uint64(8), st.DroppedFull)
+	require.Equal(t, int64(2), st.Sent, "one per lane")
+	require.Equal(t, int64(8), st.DroppedFull)
 	// Close waits for the two RPCs (InmemTransport times them out) and
 	// then drops.
 	require.NoError(t, b.Close())
-	require.Equal(t, uint64(2), b.Stats().RPCErrors)
+	require.Equal(t, int64(2), b.Stats().RPCErrors)
 	b.Send(election.Message{Type: election.MsgVote, From: 1, To: 2, Term: 1})
-	require.Equal(t, uint64(1), b.Stats().DroppedClosed)
+	require.Equal(t, int64(1), b.Stats().DroppedClosed)
 	require.ErrorIs(t, b.Start(newFakeNode()), ErrBridgeClosed)
 }
 
@@ -480,7 +480,7 @@ func TestBridgeElection(t *testing.T) {
 			require.NotEqual(t, leader, next)
 			require.Greater(t, nextTerm, term)
 
-			var sent, delivered, answered uint64
+			var sent, delivered, answered int64
 			for _, m := range members {
 				st := m.bridge.Stats()
 				sent, delivered, answered = sent+st.Sent, delivered+st.Delivered, answered+st.Answered

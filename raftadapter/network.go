@@ -36,11 +36,11 @@ var (
 // NetStats counts what the harness network did with RPCs. Counters only
 // grow.
 type NetStats struct {
-	RPCs     uint64 // RPCs attempted through the harness network
-	Dropped  uint64 // failed with ErrPartitioned (cut link or crashed peer)
-	Aborted  uint64 // failed with ErrTransportClosed (sender shut down mid-delay)
-	Failed   uint64 // failed inside the underlying transport (timeouts, I/O)
-	Delayed  uint64 // messages (requests and responses) given a non-zero delay
+	RPCs     int64 // RPCs attempted through the harness network
+	Dropped  int64 // failed with ErrPartitioned (cut link or crashed peer)
+	Aborted  int64 // failed with ErrTransportClosed (sender shut down mid-delay)
+	Failed   int64 // failed inside the underlying transport (timeouts, I/O)
+	Delayed  int64 // messages (requests and responses) given a non-zero delay
 	MaxDelay time.Duration
 }
 
@@ -108,7 +108,7 @@ type linkTransport struct {
 	closeOnce sync.Once
 	closeCh   chan struct{}
 
-	rpcs, dropped, aborted, failed, delayed atomic.Uint64
+	rpcs, dropped, aborted, failed, delayed atomic.Int64
 	maxDelay                                atomic.Int64
 }
 

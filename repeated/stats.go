@@ -10,24 +10,24 @@ type Stats struct {
 	// Schedules is the number of times the timer was armed on the wheel.
 	// Each drew a delay from the jitter policy, but for the Resets of a
 	// timer made WithResetKeepsDelay, which reuse the last one.
-	Schedules uint64
+	Schedules int64
 	// Triggers is the number of trigger invocations (wheel fires and
 	// RunOnceNow).
-	Triggers uint64
+	Triggers int64
 	// Stale is the number of wheel callbacks ignored because the schedule
 	// they belonged to had been replaced, stopped or run by RunOnceNow
 	// while the callback was already on its way (real-time wheel only).
-	Stale uint64
+	Stale int64
 	// Panics is the number of trigger, jitter policy and on-destroy hook
 	// panics recovered (see Err).
-	Panics uint64
+	Panics int64
 	// Clamped is the number of jitter results <= 0 replaced by the base.
-	Clamped uint64
+	Clamped int64
 	// ScheduleErrors is the number of times the wheel refused a schedule
 	// (wheel stopped, too many pending timers); the timer stopped each time.
-	ScheduleErrors uint64
+	ScheduleErrors int64
 	// Rejected is the number of ResetTimeout calls with a duration <= 0.
-	Rejected uint64
+	Rejected int64
 }
 
 // countTrigger and countSchedule count a trigger (also in consecutive) and
@@ -56,8 +56,8 @@ func (t *Timer) Stats() Stats {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := t.c().stats
-	st.Schedules = join(t.schedules, t.c().schedulesHi) + t.fastSchedules.Load()
-	st.Triggers = join(t.triggers, t.c().triggersHi)
+	st.Schedules = int64(join(t.schedules, t.c().schedulesHi) + t.fastSchedules.Load())
+	st.Triggers = int64(join(t.triggers, t.c().triggersHi))
 	return st
 }
 

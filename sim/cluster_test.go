@@ -81,7 +81,7 @@ func TestClusterElectsAndDiskDelaysTheVote(t *testing.T) {
 	conserved(t, c.Stats())
 	// n1 writes its term and self-vote at once; n2 and n3 write the new
 	// term, then the vote.
-	require.Equal(t, 5, c.Stats().DiskWrites)
+	require.EqualValues(t, 5, c.Stats().DiskWrites)
 }
 
 func TestClusterPartitions(t *testing.T) {
@@ -209,10 +209,10 @@ func TestClusterBlockingDiskAndCandidatesWait(t *testing.T) {
 		require.Equal(t, election.Candidate, st.Role, "n%d", id)
 		require.Equal(t, uint64(1), st.Term)
 	}
-	require.Equal(t, 12, c.Stats().Delivered, "6 requests and their 6 rejections")
+	require.EqualValues(t, 12, c.Stats().Delivered, "6 requests and their 6 rejections")
 	// With blocking writes the vote requests left only after each
 	// candidate's write: 150ms + 5ms, arriving at 156ms.
-	require.Equal(t, 3, c.Stats().DiskWrites)
+	require.EqualValues(t, 3, c.Stats().DiskWrites)
 }
 
 func TestNewClusterErrors(t *testing.T) {
@@ -416,7 +416,7 @@ func TestClusterCancelBackoff(t *testing.T) {
 	s := c.Stats()
 	// n3's late answer is discarded, and of the heartbeats held for n3
 	// (at 2, 52 and 102ms) the first two are superseded.
-	require.Equal(t, 3, s.Cancelled, "%+v", s)
+	require.EqualValues(t, 3, s.Cancelled, "%+v", s)
 	// When the backoff ends the latest heartbeat leaves, if n1 still leads.
 	c.Run(time.Second+10*ms, func() bool { return false })
 	st := c.Node(3).Status()

@@ -147,13 +147,13 @@ func (n *Network) latency(from, to election.ID) Latency {
 // Every message handed to the network is either delivered, dropped (and
 // counted under one reason) or still in flight.
 type NetStats struct {
-	Sent             int // messages handed to the network by nodes
-	Delivered        int // messages passed to a node's Step
-	Duplicated       int // extra copies created by Duplicate
-	DroppedLoss      int // dropped by Loss
-	DroppedPartition int // link cut when the message would have arrived
-	DroppedDown      int // destination crashed, not started, or unknown
-	Held             int // messages held while their sender or receiver was paused (later delivered or dropped)
-	DiskWrites       int // disk writes (Storage.Save calls that started a write)
-	Cancelled        int // requests never sent and replies discarded because of a cancelled RPC (Network.CancelBackoff)
+	Sent             int64 // messages handed to the network by nodes
+	Delivered        int64 // messages passed to a node's Step
+	Duplicated       int64 // extra copies created by Duplicate
+	DroppedLoss      int64 // dropped by Loss
+	DroppedPartition int64 // link cut when the message would have arrived
+	DroppedDown      int64 // destination crashed, not started, or unknown
+	Held             int64 // messages held while their sender or receiver was paused (later delivered or dropped)
+	DiskWrites       int64 // disk writes (Storage.Save calls that started a write)
+	Cancelled        int64 // requests never sent and replies discarded because of a cancelled RPC (Network.CancelBackoff)
 }

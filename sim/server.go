@@ -136,7 +136,7 @@ func (c *Cluster) diskWrite(sv *server, n int) (first time.Duration) {
 	}
 	sv.diskAt, sv.diskEnd = now, end
 	sv.writes += n
-	c.stats.DiskWrites += n
+	c.stats.DiskWrites += int64(n)
 	if c.cfg.Network.DiskBlocks {
 		sv.diskBusy = sv.diskEnd
 		_ = c.block(sv, sv.diskEnd)

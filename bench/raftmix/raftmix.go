@@ -18,13 +18,19 @@
 //     ceil(75ms/tick) ticks.
 //   - none: heartbeats only, no timers: the floor.
 //
-// And, not in Impls, three that run Raft's election itself (ProductImpls),
+// And, not in Impls, four that run Raft's election itself (ProductImpls),
 // the leaders sending the heartbeats:
 //
 //   - raftick-node (ImplNode): three election.Nodes per group on one
 //     real-time wheel, messages stepped in process.
-//   - etcd-tick (ImplEtcd): three etcd raft RawNodes per group ticked by
-//     one loop every 10ms, messages coalesced per pair of nodes per tick.
+//   - etcd-tick (ImplEtcd): three etcd raft RawNodes per group, each
+//     simulated node run as a CockroachDB server runs its ranges: a
+//     tick every 10ms for each replica, a raft scheduler's worker pool
+//     (GOMAXPROCS workers per node) processing them, messages coalesced
+//     per pair of nodes on their way.
+//   - etcd-loop (ImplEtcdLoop): the same RawNodes all driven by one
+//     goroutine, every 10ms, messages coalesced per pair of nodes per
+//     tick: the cheapest driver, one core at most.
 //   - raftick-host (ImplHost): the groups as replicas on multiraft.Hosts,
 //     a fraction of them active, the rest hibernating.
 package raftmix
@@ -69,7 +75,7 @@ var Impls = []string{ImplRaftick, ImplRaftickKeep, ImplTick10, ImplTick100, Impl
 
 // ProductImpls lists the implementations that run Raft's election itself
 // (not in Impls, so not run by default).
-var ProductImpls = []string{ImplNode, ImplEtcd, ImplHost}
+var ProductImpls = []string{ImplNode, ImplEtcd, ImplEtcdLoop, ImplHost}
 
 // ErrInvalidConfig is wrapped by Config.Validate's errors.
 var ErrInvalidConfig = errors.New("raftmix: invalid config")
@@ -127,7 +133,14 @@ type Config struct {
 	// Result reports the failover of the groups it led and the elections
 	// in the others (Result.Crash). ImplHost only; within the window.
 	CrashAt time.Duration
+
+	// EtcdWorkers is the number of workers of each simulated node's raft
+	// scheduler in ImplEtcd; 0 means GOMAXPROCS. At most maxEtcdWorkers.
+	EtcdWorkers int
 }
+
+// maxEtcdWorkers bounds Config.EtcdWorkers.
+const maxEtcdWorkers = 1024
 
 // maxBurnCores bounds Config.BurnCores.
 const maxBurnCores = 64
@@ -180,6 +193,8 @@ func (c Config) Validate() error {
 		return fieldErr("CrashAt", c.CrashAt, "must be in [0, %v) (the window)", c.Duration)
 	case c.CrashAt > 0 && c.Impl != ImplHost:
 		return fieldErr("CrashAt", c.CrashAt, "a crash needs implementation %s, not %q", ImplHost, c.Impl)
+	case c.EtcdWorkers < 0 || c.EtcdWorkers > maxEtcdWorkers:
+		return fieldErr("EtcdWorkers", c.EtcdWorkers, "must be in [0, %d] (0: GOMAXPROCS)", maxEtcdWorkers)
 	}
 	return nil
 }
@@ -262,6 +277,18 @@ type Result struct {
 	// Crash holds the failover of a run with a crash (Config.CrashAt);
 	// nil for the others.
 	Crash *CrashResult `json:"crash,omitempty"`
+	// Etcd holds what only ImplEtcd measures; nil for the others.
+	Etcd *EtcdResult `json:"etcd,omitempty"`
+}
+
+// EtcdResult is what an ImplEtcd run measures beyond Result's fields.
+type EtcdResult struct {
+	// Workers is the number of workers of each node's raft scheduler.
+	Workers int `json:"workers_per_node"`
+	// TicksDropped counts the replicas' ticks the schedulers dropped in
+	// the window because the replica owed maxEtcdTicks already: each
+	// delays that replica's clock a tick.
+	TicksDropped int64 `json:"ticks_dropped"`
 }
 
 // group is one Raft group's bookkeeping, shared by every implementation.
@@ -319,6 +346,21 @@ func (r *run) stepDownNow(g *group) {
 	}
 }
 
+// checkFrom records that g's step-down checks count from now (a new
+// leader's), as if one had just fired, without counting a fire.
+func (r *run) checkFrom(g *group) { r.checkedAt(g, r.since()) }
+
+// checkedAt records that g's previous step-down check (or the arming of
+// its timer) was at t, ns since the run's base, without counting a fire.
+func (r *run) checkedAt(g *group, t int64) {
+	g.lastFire.Store(t)
+	if s := g.sample; s != nil {
+		s.mu.Lock()
+		s.prev = t
+		s.mu.Unlock()
+	}
+}
+
 // sampleFire records a step-down fire of a sampled group at now.
 func (r *run) sampleFire(s *sampler, now int64) {
 	s.mu.Lock()
@@ -341,21 +383,14 @@ func (r *run) startAll(im impl) {
 			time.Sleep(ahead)
 		}
 		for j := i; j < min(n, i+chunk); j++ {
-			g := &r.groups[j]
-			now := r.since()
-			g.lastFire.Store(now)
-			if s := g.sample; s != nil {
-				s.mu.Lock()
-				s.prev = now
-				s.mu.Unlock()
-			}
+			r.checkFrom(&r.groups[j])
 			im.start(j)
 		}
 	}
 }
 
 // product is an implementation whose groups run Raft's election
-// (ImplNode, ImplEtcd): its leaders send the heartbeats, so no heartbeat
+// (ImplNode, ImplEtcd, ImplEtcdLoop): its leaders send the heartbeats, so no heartbeat
 // goroutine runs, and it records step-downs with stepDownNow.
 type product interface {
 	impl
@@ -432,7 +467,9 @@ func Run(cfg Config) (Result, error) {
 	case ImplNode:
 		im, err = newNodes(r)
 	case ImplEtcd:
-		im, err = newEtcd(r)
+		im, err = newEtcdPool(r)
+	case ImplEtcdLoop:
+		im, err = newEtcdLoop(r)
 	}
 	if err != nil {
 		return Result{}, err
@@ -480,10 +517,18 @@ func Run(cfg Config) (Result, error) {
 	r.measuring.Store(true)
 	fires0, elections0 := sum()
 	hb0, wake0 := heartbeats(), im.wakeups()
+	var dropped0 int64
+	if p, ok := im.(*etcdPool); ok {
+		dropped0 = p.droppedTicks()
+	}
 	cpu0, wall0 := processCPU(), time.Now()
 	time.Sleep(cfg.Duration)
 	cpu1, wall1 := processCPU(), time.Now()
 	hb1, wake1 := heartbeats(), im.wakeups()
+	var dropped1 int64
+	if p, ok := im.(*etcdPool); ok {
+		dropped1 = p.droppedTicks()
+	}
 	fires1, elections1 := sum()
 	end := r.coarse.Load()
 	if isProduct {
@@ -510,6 +555,8 @@ func Run(cfg Config) (Result, error) {
 		res.TickMs, res.WheelPanics = float64(im.w.Tick())/1e6, im.w.Stats().Panics
 	case *nodes:
 		res.TickMs, res.WheelPanics = float64(im.w.Tick())/1e6, im.w.Stats().Panics
+	case *etcdPool:
+		res.Etcd = &EtcdResult{Workers: cfg.etcdWorkers(), TicksDropped: dropped1 - dropped0}
 	}
 	if cpu0 >= 0 && cpu1 >= 0 {
 		res.Cores = (cpu1 - cpu0).Seconds() / secs

@@ -29,12 +29,17 @@
 //
 //	go run ./bench/scalemix -groups 50000,100000 -impl none,tick10,raftick -seconds 5 -rounds 5
 //
-// -impl raftick-node and -impl etcd-tick (not run by default) run Raft's
-// election itself, three replicas per group in one process: raftick-node
-// as election.Nodes on one wheel, etcd-tick as go.etcd.io/raft/v3 RawNodes
-// ticked every 10ms by one loop, messages coalesced per pair of nodes per
-// tick as CockroachDB does (see package raftmix). Their heartbeats are the
-// leaders' own and their step-down fires the leaders' CheckQuorum checks:
+// -impl raftick-node, -impl etcd-tick and -impl etcd-loop (not run by
+// default) run Raft's election itself, three replicas per group in one
+// process: raftick-node as election.Nodes on one wheel, etcd-tick as
+// go.etcd.io/raft/v3 RawNodes on three simulated nodes each run as a
+// CockroachDB server runs its ranges (a tick every 10ms per replica, a
+// raft scheduler's worker pool per node, -etcd-workers workers each,
+// default GOMAXPROCS; messages coalesced per pair of nodes), etcd-loop as
+// the same RawNodes all driven by one goroutine every 10ms, messages
+// coalesced per pair of nodes per tick (see package raftmix). Their
+// heartbeats are the leaders' own and their step-down fires the leaders'
+// CheckQuorum checks:
 //
 //	go run ./bench/scalemix -groups 20000 -impl none,raftick-node,etcd-tick,raftick-host -seconds 10
 //
@@ -125,6 +130,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	burnAt := fs.Duration("burn-at", 0, "raftick-host: start the burn this long after the window starts")
 	burnFor := fs.Duration("burn-for", 0, "raftick-host: burn this long; the burn must end within -seconds")
 	crashAt := fs.Duration("crash-at", 0, "raftick-host: crash node 1 this long after the window starts, and report the failover of the groups it led")
+	etcdWorkers := fs.Int("etcd-workers", 0, "etcd-tick: workers of each simulated node's raft scheduler (0: GOMAXPROCS)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -183,7 +189,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	o.cfg.Nodes, o.cfg.Coalesce = *nodes, *coalesce
 	o.cfg.HostElectionTimeout, o.cfg.HostHeartbeat = *hostET, *hostHB
 	o.cfg.BurnCores, o.cfg.BurnAt, o.cfg.BurnFor = *burnCores, *burnAt, *burnFor
-	o.cfg.CrashAt = *crashAt
+	o.cfg.CrashAt, o.cfg.EtcdWorkers = *crashAt, *etcdWorkers
 	for _, impl := range o.impls { // validate every run before the first starts
 		c := o.cfg
 		c.Impl, c.Groups, c.Active = impl, o.groups[0], o.active[0]
@@ -306,6 +312,10 @@ func (pr *printer) round(gi, n, round int) (map[string]raftmix.Result, error) {
 		if res.Crash != nil {
 			fmt.Fprintf(pr.stdout, "  %d groups: %s\n", n, crashLine(*res.Crash))
 		}
+		if e := res.Etcd; e != nil {
+			fmt.Fprintf(pr.stdout, "  %d groups: etcd-tick: 3 nodes x %d scheduler workers; %.0f ticks dropped/s (a replica owed a heartbeat interval's)\n",
+				n, e.Workers, float64(e.TicksDropped)/res.Seconds)
+		}
 	}
 	if !o.json {
 		label := fmt.Sprintf("%d groups", n)
@@ -386,7 +396,8 @@ func row(r raftmix.Result, results map[string]raftmix.Result) []string {
 
 // ratios compares the CPU above the floor, and per event, of raftick and
 // raftick-keep with the other timer implementations of the same group
-// count, and the cores of raftick-node and raftick-host with etcd-tick's.
+// count, and the cores of raftick-node and raftick-host with etcd-tick's
+// and etcd-loop's.
 func ratios(results map[string]raftmix.Result) []string {
 	var out []string
 	for _, r := range compare(results) {
@@ -416,7 +427,7 @@ var comparisons = []struct {
 	product       bool
 }{
 	{[]string{raftmix.ImplRaftick, raftmix.ImplRaftickKeep}, []string{raftmix.ImplTick10, raftmix.ImplTick100, raftmix.ImplStd}, false},
-	{[]string{raftmix.ImplNode, raftmix.ImplHost}, []string{raftmix.ImplEtcd}, true},
+	{[]string{raftmix.ImplNode, raftmix.ImplHost}, []string{raftmix.ImplEtcd, raftmix.ImplEtcdLoop}, true},
 }
 
 // ratio is a raftick implementation's CPU against another implementation's
@@ -636,8 +647,8 @@ const (
 // due delivered (for raftick-host, whose due is one per period, the
 // fires of checks keepUpLateP99 late), their lateness p99 within
 // keepUpLateP99 and none early
-// (etcd-tick's ticks may come early after a late one, as any tick loop's:
-// not counted against it), and no callback panicked on its wheel.
+// (etcd-tick's and etcd-loop's ticks may come early after a late one, as
+// any tick loop's: not counted against them), and no callback panicked on its wheel.
 // Otherwise it lists what fell short.
 func keepsUp(r raftmix.Result) string {
 	if ok, short := shortfalls(r); !ok {
@@ -672,7 +683,7 @@ func shortfalls(r raftmix.Result) (bool, []string) {
 	if r.WheelPanics > 0 {
 		short = append(short, fmt.Sprintf("%d callbacks panicked on the wheel", r.WheelPanics))
 	}
-	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd {
+	if r.EarlyFires > 0 && r.Impl != raftmix.ImplEtcd && r.Impl != raftmix.ImplEtcdLoop {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
 	}
 	return len(short) == 0, short

@@ -58,7 +58,7 @@ func TestSmoke(t *testing.T) {
 // checkResult checks what holds of any run's result whatever the
 // machine's load: counters are not negative, fires are at most due, the
 // lateness percentiles are in order, and timers never fire early (tick
-// loops, etcd-tick included, catching up after a stall, the race detector
+// loops, etcd-tick and etcd-loop included, catching up after a stall, the race detector
 // or a busy machine, may).
 func checkResult(t *testing.T, r raftmix.Result) {
 	t.Helper()
@@ -73,7 +73,7 @@ func checkResult(t *testing.T, r raftmix.Result) {
 		require.GreaterOrEqual(t, r.LatenessMaxMs, r.LatenessP99Ms, "%s", r.Impl)
 		require.GreaterOrEqual(t, r.LatenessP99Ms, r.LatenessP50Ms, "%s", r.Impl)
 	}
-	if r.Impl != raftmix.ImplTick10 && r.Impl != raftmix.ImplTick100 && r.Impl != raftmix.ImplEtcd {
+	if r.Impl != raftmix.ImplTick10 && r.Impl != raftmix.ImplTick100 && r.Impl != raftmix.ImplEtcd && r.Impl != raftmix.ImplEtcdLoop {
 		require.Zero(t, r.EarlyFires, "%s fired a step-down early", r.Impl)
 	}
 	require.True(t, r.WakeupsPerSec == -1 || r.WakeupsPerSec >= 0, "%s: wake-ups/s %v", r.Impl, r.WakeupsPerSec)
@@ -248,10 +248,12 @@ func TestCrash(t *testing.T) {
 	require.Contains(t, out, "crash: node 1 at 0.1s: ")
 }
 
-// TestProductSmoke runs raftick-node and etcd-tick briefly and checks the
-// structure of their results, as TestSmoke does for the timer rows.
+// TestProductSmoke runs raftick-node, etcd-tick and etcd-loop briefly and
+// checks the structure of their results, as TestSmoke does for the timer
+// rows.
 func TestProductSmoke(t *testing.T) {
-	out := runOK(t, "-groups", "60", "-impl", raftmix.ImplNode+","+raftmix.ImplEtcd,
+	impls := []string{raftmix.ImplNode, raftmix.ImplEtcd, raftmix.ImplEtcdLoop}
+	out := runOK(t, "-groups", "60", "-impl", strings.Join(impls, ","), "-etcd-workers", "2",
 		"-seconds", "0.3", "-warmup", "0.2", "-sample", "4", "-json")
 	verdicts := jsonLines[jsonResult](t, out)
 	for _, v := range verdicts {
@@ -259,19 +261,25 @@ func TestProductSmoke(t *testing.T) {
 		require.Equal(t, *v.KeepsUp, v.Short == "", "%s: %q", v.Impl, v.Short)
 	}
 	got := jsonLines[raftmix.Result](t, out)
-	require.Len(t, got, 2)
-	require.Equal(t, raftmix.ImplNode, got[0].Impl)
-	require.Equal(t, raftmix.ImplEtcd, got[1].Impl)
-	for _, r := range got {
+	require.Len(t, got, len(impls))
+	for i, r := range got {
+		require.Equal(t, impls[i], r.Impl)
 		require.Equal(t, 60, r.Groups)
 		checkResult(t, r)
 	}
 	require.Equal(t, 1.0, got[0].TickMs, "raftick-node's wheel has the default tick")
 	require.Zero(t, got[1].TickMs, "etcd-tick has no wheel")
+	require.NotNil(t, got[1].Etcd, "etcd-tick reports its pool")
+	require.Equal(t, 2, got[1].Etcd.Workers)
+	require.GreaterOrEqual(t, got[1].Etcd.TicksDropped, int64(0))
+	require.Nil(t, got[2].Etcd, "etcd-loop has no pool")
 
-	out = runOK(t, "-groups", "20", "-impl", "none,"+raftmix.ImplNode+","+raftmix.ImplEtcd, "-seconds", "0.05", "-warmup", "0")
-	require.Contains(t, out, " raftick-node ")
-	require.Contains(t, out, " etcd-tick ")
+	out = runOK(t, "-groups", "20", "-impl", "none,"+strings.Join(impls, ","), "-seconds", "0.05", "-warmup", "0")
+	for _, impl := range impls {
+		require.Contains(t, out, " "+impl+" ")
+	}
+	require.Contains(t, out, "20 groups: etcd-tick: 3 nodes x ")
+	require.Contains(t, out, "raftick-node/etcd-loop: cores ")
 }
 
 // TestProductRatios checks the lines comparing raftick-node and
@@ -353,6 +361,8 @@ func TestBadFlags(t *testing.T) {
 		{"-impl", "raftick", "-crash-at", "1s"},
 		{"-impl", "raftick-host", "-crash-at", "10s", "-seconds", "10"},
 		{"-impl", "raftick-host", "-crash-at", "-1s"},
+		{"-impl", "etcd-tick", "-etcd-workers", "-1"},
+		{"-impl", "etcd-tick", "-etcd-workers", "1025"},
 		{"-nosuchflag"},
 		{"extra"},
 	} {

@@ -166,7 +166,7 @@ func (c *raftickCluster) ShortenLogs(_ election.ID, short []election.ID) (func()
 	return func() bool { return true }, nil
 }
 
-func (c *raftickCluster) Sent() int { return c.Stats().Sent }
+func (c *raftickCluster) Sent() int { return int(c.Stats().Sent) }
 
 func (c *raftickCluster) Start() error { return c.Cluster.Start() }
 

@@ -281,9 +281,9 @@ func (sv SplitVote) clusterTrial(ctx context.Context, rng *rand.Rand, trace func
 		return sim.Outcome{}, err
 	}
 	if !elected {
-		return sim.Outcome{Time: limit, Terms: 1, Splits: 1, Messages: c.Stats().Sent}, nil
+		return sim.Outcome{Time: limit, Terms: 1, Splits: 1, Messages: int(c.Stats().Sent)}, nil
 	}
-	o := sim.Outcome{Time: c.Now(), Terms: 1, Messages: c.Stats().Sent, OK: true}
+	o := sim.Outcome{Time: c.Now(), Terms: 1, Messages: int(c.Stats().Sent), OK: true}
 	if term > 1 {
 		o.Splits = 1
 	}

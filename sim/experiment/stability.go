@@ -86,7 +86,7 @@ func (s Stability) trial(ctx context.Context, rng *rand.Rand, trace func(string)
 	begin := func(at time.Duration, why string) {
 		measuring = true
 		term0 = tr.maxTerm
-		out.Messages = -c.Stats().Sent
+		out.Messages = -int(c.Stats().Sent)
 		if trace != nil {
 			trace(sim.FormatEvent(at, election.None, why))
 		}
@@ -159,7 +159,7 @@ func (s Stability) trial(ctx context.Context, rng *rand.Rand, trace func(string)
 	account(end)
 	out.Time = s.window()
 	out.Terms = int(tr.maxTerm - term0)
-	out.Messages += c.Stats().Sent
+	out.Messages += int(c.Stats().Sent)
 	out.OK = settled
 	return out, nil
 }

@@ -100,12 +100,12 @@ func nodeField(err error) error {
 
 // NetStats counts the cluster network's messages.
 type NetStats struct {
-	Sent        int // handed to the network by a node
-	Delivered   int // stepped into a running node
-	Duplicated  int // sent twice by the Duplicate draw
-	DroppedLoss int // lost by the Loss draw
-	DroppedRule int // dropped by ClusterConfig.Drop
-	DroppedDown int // addressed to a node that was down on arrival
+	Sent        int64 // handed to the network by a node
+	Delivered   int64 // stepped into a running node
+	Duplicated  int64 // sent twice by the Duplicate draw
+	DroppedLoss int64 // lost by the Loss draw
+	DroppedRule int64 // dropped by ClusterConfig.Drop
+	DroppedDown int64 // addressed to a node that was down on arrival
 }
 
 // Cluster is a group of etcd Nodes on one virtual wheel that carries every

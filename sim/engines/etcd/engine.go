@@ -142,7 +142,7 @@ func (c *etcdCluster) ShortenLogs(leader election.ID, short []election.ID) (func
 	}, nil
 }
 
-func (c *etcdCluster) Sent() int { return c.Stats().Sent }
+func (c *etcdCluster) Sent() int { return int(c.Stats().Sent) }
 
 func (c *etcdCluster) Run(limit time.Duration, done func() bool) bool {
 	return c.Cluster.Run(limit, func() bool {

@@ -52,7 +52,7 @@ func TestDiskDelaysNonLeaderMessages(t *testing.T) {
 	require.Equal(t, 2*disk, first(pb.MsgApp, 1), "the new leader's append leaves with its write")
 	require.Equal(t, 3*disk, first(pb.MsgAppResp, 2))
 	require.Equal(t, etcdadapter.Write{Node: 1, TermChanged: true, VoteChanged: true}, writes[0])
-	require.Greater(t, c.Node(1).Stats().DelayedWrites, uint64(0))
+	require.Greater(t, c.Node(1).Stats().DelayedWrites, int64(0))
 }
 
 // A crash loses the write in flight and the messages waiting for it.
@@ -75,7 +75,7 @@ func TestCrashLosesWriteInFlight(t *testing.T) {
 	require.Equal(t, uint64(1), n.Status().Term)
 	c.Run(time.Millisecond, func() bool { return false })
 	c.Crash(1)
-	require.Equal(t, uint64(1), n.Stats().LostWrites)
+	require.Equal(t, int64(1), n.Stats().LostWrites)
 	term, vote, _ := n.HardState()
 	require.Equal(t, [2]uint64{0, 0}, [2]uint64{term, vote}, "the unfinished write reached the storage")
 	c.Run(10*time.Millisecond, func() bool { return false })

@@ -17,7 +17,7 @@ func TestTimeoutNotRedrawnOnHeartbeat(t *testing.T) {
 	c := newTestCluster(t, ClusterConfig{Nodes: 3, Node: fastConfig(), Rand: trialRand(seed, 0)})
 	require.NoError(t, c.Start())
 	leader := waitLeader(t, c, time.Second)
-	draws := map[uint64]uint64{}
+	draws := map[uint64]int64{}
 	timeouts := map[uint64]int{}
 	for _, id := range c.IDs() {
 		draws[id] = c.Node(id).Stats().TimeoutDraws
