@@ -296,12 +296,16 @@
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the
 //     touch stops the hibernation or Touch sees the group asleep). Touch
-//     of a sleeping group wakes it at once if the host is idle; if not, it
-//     queues the group and returns, and whoever holds the lock wakes the
-//     queue before letting go. Without this, a burst of touches on
-//     sleeping groups (every active group after a start or a stall) made
-//     the caller wait behind batches, the groups it had woken hibernated
-//     again before it came back to them, and every touch became a wake.
+//     of a sleeping group queues it and returns; the host's waker
+//     goroutine, or whoever holds the lock, wakes the queue before
+//     letting go (on a virtual wheel Touch wakes it itself if the host is
+//     idle). Without this, a burst of touches on sleeping groups (every
+//     active group after a start or a stall) made the caller wait behind
+//     batches, or build the nodes and run the effects queue itself; its
+//     round over the groups grew longer than HibernateAfter, the groups
+//     it had woken hibernated again before it came back to them, and
+//     every touch became a wake (scalemix at 20k groups all active:
+//     189k hibernations and 226k wakes in 8 s).
 //   - The coalescing flush takes only the outbox lock.
 //
 // With many groups awake, every group, node and index slot a batch

@@ -225,10 +225,15 @@ func (h *Host) wakeLocal(g *group) error {
 // and the error of waking the group when Touch wakes it itself.
 //
 // Touch never waits for the host: touching an awake group takes no
-// host-wide lock (only a shared read lock on the group index), and a
-// hibernating group is woken at once if the host is idle, otherwise by
-// the Step or timer that holds the host's lock, as soon as it lets go
-// (a wake that fails then is counted in Stats.WakeFailures).
+// host-wide lock (only a shared read lock on the group index). On a
+// real-time wheel a hibernating group is woken by the host's waker
+// goroutine, at once, or by the Step or timer that holds the host's
+// lock, as soon as it lets go (a wake that fails then is counted in
+// Stats.WakeFailures): the caller never does a wake's work (a node to
+// build, and whatever else waits for the lock), so that a caller touching
+// many sleeping groups (every active group after a start or a stall)
+// keeps its pace. On a virtual wheel the group is woken at once if the
+// host is idle, on the caller's goroutine (reproducibly).
 func (h *Host) Touch(gid GroupID) error {
 	h.gmu.RLock()
 	g := h.groups.get(gid)
@@ -243,7 +248,7 @@ func (h *Host) Touch(gid GroupID) error {
 	if g.awake.Load() {
 		return nil
 	}
-	if h.tryLock() {
+	if h.wakeKick == nil && h.tryLock() {
 		defer h.unlock()
 		if h.stopped {
 			return ErrStopped
@@ -260,10 +265,29 @@ func (h *Host) Touch(gid GroupID) error {
 		h.npend.Store(int32(len(h.pend)))
 		h.pendMu.Unlock()
 	}
-	if h.tryLock() { // the holder may have let go before it saw g
+	if h.wakeKick != nil {
+		select {
+		case h.wakeKick <- struct{}{}:
+		default:
+		}
+	} else if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
 	return nil
+}
+
+// wakeLoop is the host's waker goroutine on a real-time wheel: it wakes
+// the groups Touch queued (unlock does), until Stop.
+func (h *Host) wakeLoop() {
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-h.wakeKick:
+			h.lock()
+			h.unlock()
+		}
+	}
 }
 
 // wakePending wakes the groups Touch queued. A wake that fails (the

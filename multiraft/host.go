@@ -117,6 +117,8 @@ type Host struct {
 	hbTick   time.Duration                           // set by NewHost
 	// ticking is set while the heartbeat tick makes its leaders heartbeat.
 	ticking atomic.Bool
+	// wakeKick wakes the waker goroutine (real-time wheels; see Touch).
+	wakeKick chan struct{}
 
 	// The effects queue (lock.go): fx and draining are guarded by fxMu;
 	// nfx counts fx's entries, read without it.
@@ -324,6 +326,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := h.flushT.Init(w, h.onFlush); err != nil {
 		return nil, err
 	}
+	if !w.IsVirtual() {
+		h.wakeKick = make(chan struct{}, 1)
+	}
 	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
 		return nil, err
 	}
@@ -342,6 +347,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		h.persistDelay = w.Tick()
 	} else {
 		h.startPersister()
+	}
+	if h.wakeKick != nil {
+		go h.wakeLoop()
 	}
 	return h, nil
 }

@@ -85,9 +85,12 @@ type HostResult struct {
 	Delivered   uint64 `json:"delivered"`
 	TimersFired int64  `json:"timers_fired"`
 	Touches     int64  `json:"touches"`
-	// Hibernations and Wakes in the window, summed over the hosts.
-	Hibernations uint64 `json:"hibernations"`
-	Wakes        uint64 `json:"wakes"`
+	// Hibernations and Wakes in the window, summed over the hosts;
+	// HibernateRefused the leaders woken again because a follower refused
+	// to hibernate.
+	Hibernations     uint64 `json:"hibernations"`
+	Wakes            uint64 `json:"wakes"`
+	HibernateRefused uint64 `json:"hibernate_refused"`
 	// PeersDown counts liveness verdicts "peer silent" since the hosts
 	// were built (none is right: nothing crashes), LivenessWakes the
 	// groups they woke; both from before the window too, as a build that
@@ -105,6 +108,10 @@ type HostResult struct {
 	// a CPU (a host's heartbeats wait as long). On a shared machine,
 	// stalls near the election timeout cause elections no code avoids.
 	MaxStallMs float64 `json:"max_stall_ms"`
+	// MaxTouchRoundMs is the longest the toucher took, in the window, to
+	// touch every active group once (due every heartbeat interval): a
+	// group untouched for HibernateAfter hibernates.
+	MaxTouchRoundMs float64 `json:"max_touch_round_ms"`
 	// LateFiresPerSec are the wheel's fires more than a tick late, per
 	// second of the window; MaxLatenessMs the latest fire since the
 	// wheel started (its driver's longest stall, build included: a
@@ -338,6 +345,7 @@ func runHost(cfg Config) (Result, error) {
 	// every active group, in batches every 250µs, as the raftmix
 	// heartbeat goroutine delivers heartbeats.
 	var touches atomic.Int64
+	var maxRound atomic.Int64 // the toucher's longest round over the active groups
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -346,6 +354,7 @@ func runHost(cfg Config) (Result, error) {
 			<-stop
 			return
 		}
+		visited, roundStart := 0, time.Now()
 		paced(nActive, hb, stop, func(first, batch int) {
 			var n int64
 			for i := range batch {
@@ -356,6 +365,13 @@ func runHost(cfg Config) (Result, error) {
 				}
 			}
 			touches.Add(n)
+			if visited += batch; visited >= nActive {
+				visited -= nActive
+				if d := time.Since(roundStart); measuring.Load() && int64(d) > maxRound.Load() {
+					maxRound.Store(int64(d))
+				}
+				roundStart = time.Now()
+			}
 		})
 	}()
 
@@ -381,6 +397,7 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
+			s.st.HibernateRefused += hs.HibernateRefused
 			s.st.PeersDown += hs.PeersDown
 			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
@@ -488,9 +505,11 @@ func runHost(cfg Config) (Result, error) {
 		Touches:               s1.touch - s0.touch,
 		Hibernations:          s1.st.Hibernations - s0.st.Hibernations,
 		Wakes:                 s1.st.Wakes - s0.st.Wakes,
+		HibernateRefused:      s1.st.HibernateRefused - s0.st.HibernateRefused,
 		PeersDown:             s1.st.PeersDown,
 		LivenessWakes:         s1.st.LivenessWakes,
 		MaxStallMs:            float64(maxStall.Load()) / 1e6,
+		MaxTouchRoundMs:       float64(maxRound.Load()) / 1e6,
 		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
 		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
 		CheckQuorumStepDowns:  stepDowns.Load(),
