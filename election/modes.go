@@ -27,8 +27,10 @@ const (
 	// after that contact, for the rest of it (at once if that passed). The
 	// deadline is ResetOnHeartbeat's (a fresh random timeout after the
 	// last contact), but the timer is touched about once per election
-	// timeout instead of once per heartbeat: a host of many groups
-	// (package multiraft) records a heartbeat with a few stores.
+	// timeout instead of once per heartbeat. On a shared wheel every
+	// follower's timer then fires once per election timeout on the
+	// wheel's driver goroutine, which can cost more than the lock-free
+	// re-arm of ResetOnHeartbeat (package multiraft keeps that).
 	ContactDeadline
 )
 

@@ -62,6 +62,19 @@
 // election.Node.Leading, joined at once by a group that wakes or is
 // elected as leader), and no leader has a timer of its own to re-arm.
 //
+// The tick also judges every leader's CheckQuorum
+// (election.Config.ExternalCheckQuorum, election.Node.LeaderTick): before
+// a leader heartbeats, the tick checks that a quorum answered, as the
+// leader's step-down timer would, so the check runs every tick (more
+// often than the timer's ElectionTimeout/2) and no leader keeps a
+// step-down timer. A batch's entries are stepped at the wheel time read
+// once per chunk of them (election.Node.StepAt), and their answers join
+// the outbox together; the tick's heartbeats join theirs likewise. A
+// follower's heartbeat still re-arms its election timer, lock-free
+// (election.ContactDeadline, a store per heartbeat and a timer fire per
+// election timeout, made the wheel's one driver goroutine fire every
+// follower's timer instead, and was slower).
+//
 // # Hibernation
 //
 // A group's leader decides: at a sweep (every heartbeat interval) a leader
@@ -209,10 +222,10 @@
 // simulated node, one wheel, a TransportFunc that queues batches to the
 // peer's Step, Touch on the active fraction of the groups.
 //
-// Every host's heartbeat tick and every leader's step-down check run on
-// the wheel's one driver goroutine, so a driver that runs late (the
-// process descheduled, the driver waiting for a processor or for the
-// wheel) delays both. election's CheckQuorum counts a follower that
+// Every host's heartbeat tick, and with it every leader's step-down
+// check, runs on the wheel's one driver goroutine, so a driver that runs
+// late (the process descheduled, the driver waiting for a processor or
+// for the wheel) delays both. election's CheckQuorum counts a follower that
 // answered every heartbeat it was sent as reachable however old its last
 // answer, so the checks the late driver runs before the tick no longer
 // depose every leader of a host at once (scalemix saw bursts of about
@@ -291,7 +304,10 @@
 //   - Step takes it twice per batch when every entry's group is awake
 //     (to note the peer alive, then for the single messages and
 //     controls), and delivers the entries of hibernating groups under it
-//     in order, letting go every 64 entries.
+//     in order, letting go every 64 entries. The entries of awake groups
+//     go in chunks of 256: looked up under one read lock of the group
+//     index, stepped without it at one clock read, answered with one
+//     lock of the outbox.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the

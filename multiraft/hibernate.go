@@ -75,6 +75,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	g.term.Store(n.Status().Term)
 	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
 	h.setAwake(g)
 	g.fast.Store(a)
@@ -165,23 +166,32 @@ func (h *Host) lastActive(g *group) time.Duration {
 // sweepLeader hibernates g, led by this host, if it has been idle for
 // HibernateAfter and its followers are caught up, and reports whether it
 // did. h.mu is held.
+//
+// It reads the group's term from the host's own record (group.term) and
+// takes the node's lock only to hibernate it: the caller found the node
+// leading (election.Node.Leading), and a node that stopped leading
+// meanwhile hibernates as a follower of its term or refuses, and then
+// sends no Hibernate control.
 func (h *Host) sweepLeader(g *group, now time.Duration) bool {
-	st := g.node.Status()
-	if st.Term != g.a.term {
-		g.a.term, g.a.lastActive = st.Term, now
+	term := g.term.Load()
+	if term != g.a.term {
+		g.a.term, g.a.lastActive = term, now
 		return false
 	}
-	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter || st.Term == g.transferTerm {
+	if now-h.lastActive(g) < h.cfg.HibernateAfter || term == g.transferTerm {
 		return false
 	}
-	ok, behind := h.followersCaughtUp(g, st.Term, now)
+	ok, behind := h.followersCaughtUp(g, term, now)
 	if !ok || !h.hibernate(g) {
 		return false
+	}
+	if g.dormant.Leader != h.id || g.dormant.Term != term {
+		return true
 	}
 	g.behind = behind
 	for _, v := range g.voters.ids {
 		if v != h.id {
-			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: term})
 		}
 	}
 	return true
