@@ -160,8 +160,8 @@ func spread(rs []result, f func(result) float64, format string) string {
 }
 
 func (r result) String() string {
-	s := fmt.Sprintf("lost %d, new leader p50 %.2fs p99 %.2fs max %.2fs; elections elsewhere %d; %.0f saves/s, %.0f syncs/s over %.1fs",
-		r.lost, r.p50.Seconds(), r.p99.Seconds(), r.max.Seconds(), r.elsewhere, r.saves, r.syncs, r.window.Seconds())
+	s := fmt.Sprintf("%d elections while settling; lost %d, new leader p50 %.2fs p99 %.2fs max %.2fs; elections elsewhere %d; %.0f saves/s, %.0f syncs/s over %.1fs",
+		r.settleElected, r.lost, r.p50.Seconds(), r.p99.Seconds(), r.max.Seconds(), r.elsewhere, r.saves, r.syncs, r.window.Seconds())
 	if r.recovered < r.lost {
 		s += fmt.Sprintf("; %d STILL LEADERLESS", r.lost-r.recovered)
 	}
@@ -180,7 +180,7 @@ type cluster struct {
 	stores  []*pebblestore.Store
 	// crashed is set at the crash; crashAt is its wall time (ns since
 	// start), elected[g] when group g's first leader after it was elected
-	// (0: none yet), lostG[g] whether host 1 led g.
+	// (0: none yet), lostG[g] whether host 1 led g when it crashed.
 	start     time.Time
 	crashed   atomic.Bool
 	crashAt   atomic.Int64
@@ -278,7 +278,6 @@ func once(o options, runIdx int) (result, error) {
 	voters := []election.ID{1, 2, 3}
 	for g := 1; g <= o.groups; g++ {
 		leader := election.ID(1 + (g+runIdx)%3)
-		c.lostG[g] = leader == 1
 		for i, h := range c.hosts {
 			gc := multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters, Leader: leader}
 			if o.storage == "file" {
@@ -300,8 +299,16 @@ func once(o options, runIdx int) (result, error) {
 	time.Sleep(o.settle)
 	var r result
 	r.settleElected = c.campaigns.Load()
+	// The groups lost are those host 1 leads when it crashes, whoever
+	// their bootstrap leader was: a group may have changed leader while
+	// the hosts started or settled.
 	for g := 1; g <= o.groups; g++ {
-		if c.lostG[g] {
+		st, err := c.hosts[0].Status(multiraft.GroupID(g))
+		if err != nil {
+			return result{}, err
+		}
+		if st.Status.Role == election.Leader {
+			c.lostG[g] = true
 			r.lost++
 		}
 	}
@@ -364,25 +371,48 @@ func (c *cluster) observe(g multiraft.GroupID, e election.Event) {
 	}
 }
 
-// waitSettled waits until every replica knows its group's bootstrap
-// leader and, with -hibernate, every group sleeps.
+// waitSettled waits until the three replicas of every group agree on its
+// term and on a leader that knows it leads, and, with -hibernate, every
+// group sleeps.
 func (c *cluster) waitSettled(o options) error {
 	deadline := time.Now().Add(o.timeout)
 	for !time.Now().After(deadline) {
-		ok := true
-		for _, h := range c.hosts {
-			s := h.Stats()
-			if o.hibernate && s.Hibernating < o.groups {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if c.settled(o) {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("the groups did not settle within -timeout %v", o.timeout)
+}
+
+func (c *cluster) settled(o options) bool {
+	if o.hibernate {
+		for _, h := range c.hosts {
+			if h.Stats().Hibernating < o.groups {
+				return false
+			}
+		}
+	}
+	for g := 1; g <= o.groups; g++ {
+		var sts [3]multiraft.GroupStatus
+		for i, h := range c.hosts {
+			st, err := h.Status(multiraft.GroupID(g))
+			if err != nil {
+				return false
+			}
+			sts[i] = st
+		}
+		l := sts[0].Status.Leader
+		if l < 1 || l > 3 || sts[l-1].Status.Role != election.Leader {
+			return false
+		}
+		for _, st := range sts[1:] {
+			if st.Status.Leader != l || st.Status.Term != sts[0].Status.Term {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // inbox is a host's network loop: one goroutine stepping the batches sent
