@@ -260,7 +260,7 @@
 // processors (TestOverloadFailover; ElectionTimeout 150ms, heartbeats
 // 50ms, LivenessTimeout 200ms, 900 to 2,000 groups on three hosts, five
 // seeds): a group whose leader's host died has a new leader within 5
-// election timeouts (4.7 at most) while the survivors get at least a
+// election timeouts (4.9 at most) while the survivors get at least a
 // third of the processor time their work needs, and within 10 (9.1) at a
 // sixth; no group whose leader lives starts an election. A host that
 // cannot keep up still sends every heartbeat its tick makes, but its
