@@ -594,10 +594,11 @@ func runHost(cfg Config) (Result, error) {
 // lateness of every sampleChecks-th of them (see ImplHost). The host's
 // tick, and every check judged in it, run on the wheel's driver.
 type hostCheckSink struct {
-	checks *atomic.Int64
-	r      *run
-	s      *sampler
-	n      atomic.Int64
+	checkSink // the methods of no interest; AddSample* below
+	checks    *atomic.Int64
+	r         *run
+	s         *sampler
+	n         atomic.Int64
 	// tickAt is when (r.since()) the host's last tick began, tickLate how
 	// late it began (ns).
 	tickAt, tickLate atomic.Int64
@@ -627,12 +628,7 @@ func (s *hostCheckSink) AddSampleWithLabels(key []string, v float32, _ []metrics
 	}
 }
 
-func (s *hostCheckSink) AddSample(key []string, v float32)                      { s.AddSampleWithLabels(key, v, nil) }
-func (*hostCheckSink) SetGauge([]string, float32)                               {}
-func (*hostCheckSink) SetGaugeWithLabels([]string, float32, []metrics.Label)    {}
-func (*hostCheckSink) EmitKey([]string, float32)                                {}
-func (*hostCheckSink) IncrCounter([]string, float32)                            {}
-func (*hostCheckSink) IncrCounterWithLabels([]string, float32, []metrics.Label) {}
+func (s *hostCheckSink) AddSample(key []string, v float32) { s.AddSampleWithLabels(key, v, nil) }
 
 // probes are ImplHost's lateness probes: one repeated.Timer per
 // Config.SampleEvery groups on the hosts' wheel, each firing every
