@@ -327,7 +327,9 @@
 // With many groups awake, every group, node and index slot a batch
 // reaches is a cache miss. Groups are indexed by ID in pages of a flat
 // table when IDs are dense (a map holds sparse ones), and Step looks
-// ahead in a batch: it prefetches the index slot of the entry twelve
-// ahead, resolves and prefetches the group eight ahead and the node four
-// ahead, so that the misses of several entries overlap.
+// ahead in a batch: as it looks a chunk's groups up it prefetches the
+// index slot of the entry twelve ahead, resolves and prefetches the
+// group eight ahead and its awake state four ahead, and as it steps the
+// chunk's heartbeats it prefetches the lines of the node four ahead that
+// a heartbeat touches, so that the misses of several entries overlap.
 package multiraft
