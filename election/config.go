@@ -65,6 +65,15 @@ type Config struct {
 	// HeartbeatJitter is not used. It cannot be combined with
 	// Emulate.HeartbeatPerPeer.
 	ExternalHeartbeat bool
+	// ExternalCheckQuorum makes the caller drive CheckQuorum too: the
+	// leader arms no step-down timer, and Node.LeaderTick, which the
+	// caller calls instead of BroadcastHeartbeat, checks the quorum before
+	// it heartbeats (at every call, so at least every HeartbeatInterval,
+	// more often than StepDownInterval, which it does not use). A host of
+	// many groups judges all its leaders from its one heartbeat tick
+	// instead of one timer per leader. It requires ExternalHeartbeat;
+	// without CheckQuorum it does nothing.
+	ExternalCheckQuorum bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
 	// the candidate starts its next round: with PreVote a pre-vote (as
@@ -320,6 +329,9 @@ func (c Config) normalized() (Config, error) {
 	if c.HeartbeatInterval >= c.ElectionTimeout {
 		return c, fieldErr("HeartbeatInterval", c.HeartbeatInterval, "must be less than ElectionTimeout (%v)", c.ElectionTimeout)
 	}
+	if c.ExternalCheckQuorum && !c.ExternalHeartbeat {
+		return c, fieldErr("ExternalCheckQuorum", c.ExternalCheckQuorum, "requires ExternalHeartbeat: the quorum is checked by Node.LeaderTick")
+	}
 	if c.ExternalHeartbeat && c.Emulate.HeartbeatPerPeer {
 		return c, fieldErr("Emulate.HeartbeatPerPeer", c.Emulate.HeartbeatPerPeer, "cannot be combined with ExternalHeartbeat: the caller heartbeats every peer at once")
 	}
@@ -394,7 +406,7 @@ func (c Config) normalized() (Config, error) {
 	if err := c.Emulate.validate(); err != nil {
 		return c, err
 	}
-	if c.Detection > CheckLastContact {
+	if c.Detection > ContactDeadline {
 		return c, fieldErr("Detection", c.Detection, "is not a known mode")
 	}
 	if c.Stickiness > StickyUntilTimeout {

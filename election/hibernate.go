@@ -108,9 +108,7 @@ func (n *Node) resume(d Dormant) bool {
 		n.emit(EventRoleChange, None, ReasonResume)
 		n.broadcastHeartbeat()
 		n.restartHeartbeats()
-		if n.cfg.CheckQuorum {
-			n.stepDownT.Restart()
-		}
+		n.startStepDownTimer()
 		return true
 	}
 	n.leader = d.Leader

@@ -24,6 +24,43 @@ func (n *Node) BroadcastHeartbeat() error {
 	return nil
 }
 
+// LeaderTick is BroadcastHeartbeat for a host that drives many leaders
+// from one tick (Config.ExternalHeartbeat), at now, the node's wheel time
+// read by the caller once for many nodes (not later than the wheel's
+// time): with CheckQuorum and Config.ExternalCheckQuorum it first checks
+// the quorum as the step-down timer would, and a leader that finds it
+// lost steps down (ErrNotLeader) instead of heartbeating. The heartbeats
+// are appended to out and returned, for the caller to send, when nothing
+// else waits to be sent before them (the node's state is durable, no
+// message or event is queued); otherwise they go to the Transport as
+// BroadcastHeartbeat sends them, and out is returned as it was. It
+// returns ErrNotStarted, ErrStopped or ErrNotLeader.
+func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
+	if err := n.lockUsable(); err != nil {
+		return out, err
+	}
+	if n.role != Leader {
+		n.mu.Unlock()
+		return out, ErrNotLeader
+	}
+	if n.cfg.CheckQuorum && n.cfg.ExternalCheckQuorum && !n.checkQuorum(now) {
+		n.unlockAndFlush()
+		return out, ErrNotLeader
+	}
+	if n.holding || len(n.outbox) > 0 || len(n.events) > 0 {
+		n.broadcastHeartbeatAt(now)
+	} else {
+		for i, p := range n.peers {
+			n.acks[i].sent(now)
+			n.sent++
+			out = append(out, Message{Type: MsgHeartbeat, From: n.id, To: p, Term: n.term, Sent: now})
+		}
+	}
+	n.restartHeartbeats()
+	n.unlockAndFlush()
+	return out, nil
+}
+
 // stopHeartbeats stops the leader's heartbeat timer(s).
 func (n *Node) stopHeartbeats() {
 	if n.heartbeatT != nil {
@@ -67,13 +104,21 @@ func (n *Node) becomeLeader() {
 	n.emit(EventLeaderElected, None, "")
 	n.broadcastHeartbeat()
 	n.restartHeartbeats()
-	if n.cfg.CheckQuorum {
+	n.startStepDownTimer()
+}
+
+// startStepDownTimer arms a new leader's step-down timer, if it checks
+// the quorum itself (CheckQuorum without ExternalCheckQuorum).
+func (n *Node) startStepDownTimer() {
+	if n.cfg.CheckQuorum && !n.cfg.ExternalCheckQuorum {
 		n.stepDownT.Restart()
 	}
 }
 
-func (n *Node) broadcastHeartbeat() {
-	now := n.w.Now()
+func (n *Node) broadcastHeartbeat() { n.broadcastHeartbeatAt(n.w.Now()) }
+
+// broadcastHeartbeatAt heartbeats every peer at now.
+func (n *Node) broadcastHeartbeatAt(now time.Duration) {
 	for i, p := range n.peers {
 		n.sendHeartbeat(i, p, now)
 	}
@@ -86,7 +131,9 @@ func (n *Node) sendHeartbeat(i int, p ID, now time.Duration) {
 	n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term, Sent: now})
 }
 
-func (n *Node) handleHeartbeatResp(m Message) {
+// handleHeartbeatResp acts on a heartbeat's answer stepped at now
+// (noTime: the wheel's time).
+func (n *Node) handleHeartbeatResp(m Message, now time.Duration) {
 	switch {
 	case m.Term > n.term:
 		n.stepDown(m.Term, ReasonHigherTerm, m.From)
@@ -96,7 +143,10 @@ func (n *Node) handleHeartbeatResp(m Message) {
 		n.ignore(m, &n.stats.IgnoredOther, ReasonUnexpected)
 	default:
 		if i := n.peerIndex(m.From); i >= 0 {
-			n.acks[i].answered(n.w.Now(), m.Sent)
+			if now == noTime {
+				now = n.w.Now()
+			}
+			n.acks[i].answered(now, m.Sent)
 		}
 	}
 }

@@ -20,6 +20,18 @@ const (
 	// behaviour; detection takes between ET and about 3 ET with [ET, 2ET)
 	// jitter.
 	CheckLastContact
+	// ContactDeadline makes a heartbeat record the contact only (no timer
+	// is re-armed); the election timer, when it fires, finds a follower
+	// that heard its leader (or granted a vote) since its schedule was
+	// counted and re-arms itself to come due a fresh ElectionJitter draw
+	// after that contact, for the rest of it (at once if that passed). The
+	// deadline is ResetOnHeartbeat's (a fresh random timeout after the
+	// last contact), but the timer is touched about once per election
+	// timeout instead of once per heartbeat. On a shared wheel every
+	// follower's timer then fires once per election timeout on the
+	// wheel's driver goroutine, which can cost more than the lock-free
+	// re-arm of ResetOnHeartbeat (package multiraft keeps that).
+	ContactDeadline
 )
 
 // String returns the mode's name.
@@ -29,6 +41,8 @@ func (d DetectionMode) String() string {
 		return "ResetOnHeartbeat"
 	case CheckLastContact:
 		return "CheckLastContact"
+	case ContactDeadline:
+		return "ContactDeadline"
 	}
 	return fmt.Sprintf("DetectionMode(%d)", uint8(d))
 }

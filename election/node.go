@@ -139,6 +139,13 @@ type nodeCold struct {
 	// keep forces the next schedule of the election timer to a given
 	// delay (Config.Emulate.KeepTimerOnStepDown); nil without that option.
 	keep *keepJitter
+	// rest shortens the election timer's next schedule by the time since
+	// the last contact (ContactDeadline); nil in the other modes.
+	rest *restJitter
+	// restBase is when the election timer's schedule last started
+	// counting (ContactDeadline): its restart, or the contact it was
+	// re-armed from. A fire that finds no later contact is due.
+	restBase time.Duration
 	// voteJ is the vote timer's jitter, which counts consecutive rounds.
 	voteJ *roundJitter
 	// grid is the node's ticker with Config.Emulate.Tick (tick.go).
@@ -242,6 +249,10 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if c.Emulate.KeepTimerOnStepDown {
 		n.keep = &keepJitter{inner: electionJitter}
 		electionJitter = n.keep
+	}
+	if c.Detection == ContactDeadline {
+		n.rest = &restJitter{inner: electionJitter}
+		electionJitter = n.rest
 	}
 	n.fastReset = n.keep == nil && n.deferred.delay == nil && c.Emulate.Tick <= 0 && statelessJitter(c.ElectionJitter, c.ElectionTimeout)
 	if err := mk(&n.electionT, "election", c.ElectionTimeout, n.onElectionTimer, electionJitter); err != nil {

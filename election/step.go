@@ -3,6 +3,7 @@ package election
 import (
 	"slices"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/raftick/raftick/internal/prefetch"
@@ -35,12 +36,33 @@ func (n *Node) Step(m Message) {
 		from := unsafe.Offsetof(n.outbox) &^ 63
 		prefetch.Range(uintptr(unsafe.Pointer(n))+from, unsafe.Offsetof(n.electionT)+2*64-from)
 	}
+	if a, direct := n.stepAt(m, noTime); direct {
+		// The answer is all the step produced: sent as unlockAndFlush
+		// sends a lone message.
+		n.tr.Send(a)
+	}
+}
+
+// StepAt is Step for a host that steps many nodes' messages in a batch:
+// now is the node's wheel time the message is stepped at, read by the
+// caller once for many messages, at or after the message arrived (a
+// heartbeat's contact, and an answer's time, are recorded at now), and
+// the answer to a heartbeat, when it is all the step produced, is
+// returned (direct set) for the caller to send, not handed to the
+// Transport. Everything else the step sends goes to the Transport as
+// with Step. now must not be later than the wheel's time.
+func (n *Node) StepAt(m Message, now time.Duration) (answer Message, direct bool) {
+	return n.stepAt(m, now)
+}
+
+// stepAt is Step and StepAt: now is noTime for the wheel's time.
+func (n *Node) stepAt(m Message, now time.Duration) (answer Message, direct bool) {
 	n.mu.Lock()
 	n.received++
 	if n.usable() != nil {
 		n.stats.IgnoredStopped++
 		n.mu.Unlock()
-		return
+		return Message{}, false
 	}
 	switch {
 	case m.To != n.id:
@@ -50,17 +72,17 @@ func (n *Node) Step(m Message) {
 	default:
 		if err := m.Validate(); err != nil {
 			n.ignore(m, &n.stats.IgnoredMalformed, strings.TrimPrefix(err.Error(), "election: "))
+		} else if m.Type == MsgHeartbeatResp {
+			n.handleHeartbeatResp(m, now)
 		} else if m.Type != MsgHeartbeat {
 			n.step(m)
-		} else if a, direct := n.handleHeartbeat(m); direct {
-			// The answer is all the step produced: sent as
-			// unlockAndFlush sends a lone message.
+		} else if a, direct := n.handleHeartbeat(m, now); direct {
 			n.mu.Unlock()
-			n.tr.Send(a)
-			return
+			return a, true
 		}
 	}
 	n.unlockAndFlush()
+	return Message{}, false
 }
 
 // isVoter reports whether id is a voter. For groups of up to five voters
@@ -86,11 +108,11 @@ func (n *Node) peerIndex(id ID) int {
 func (n *Node) step(m Message) {
 	switch m.Type {
 	case MsgHeartbeat:
-		if a, direct := n.handleHeartbeat(m); direct {
+		if a, direct := n.handleHeartbeat(m, noTime); direct {
 			n.outbox = append(n.outbox, a)
 		}
 	case MsgHeartbeatResp:
-		n.handleHeartbeatResp(m)
+		n.handleHeartbeatResp(m, noTime)
 	case MsgPreVote:
 		n.handlePreVote(m)
 	case MsgPreVoteResp:
@@ -104,12 +126,12 @@ func (n *Node) step(m Message) {
 	}
 }
 
-// handleHeartbeat acts on a heartbeat. If the node accepts it while
-// nothing is queued to deliver (outbox and events empty), it counts the
-// answer as sent and returns it with direct set, not queued: the caller
-// sends it after unlocking (Step) or queues it. Otherwise it queues what
-// it sends.
-func (n *Node) handleHeartbeat(m Message) (answer Message, direct bool) {
+// handleHeartbeat acts on a heartbeat stepped at now (noTime: the
+// wheel's time). If the node accepts it while nothing is queued to
+// deliver (outbox and events empty), it counts the answer as sent and
+// returns it with direct set, not queued: the caller sends it after
+// unlocking (Step) or queues it. Otherwise it queues what it sends.
+func (n *Node) handleHeartbeat(m Message, now time.Duration) (answer Message, direct bool) {
 	if m.Term < n.term {
 		// Tell the stale leader about our term so that it steps down.
 		n.ignore(m, &n.stats.IgnoredStale, ReasonStale)
@@ -140,10 +162,12 @@ func (n *Node) handleHeartbeat(m Message) (answer Message, direct bool) {
 		n.logger.Debug("leader known", "leader", m.From, "term", n.term)
 		n.emit(EventLeaderKnown, m.From, "")
 	}
-	now := n.w.Now()
+	if now == noTime {
+		now = n.w.Now()
+	}
 	n.lastContact, n.hasContact = now, true
 	n.promise(now, m.From)
-	n.resetElectionTimer(now)
+	n.heardLeader(now)
 	a := Message{Type: MsgHeartbeatResp, From: n.id, To: m.From, Term: n.term, Granted: true, Sent: m.Sent}
 	if len(n.outbox) == 0 && len(n.events) == 0 && !n.holding {
 		n.sent++

@@ -34,12 +34,42 @@ func (k *keepJitter) force(d time.Duration) {
 	}
 }
 
+// restJitter is the election timer's jitter with ContactDeadline: the
+// next schedule after a trigger that found recent contact waits a fresh
+// draw of inner less the time since that contact (at least 1ns), so
+// that the timer comes due a random timeout after the contact. Like
+// keepJitter it is atomic: the timer draws with its own lock held.
+type restJitter struct {
+	inner   repeated.Jitter
+	elapsed atomic.Int64
+}
+
+func (r *restJitter) Next(base time.Duration, st repeated.State, rng *rand.Rand) time.Duration {
+	d := r.inner.Next(base, st, rng)
+	if d <= 0 {
+		d = base // what the timer would do with it
+	}
+	if e := time.Duration(r.elapsed.Swap(0)); e > 0 {
+		return max(d-e, 1)
+	}
+	return d
+}
+
+// since makes the next schedule count from e ago (e > 0), or clears
+// that (e == 0). A nil r (another mode) does nothing.
+func (r *restJitter) since(e time.Duration) {
+	if r != nil {
+		r.elapsed.Store(int64(e))
+	}
+}
+
 // restartElectionTimer re-arms the election timer with a fresh timeout, or
 // (d > 0, KeepTimerOnStepDown only) to fire after exactly d. Every re-arm
 // goes through here, so that a forced delay whose schedule was deferred
 // (the timer's own trigger running) is never used by a later one.
 func (n *Node) restartElectionTimer(d time.Duration) {
 	n.keep.force(d)
+	n.restFromContact()
 	n.electionOn = n.electionT.Restart() == nil
 	n.electionFresh = true
 }
@@ -50,6 +80,7 @@ func (n *Node) startElectionTimer() {
 	if n.electionOn {
 		return
 	}
+	n.restFromContact()
 	n.electionOn = n.electionT.Start() == nil
 	n.electionFresh = true
 }
@@ -73,8 +104,9 @@ func (n *Node) stopElectionTimer() {
 // ElectionJitter does not depend on State (Restart draws as a first
 // schedule, Reset as a later one). Otherwise it is Restart.
 //
-// In CheckLastContact mode it records contact at now (lastReset, which
-// only that mode reads) and starts the timer if it is stopped.
+// In CheckLastContact and ContactDeadline modes it records contact at
+// now (lastReset, which only they read) and starts the timer if it is
+// stopped.
 func (n *Node) resetElectionTimer(now time.Duration) {
 	if n.detection == ResetOnHeartbeat {
 		if n.fastReset && n.electionOn && n.electionFresh && n.electionT.Reset() == nil {
@@ -91,6 +123,35 @@ func (n *Node) resetElectionTimer(now time.Duration) {
 // lockForTimer locks the node for a timer trigger and reports whether the
 // trigger should run: false, with the node unlocked again, once the node is
 // stopped or not yet started.
+// restFromContact makes the election timer's next schedule count from
+// now (ContactDeadline): a fire that finds no contact after now is due.
+func (n *Node) restFromContact() {
+	if n.rest != nil {
+		n.rest.since(0)
+		n.restBase = n.w.Now()
+	}
+}
+
+// heardLeader acts on the election timer for a heartbeat of the leader
+// accepted at now (lastContact is now already): with ContactDeadline and
+// the timer running, nothing (the timer reads lastContact when it
+// fires); otherwise resetElectionTimer.
+func (n *Node) heardLeader(now time.Duration) {
+	if n.detection == ContactDeadline && n.electionOn {
+		return
+	}
+	n.resetElectionTimer(now)
+}
+
+// contactAt returns a follower's last contact for ContactDeadline: its
+// leader's last heartbeat or the last vote it granted.
+func (n *Node) contactAt() time.Duration {
+	if n.hasContact && n.lastContact > n.lastReset {
+		return n.lastContact
+	}
+	return n.lastReset
+}
+
 func (n *Node) lockForTimer() bool {
 	n.mu.Lock()
 	if n.usable() != nil {
@@ -121,6 +182,16 @@ func (n *Node) electionTimerDue() {
 		// A deadline forced while this fire was on its way (real-time
 		// wheel) is void: the timer fired anyway.
 		n.keep.force(0)
+		if n.cfg.Detection == ContactDeadline && n.role == Follower {
+			if c := n.contactAt(); c > n.restBase || n.within(c, n.cfg.ElectionTimeout) {
+				// A contact since the timer was armed: the timer comes
+				// due a fresh timeout after it (at once if that passed
+				// already), as a re-arm at the contact would have made it.
+				n.restBase = c
+				n.rest.since(max(n.w.Now()-c, 1))
+				break
+			}
+		}
 		if n.electionHeld() {
 			break // the silence may be a backlog's; the timer runs on
 		}
@@ -180,13 +251,22 @@ func (n *Node) onStepDownTimer() {
 		n.unlockAndFlush()
 		return
 	}
-	now, lease := n.w.Now(), n.cfg.lease()
+	n.checkQuorum(n.w.Now())
+	n.unlockAndFlush()
+}
+
+// checkQuorum is CheckQuorum's check at now, on a leader with
+// CheckQuorum: it steps down unless a quorum is reachable, and reports
+// whether it still leads.
+func (n *Node) checkQuorum(now time.Duration) bool {
+	lease := n.cfg.lease()
 	n.obs.metrics.leaderContact(now, lease, n.acks)
 	if alive := n.reachable(now, lease); !n.majority.Reached(alive) && !n.majority.Reached(alive+n.heldSilent(now, lease)) {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.majority.Size(), "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
+		return false
 	}
-	n.unlockAndFlush()
+	return true
 }
 
 func (n *Node) onHeartbeatTimer() {

@@ -154,12 +154,16 @@ func reportEnd(b *testing.B, c *cluster) {
 // machine inflates less than wall time. kind=heartbeats/peers=2 splits
 // the groups between two leaders' hosts whose batches two goroutines step
 // at once: on a machine with two idle cores its ns/entry is about half
-// of peers=1's when the Host scales with cores.
+// of peers=1's when the Host scales with cores. kind=tick runs the host's
+// heartbeat tick over groups it all leads, each with a granted answer of
+// one follower stepped since the last tick: ns/entry is per leader (its
+// CheckQuorum and its two heartbeats queued and flushed; cpu-ns/entry
+// also counts the answers' steps, run with the timer stopped).
 //
 //	go test ./multiraft -run '^$' -bench HostBatch -benchtime 20x
 func BenchmarkHostBatch(b *testing.B) {
 	for _, groups := range []int{1000, 100_000} {
-		for _, kind := range []string{"heartbeats", "answers", "heartbeats/peers=2"} {
+		for _, kind := range []string{"heartbeats", "answers", "heartbeats/peers=2", "tick"} {
 			b.Run(fmt.Sprintf("groups=%d/kind=%s", groups, kind), func(b *testing.B) {
 				w, err := wheel.New(wheel.DefaultConfig())
 				if err != nil {
@@ -188,13 +192,13 @@ func BenchmarkHostBatch(b *testing.B) {
 					id := multiraft.GroupID(g + 1)
 					batch := batches[g%len(batches)]
 					leader := batch.From
-					if kind == "answers" {
+					if kind == "answers" || kind == "tick" {
 						leader = 1
 					}
 					if err := h.AddGroup(multiraft.GroupConfig{ID: id, Voters: voters, Storage: election.NewMemoryStorage(), Leader: leader}); err != nil {
 						b.Fatal(err)
 					}
-					if kind == "answers" {
+					if kind == "answers" || kind == "tick" {
 						batch.Responses = append(batch.Responses, multiraft.HeartbeatResponse{Group: id, Term: 1, Granted: true})
 					} else {
 						batch.Heartbeats = append(batch.Heartbeats, multiraft.Heartbeat{Group: id, Term: 1})
@@ -222,6 +226,13 @@ func BenchmarkHostBatch(b *testing.B) {
 				cpu0 := cpuTime()
 				b.ResetTimer()
 				for b.Loop() {
+					if kind == "tick" {
+						b.StopTimer()
+						step(batches[0]) // the answers the tick counts
+						b.StartTimer()
+						multiraft.Tick(h)
+						continue
+					}
 					if len(batches) == 1 {
 						step(batches[0])
 						continue

@@ -62,6 +62,19 @@
 // election.Node.Leading, joined at once by a group that wakes or is
 // elected as leader), and no leader has a timer of its own to re-arm.
 //
+// The tick also judges every leader's CheckQuorum
+// (election.Config.ExternalCheckQuorum, election.Node.LeaderTick): before
+// a leader heartbeats, the tick checks that a quorum answered, as the
+// leader's step-down timer would, so the check runs every tick (more
+// often than the timer's ElectionTimeout/2) and no leader keeps a
+// step-down timer. A batch's entries are stepped at the wheel time read
+// once per chunk of them (election.Node.StepAt), and their answers join
+// the outbox together; the tick's heartbeats join theirs likewise. A
+// follower's heartbeat still re-arms its election timer, lock-free
+// (election.ContactDeadline, a store per heartbeat and a timer fire per
+// election timeout, made the wheel's one driver goroutine fire every
+// follower's timer instead, and was slower).
+//
 // # Hibernation
 //
 // A group's leader decides: at a sweep (every heartbeat interval) a leader
@@ -209,10 +222,10 @@
 // simulated node, one wheel, a TransportFunc that queues batches to the
 // peer's Step, Touch on the active fraction of the groups.
 //
-// Every host's heartbeat tick and every leader's step-down check run on
-// the wheel's one driver goroutine, so a driver that runs late (the
-// process descheduled, the driver waiting for a processor or for the
-// wheel) delays both. election's CheckQuorum counts a follower that
+// Every host's heartbeat tick, and with it every leader's step-down
+// check, runs on the wheel's one driver goroutine, so a driver that runs
+// late (the process descheduled, the driver waiting for a processor or
+// for the wheel) delays both. election's CheckQuorum counts a follower that
 // answered every heartbeat it was sent as reachable however old its last
 // answer, so the checks the late driver runs before the tick no longer
 // depose every leader of a host at once (scalemix saw bursts of about
@@ -247,7 +260,7 @@
 // processors (TestOverloadFailover; ElectionTimeout 150ms, heartbeats
 // 50ms, LivenessTimeout 200ms, 900 to 2,000 groups on three hosts, five
 // seeds): a group whose leader's host died has a new leader within 5
-// election timeouts (4.7 at most) while the survivors get at least a
+// election timeouts (4.9 at most) while the survivors get at least a
 // third of the processor time their work needs, and within 10 (9.1) at a
 // sixth; no group whose leader lives starts an election. A host that
 // cannot keep up still sends every heartbeat its tick makes, but its
@@ -291,23 +304,32 @@
 //   - Step takes it twice per batch when every entry's group is awake
 //     (to note the peer alive, then for the single messages and
 //     controls), and delivers the entries of hibernating groups under it
-//     in order, letting go every 64 entries.
+//     in order, letting go every 64 entries. The entries of awake groups
+//     go in chunks of 256: looked up under one read lock of the group
+//     index, stepped without it at one clock read, answered with one
+//     lock of the outbox.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
 //     of the touch and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the
 //     touch stops the hibernation or Touch sees the group asleep). Touch
-//     of a sleeping group wakes it at once if the host is idle; if not, it
-//     queues the group and returns, and whoever holds the lock wakes the
-//     queue before letting go. Without this, a burst of touches on
-//     sleeping groups (every active group after a start or a stall) made
-//     the caller wait behind batches, the groups it had woken hibernated
-//     again before it came back to them, and every touch became a wake.
+//     of a sleeping group queues it and returns; the host's waker
+//     goroutine, or whoever holds the lock, wakes the queue before
+//     letting go (on a virtual wheel Touch wakes it itself if the host is
+//     idle). Without this, a burst of touches on sleeping groups (every
+//     active group after a start or a stall) made the caller wait behind
+//     batches, or build the nodes and run the effects queue itself; its
+//     round over the groups grew longer than HibernateAfter, the groups
+//     it had woken hibernated again before it came back to them, and
+//     every touch became a wake (scalemix at 20k groups all active:
+//     189k hibernations and 226k wakes in 8 s).
 //   - The coalescing flush takes only the outbox lock.
 //
 // With many groups awake, every group, node and index slot a batch
 // reaches is a cache miss. Groups are indexed by ID in pages of a flat
 // table when IDs are dense (a map holds sparse ones), and Step looks
-// ahead in a batch: it prefetches the index slot of the entry twelve
-// ahead, resolves and prefetches the group eight ahead and the node four
-// ahead, so that the misses of several entries overlap.
+// ahead in a batch: as it looks a chunk's groups up it prefetches the
+// index slot of the entry twelve ahead, resolves and prefetches the
+// group eight ahead and its awake state four ahead, and as it steps the
+// chunk's heartbeats it prefetches the lines of the node four ahead that
+// a heartbeat touches, so that the misses of several entries overlap.
 package multiraft

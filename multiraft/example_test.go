@@ -52,7 +52,7 @@ func Example() {
 	fmt.Println("leaders:", led)
 	fmt.Println("asleep on host 1:", s.Hibernating)
 	// Output:
-	// timers pending: 21
+	// timers pending: 20
 	// woken by liveness on host 1: 333
 	// leaders: map[1:504 2:496]
 	// asleep on host 1: 1000

@@ -10,3 +10,7 @@ func SetPersistDelay(h *Host, d time.Duration) {
 	h.persistDelay = d
 	h.pmu.Unlock()
 }
+
+// Tick runs the host's heartbeat tick now, as its timer does: every
+// leader's CheckQuorum and heartbeats, and the flush of the outboxes.
+func Tick(h *Host) { h.onHeartbeatTick() }

@@ -75,6 +75,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
+	g.term.Store(n.Status().Term)
 	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
 	h.setAwake(g)
 	g.fast.Store(a)
@@ -165,23 +166,32 @@ func (h *Host) lastActive(g *group) time.Duration {
 // sweepLeader hibernates g, led by this host, if it has been idle for
 // HibernateAfter and its followers are caught up, and reports whether it
 // did. h.mu is held.
+//
+// It reads the group's term from the host's own record (group.term) and
+// takes the node's lock only to hibernate it: the caller found the node
+// leading (election.Node.Leading), and a node that stopped leading
+// meanwhile hibernates as a follower of its term or refuses, and then
+// sends no Hibernate control.
 func (h *Host) sweepLeader(g *group, now time.Duration) bool {
-	st := g.node.Status()
-	if st.Term != g.a.term {
-		g.a.term, g.a.lastActive = st.Term, now
+	term := g.term.Load()
+	if term != g.a.term {
+		g.a.term, g.a.lastActive = term, now
 		return false
 	}
-	if st.Role != election.Leader || now-h.lastActive(g) < h.cfg.HibernateAfter || st.Term == g.transferTerm {
+	if now-h.lastActive(g) < h.cfg.HibernateAfter || term == g.transferTerm {
 		return false
 	}
-	ok, behind := h.followersCaughtUp(g, st.Term, now)
+	ok, behind := h.followersCaughtUp(g, term, now)
 	if !ok || !h.hibernate(g) {
 		return false
+	}
+	if g.dormant.Leader != h.id || g.dormant.Term != term {
+		return true
 	}
 	g.behind = behind
 	for _, v := range g.voters.ids {
 		if v != h.id {
-			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: st.Term})
+			h.control(v, Control{Kind: Hibernate, Group: g.id, Term: term})
 		}
 	}
 	return true
@@ -225,10 +235,15 @@ func (h *Host) wakeLocal(g *group) error {
 // and the error of waking the group when Touch wakes it itself.
 //
 // Touch never waits for the host: touching an awake group takes no
-// host-wide lock (only a shared read lock on the group index), and a
-// hibernating group is woken at once if the host is idle, otherwise by
-// the Step or timer that holds the host's lock, as soon as it lets go
-// (a wake that fails then is counted in Stats.WakeFailures).
+// host-wide lock (only a shared read lock on the group index). On a
+// real-time wheel a hibernating group is woken by the host's waker
+// goroutine, at once, or by the Step or timer that holds the host's
+// lock, as soon as it lets go (a wake that fails then is counted in
+// Stats.WakeFailures): the caller never does a wake's work (a node to
+// build, and whatever else waits for the lock), so that a caller touching
+// many sleeping groups (every active group after a start or a stall)
+// keeps its pace. On a virtual wheel the group is woken at once if the
+// host is idle, on the caller's goroutine (reproducibly).
 func (h *Host) Touch(gid GroupID) error {
 	h.gmu.RLock()
 	g := h.groups.get(gid)
@@ -243,7 +258,7 @@ func (h *Host) Touch(gid GroupID) error {
 	if g.awake.Load() {
 		return nil
 	}
-	if h.tryLock() {
+	if h.wakeKick == nil && h.tryLock() {
 		defer h.unlock()
 		if h.stopped {
 			return ErrStopped
@@ -260,10 +275,29 @@ func (h *Host) Touch(gid GroupID) error {
 		h.npend.Store(int32(len(h.pend)))
 		h.pendMu.Unlock()
 	}
-	if h.tryLock() { // the holder may have let go before it saw g
+	if h.wakeKick != nil {
+		select {
+		case h.wakeKick <- struct{}{}:
+		default:
+		}
+	} else if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
 	return nil
+}
+
+// wakeLoop is the host's waker goroutine on a real-time wheel: it wakes
+// the groups Touch queued (unlock does), until Stop.
+func (h *Host) wakeLoop() {
+	for {
+		select {
+		case <-h.quit:
+			return
+		case <-h.wakeKick:
+			h.lock()
+			h.unlock()
+		}
+	}
 }
 
 // wakePending wakes the groups Touch queued. A wake that fails (the

@@ -115,6 +115,13 @@ type Host struct {
 	flushT   wheel.Timer                             // every CoalesceWindow (Coalesce only); stopped under outMu
 	hbT      wheel.Timer                             // every hbTick: the led groups heartbeat (Coalesce only); under mu
 	hbTick   time.Duration                           // set by NewHost
+	tickDue  time.Duration                           // hbT's deadline; under mu
+	// wakeKick wakes the waker goroutine (real-time wheels; see Touch).
+	wakeKick chan struct{}
+	// tickOut are the heartbeats the tick gathered, tickGroups their
+	// groups; under mu (see sendHeartbeats).
+	tickOut    []election.Message
+	tickGroups []GroupID
 	// ticking is set while the heartbeat tick makes its leaders heartbeat.
 	ticking atomic.Bool
 
@@ -170,6 +177,11 @@ type group struct {
 	// wokeAt is the wheel time the group last woke (0: never), for
 	// Config.Lagging (see overload.go). Written under mu, read without.
 	wokeAt atomic.Int64
+	// term is the term of the group's node as the host last saw it: at
+	// its start, and in every HardState it hands the persister (a node
+	// persists every term it moves to), for the sweep, which then needs
+	// no call of the node. Written with the node's lock or Host.mu held.
+	term atomic.Uint64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// ps is the group's persistence, guarded by Host.pmu (store.go).
@@ -285,9 +297,16 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		return nil, fmt.Errorf("%w: wheel and transport must not be nil", ErrInvalidConfig)
 	}
 	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
-		// The host's tick drives its leaders' heartbeats: no leader keeps
-		// a heartbeat timer only for the tick to outrun it.
+		// The host's tick drives its leaders' heartbeats and their
+		// CheckQuorum: no leader keeps a heartbeat or step-down timer
+		// only for the tick to outrun it. A follower's heartbeat still
+		// re-arms its election timer (lock-free, see election.Node.Step):
+		// with election.ContactDeadline every follower's timer fired once
+		// per election timeout on the wheel's one driver goroutine
+		// instead, which at 20k groups all active was the busiest
+		// goroutine of the process (see docs/performance.md).
 		eff.ExternalHeartbeat = true
+		eff.ExternalCheckQuorum = true
 	}
 	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
 		return nil, err
@@ -324,6 +343,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := h.flushT.Init(w, h.onFlush); err != nil {
 		return nil, err
 	}
+	if !w.IsVirtual() {
+		h.wakeKick = make(chan struct{}, 1)
+	}
 	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
 		return nil, err
 	}
@@ -337,11 +359,15 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		h.flushT.Reset(c.CoalesceWindow)
 		h.hbTick = heartbeatTick(eff.HeartbeatInterval)
 		h.hbT.Reset(h.hbTick)
+		h.tickDue = w.Now() + h.hbTick
 	}
 	if w.IsVirtual() {
 		h.persistDelay = w.Tick()
 	} else {
 		h.startPersister()
+	}
+	if h.wakeKick != nil {
+		go h.wakeLoop()
 	}
 	return h, nil
 }

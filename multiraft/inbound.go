@@ -1,8 +1,6 @@
 package multiraft
 
 import (
-	"time"
-
 	"github.com/raftick/raftick/election"
 )
 
@@ -32,18 +30,17 @@ func (h *Host) Step(b Batch) {
 
 // step is Step without sending the answers.
 func (h *Host) step(b Batch) {
-	now, ok := h.admit(b)
-	if !ok {
+	if !h.admit(b) {
 		return
 	}
 	var in inbound
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
-	slowHB := stepFast(h, &in, now, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
+	slowHB := stepFast(h, &in, b.From, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
 		hb.Term, hb.Sent = e.Term, e.Sent
 		return e.Group, hb
 	})
 	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
-	slowResp := stepFast(h, &in, now, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
+	slowResp := stepFast(h, &in, b.From, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
 		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
 		return e.Group, resp
 	})
@@ -90,71 +87,121 @@ func (h *Host) step(b Batch) {
 
 // admit counts batch b and checks where it comes from and goes to; for a
 // batch from a known peer to this host it restarts the peer's liveness
-// timer and returns the wheel time the batch is stepped at. h.mu is not
-// held.
-func (h *Host) admit(b Batch) (time.Duration, bool) {
+// timer and reports true. h.mu is not held.
+func (h *Host) admit(b Batch) bool {
 	h.lock()
 	defer h.unlock()
 	if h.stopped {
-		return 0, false
+		return false
 	}
 	h.stats.BatchesReceived++
 	p := h.peers[b.From]
 	if b.To != h.id || p == nil {
 		h.stats.Ignored += uint64(max(b.Len(), 1))
-		return 0, false
+		return false
 	}
 	h.heard(p)
-	return h.w.Now(), true
+	return true
 }
 
 // inbound counts what a Step's lock-free path did, for Stats.
 type inbound struct{ delivered, ignored uint64 }
 
-// stepFast steps the coalesced entries es of awake groups, each as the
-// message msg makes of it, without the host's lock: an awake group's
-// node and acks are published in group.fast, and a node serializes its
-// own messages. An answer's ack is recorded at now. It returns the
-// indexes of the entries whose group hibernates (or is being put to
-// sleep or woken), for the caller to deliver under the lock, in order.
-// Unknown groups and senders are counted as ignored. Neither h.mu nor
-// outMu is held; h.gmu is held for reading while groups are looked up,
-// never while a node steps: a node's observers run inside Step, and one
-// that calls the Host (AddGroup takes gmu to write) must not wait for its
-// own read lock. A group looked up stays valid after gmu is released.
-func stepFast[E any](h *Host, in *inbound, now time.Duration, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
+// fastChunk is how many coalesced entries Step's lock-free path resolves
+// under one read lock of the group index, steps at one clock read, and
+// answers with one lock of the outbox. (Yielding the processor between
+// chunks, runtime.Gosched, made a starved process's hosts fall behind
+// into election storms in scalemix at 20k groups: not done.)
+const fastChunk = 256
+
+// stepFast steps the coalesced entries es of awake groups, from peer
+// from, each as the message msg makes of it, without the host's lock: an
+// awake group's node and acks are published in group.fast, and a node
+// serializes its own messages. Entries go in chunks of fastChunk: the
+// chunk's groups are looked up under h.gmu (read), then stepped with it
+// released (a node's observers and sends may call the Host, and AddGroup
+// takes gmu to write), at the wheel time read once per chunk; the
+// heartbeats' answers (election.Node.StepAt's direct ones) join the
+// peer's outbox together at the chunk's end. An answer's ack is recorded
+// at that time too. It returns the indexes of the entries whose group
+// hibernates (or is being put to sleep or woken), for the caller to
+// deliver under the lock, in order. Unknown groups and senders are
+// counted as ignored. Neither h.mu nor outMu is held. A group looked up
+// stays valid after gmu is released.
+//
+// The chunk's lookups prefetch ahead (see lookahead); its heartbeats'
+// nodes are prefetched lookDist entries ahead as it steps them.
+func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
 	if len(es) == 0 {
 		return nil
 	}
-	h.gmu.RLock()
-	defer h.gmu.RUnlock()
-	var ahead lookahead
-	ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
-	for i, e := range es {
-		g := ahead.next(h, i)
-		_, m := msg(e)
-		from := -1
-		if g != nil {
-			from = g.voters.index(m.From)
+	var (
+		ahead  lookahead
+		batch  [fastChunk]fastEntry
+		ansBuf [fastChunk]HeartbeatResponse
+	)
+	answers := ansBuf[:0]
+	_, m0 := msg(es[0])
+	hbs := m0.Type == election.MsgHeartbeat // a batch's entries are of one kind
+	for base := 0; base < len(es); base += fastChunk {
+		end := min(base+fastChunk, len(es))
+		chunk := batch[:end-base]
+		h.gmu.RLock()
+		if base == 0 {
+			ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
 		}
-		if from < 0 {
-			in.ignored++
-			continue
-		}
-		a := g.fast.Load()
-		if a == nil {
-			slow = append(slow, i)
-			continue
-		}
-		if m.Type == election.MsgHeartbeatResp && m.Granted {
-			a.acks[from].set(m.Term, now)
+		for i := base; i < end; i++ {
+			e := &chunk[i-base]
+			*e = fastEntry{}
+			g := ahead.next(h, i)
+			if g == nil {
+				in.ignored++
+				continue
+			}
+			if e.from = g.voters.index(from); e.from < 0 {
+				in.ignored++
+				continue
+			}
+			if e.a = g.fast.Load(); e.a == nil {
+				slow = append(slow, i)
+			}
 		}
 		h.gmu.RUnlock()
-		a.node.Step(m)
-		h.gmu.RLock()
-		in.delivered++
+		now := h.w.Now()
+		for i := range chunk {
+			a := chunk[i].a
+			if a == nil {
+				continue
+			}
+			if j := i + lookDist; hbs && j < len(chunk) && chunk[j].a != nil {
+				prefetchHot(chunk[j].a.node)
+			}
+			id, m := msg(es[base+i])
+			in.delivered++
+			if m.Type == election.MsgHeartbeatResp && m.Granted {
+				a.acks[chunk[i].from].set(m.Term, now)
+			}
+			if r, direct := a.node.StepAt(m, now); direct {
+				if h.cfg.Coalesce {
+					answers = append(answers, HeartbeatResponse{Group: id, Term: r.Term, Granted: r.Granted, Sent: r.Sent})
+				} else {
+					h.send(id, r)
+				}
+			}
+		}
+		if len(answers) > 0 {
+			h.sendAnswers(from, answers)
+			answers = answers[:0]
+		}
 	}
 	return slow
+}
+
+// fastEntry is one entry of a chunk of stepFast: its group's awake
+// state (nil: none, or asleep) and the sender's voter index.
+type fastEntry struct {
+	a    *awakeState
+	from int
 }
 
 // stepChunk is how many entries Step delivers under the host's lock

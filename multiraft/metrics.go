@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-metrics"
 
@@ -25,6 +26,12 @@ import (
 //	raftick.host.wakes          counter  groups woken since the last report
 //	raftick.host.lagging_skips  counter  silences held as a backlog's (Stats.LaggingSkips)
 //
+// With Coalesce, every heartbeat tick also samples
+//
+//	raftick.host.tick_lateness  sample   how late the tick began (ms): every
+//	                                     leader's CheckQuorum judged in it
+//	                                     was due at its deadline
+//
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a
 // step-down's reason) without GroupLabels, and one per group with it: at
@@ -41,10 +48,12 @@ var (
 	keyHostBatchesOut   = []string{"raftick", "host", "batches_out"}
 	keyHostWakes        = []string{"raftick", "host", "wakes"}
 	keyHostLaggingSkips = []string{"raftick", "host", "lagging_skips"}
+	keyHostTickLateness = []string{"raftick", "host", "tick_lateness"}
 )
 
 // hostMetrics is what a host reports; nil when metrics are off. Its
-// fields are touched only by the liveness ping timer's callback.
+// fields are touched only by the liveness ping timer's callback (last)
+// or read only.
 type hostMetrics struct {
 	sink   msink.Sink
 	labels []metrics.Label // node=<the host's ID>
@@ -82,4 +91,9 @@ func (m *hostMetrics) report(s Stats) {
 	k.IncrCounterWithLabels(keyHostWakes, float32(s.Wakes-m.last.Wakes), l)
 	k.IncrCounterWithLabels(keyHostLaggingSkips, float32(s.LaggingSkips-m.last.LaggingSkips), l)
 	m.last = s
+}
+
+// tickLateness samples how late a heartbeat tick began.
+func (m *hostMetrics) tickLateness(late time.Duration) {
+	m.sink.AddSampleWithLabels(keyHostTickLateness, float32(late.Seconds()*1000), m.labels)
 }

@@ -94,6 +94,22 @@ func (h *Host) send(g GroupID, m election.Message) {
 	h.emitBatch(Batch{From: h.id, To: m.To, Msgs: []GroupMessage{{Group: g, Msg: m}}})
 }
 
+// sendAnswers queues the coalesced answers rs to peer to, as send
+// queues one each, with one lock of the outbox. The caller keeps rs.
+func (h *Host) sendAnswers(to election.ID, rs []HeartbeatResponse) {
+	ob := h.outboxOf(to)
+	ob.mu.Lock()
+	n := uint64(len(rs))
+	ob.stats.messages += n
+	ob.stats.heartbeats += n
+	if ob.b.Responses == nil {
+		ob.b.Responses = make([]HeartbeatResponse, 0, max(ob.respCap, len(rs)))
+	}
+	ob.b.Responses = append(ob.b.Responses, rs...)
+	ob.loose = ob.loose || ob.answering == 0
+	ob.mu.Unlock()
+}
+
 // control sends a hibernation message to peer at once, after whatever
 // waits in the peer's outbox, in the same batch: a follower sees the
 // leader's last heartbeats before it is told to hibernate.

@@ -62,8 +62,9 @@ func (l *lookahead) resolve(h *Host, j int) {
 
 // next returns entry i's group (nil if unknown), having prefetched the
 // index slot of entry i+3*lookDist, resolved entry i+2*lookDist and
-// prefetched the node and awake state of entry i+lookDist. Calls must
-// come in order of i. h.gmu or h.mu is held.
+// prefetched the awake state of entry i+lookDist (its node is the
+// caller's to prefetch, as it needs: see stepFast). Calls must come in
+// order of i. h.gmu or h.mu is held.
 func (l *lookahead) next(h *Host, i int) *group {
 	if j := i + 3*lookDist; j < l.n {
 		l.prefetchSlot(h, j)
@@ -74,12 +75,26 @@ func (l *lookahead) next(h *Host, i int) *group {
 	if j := i + lookDist; j < l.n {
 		if g := l.ring[j%lookRing]; g != nil {
 			if a := g.fast.Load(); a != nil {
-				prefetchNode(a.node)
-				prefetch.Line(uintptr(unsafe.Pointer(a)))
+				p := uintptr(unsafe.Pointer(a))
+				prefetch.Line(p)
+				prefetch.Line(p + lineSize)
 			}
 		}
 	}
 	return l.ring[i%lookRing]
+}
+
+// hotSize is how much of an election.Node a follower's heartbeat
+// touches: the node's first five lines (its lock, its hot fields and its
+// election timer's; see election.Node's layout).
+const hotSize = 5 * lineSize
+
+// prefetchHot prefetches the lines of n a heartbeat touches.
+func prefetchHot(n *election.Node) {
+	p := uintptr(unsafe.Pointer(n))
+	for off := uintptr(0); off < hotSize; off += lineSize {
+		prefetch.Line(p + off)
+	}
 }
 
 // prefetchNode prefetches the whole of n.

@@ -123,6 +123,7 @@ func (s *nodeStore) Load() (election.HardState, error) {
 
 // Defer queues hs for the persister. The node's lock is held.
 func (s *nodeStore) Defer(hs election.HardState, seq uint64) {
+	s.g.term.Store(hs.Term)
 	s.h.queueState(s.g, hs, seq, s.n)
 }
 

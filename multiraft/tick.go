@@ -94,7 +94,12 @@ func (h *Host) tick() {
 	if h.stopped {
 		return
 	}
+	now := h.w.Now()
+	if h.metrics != nil {
+		h.metrics.tickLateness(now - h.tickDue)
+	}
 	h.hbT.Reset(h.hbTick)
+	h.tickDue = now + h.hbTick
 	// A group that sleeps or no longer leads leaves the list here, so that
 	// listed always means in the list: a group that wins again before the
 	// next sweep is listed once, not twice. The list is compacted in
@@ -108,9 +113,57 @@ func (h *Host) tick() {
 			}
 			continue
 		}
+		k := len(h.tickOut)
+		var err error
+		if h.tickOut, err = g.node.LeaderTick(now, h.tickOut); err != nil {
+			g.a.listed = false // stepped down by CheckQuorum
+			continue
+		}
 		keep = append(keep, g)
-		_ = g.node.BroadcastHeartbeat()
+		for range len(h.tickOut) - k {
+			h.tickGroups = append(h.tickGroups, g.id)
+		}
+		if len(h.tickOut) >= tickChunk {
+			h.sendHeartbeats()
+		}
 	}
+	h.sendHeartbeats()
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
+}
+
+// tickChunk is how many heartbeats the tick gathers before it queues
+// them in their outboxes, with one lock per outbox.
+const tickChunk = 512
+
+// sendHeartbeats queues the heartbeats the tick gathered (h.tickOut,
+// their groups in h.tickGroups) in their peers' outboxes, as send queues
+// one each, and empties both. h.mu is held.
+func (h *Host) sendHeartbeats() {
+	out := h.tickOut
+	for len(out) > 0 {
+		to := out[0].To
+		ob := h.outboxOf(to)
+		ob.mu.Lock()
+		if ob.b.Heartbeats == nil {
+			ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+		}
+		n := 0
+		for i := range out {
+			if m := &out[i]; m.To == to && m.Term != 0 {
+				ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: h.tickGroups[len(h.tickOut)-len(out)+i], Term: m.Term, Sent: m.Sent})
+				m.Term = 0 // taken
+				n++
+			}
+		}
+		ob.loose = ob.loose || !h.ticking.Load()
+		ob.stats.messages += uint64(n)
+		ob.stats.heartbeats += uint64(n)
+		ob.mu.Unlock()
+		for len(out) > 0 && out[0].Term == 0 {
+			out = out[1:]
+		}
+	}
+	h.tickOut = h.tickOut[:0]
+	h.tickGroups = h.tickGroups[:0]
 }

@@ -63,3 +63,34 @@ func TestTouchNeverWaits(t *testing.T) {
 	require.ErrorIs(t, h.Touch(2), ErrStopped)
 	v.AdvanceBy(time.Second)
 }
+
+// TestTouchWakesOnTheWaker checks that on a real-time wheel a Touch of a
+// hibernating group only queues it: the host's waker goroutine wakes it,
+// here as soon as the lock a Step held is let go without the holder
+// waking the queue (the caller never builds the node, nor runs what
+// waits for the lock).
+func TestTouchWakesOnTheWaker(t *testing.T) {
+	w, err := wheel.New(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer w.Stop()
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	// No timer of the host takes its lock within the test's wait.
+	cfg.Election.ElectionTimeout = time.Minute
+	cfg.Election.HeartbeatInterval = 10 * time.Second
+	h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
+	require.NoError(t, err)
+	defer h.Stop()
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
+	require.Equal(t, 1, h.Stats().Hibernating)
+
+	h.mu.Lock() // a Step in progress
+	require.NoError(t, h.Touch(1))
+	h.pendMu.Lock()
+	require.Len(t, h.pend, 1, "queued, not woken")
+	h.pendMu.Unlock()
+	h.mu.Unlock() // the holder lets go without waking the queue
+	g := h.groups.get(1)
+	require.Eventually(t, g.awake.Load, 5*time.Second, time.Millisecond, "woken by the waker")
+}

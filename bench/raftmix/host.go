@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-metrics"
+
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/repeated"
@@ -28,17 +30,27 @@ import (
 // otherwise: timeout [150ms, 300ms), heartbeats every 50ms.
 //
 // The columns the timer implementations fill are the host's: heartbeats
-// are the heartbeats the leaders sent their followers (coalesced or not),
+// are the leaders' heartbeats that their followers' hosts stepped
+// (coalesced or not; counted when the receiving host's Step returns),
 // due once per heartbeat interval per follower of an active group (a host
 // ticks every nine tenths of the interval, so a host that keeps up
 // reaches a pace of about 1.11); step-down fires are the leaders'
 // CheckQuorum checks on all hosts (counted through a metrics sink: election
-// samples raftick.election.leader.last_contact at every check), due once per
-// ElectionTimeout/2 per active group; lateness is that of probe timers,
-// one per Config.SampleEvery active groups, each a repeated.Timer firing
-// every ElectionTimeout/2 on the hosts' wheel, as the awake leaders'
-// step-down timers do (a sink shared by a host's groups cannot tell whose
-// check it sees).
+// samples raftick.election.leader.last_contact at every check).
+//
+// With Config.Coalesce (the product path) a host judges every leader's
+// CheckQuorum in its heartbeat tick (election.Config.ExternalCheckQuorum),
+// so a check is due once per active group per tick period (nine tenths
+// of the heartbeat interval), at the tick's deadline, and is done when
+// the tick reaches the group. Lateness is measured on the checks
+// themselves: each host samples how late its tick began
+// (raftick.host.tick_lateness), and every sampleChecks-th check is
+// recorded as that plus the wall time from the tick's beginning to the
+// check, the time it was judged. Without Coalesce the leaders keep a
+// step-down timer each, due every ElectionTimeout/2, and lateness is that
+// of probe timers, one per Config.SampleEvery active groups, each a
+// repeated.Timer firing every ElectionTimeout/2 on the hosts' wheel (a
+// sink shared by a host's groups cannot tell whose timer it sees).
 const ImplHost = "raftick-host"
 
 // hostReplicas is the number of replicas per group when there are enough
@@ -85,9 +97,12 @@ type HostResult struct {
 	Delivered   uint64 `json:"delivered"`
 	TimersFired int64  `json:"timers_fired"`
 	Touches     int64  `json:"touches"`
-	// Hibernations and Wakes in the window, summed over the hosts.
-	Hibernations uint64 `json:"hibernations"`
-	Wakes        uint64 `json:"wakes"`
+	// Hibernations and Wakes in the window, summed over the hosts;
+	// HibernateRefused the leaders woken again because a follower refused
+	// to hibernate.
+	Hibernations     uint64 `json:"hibernations"`
+	Wakes            uint64 `json:"wakes"`
+	HibernateRefused uint64 `json:"hibernate_refused"`
 	// PeersDown counts liveness verdicts "peer silent" since the hosts
 	// were built (none is right: nothing crashes), LivenessWakes the
 	// groups they woke; both from before the window too, as a build that
@@ -105,6 +120,10 @@ type HostResult struct {
 	// a CPU (a host's heartbeats wait as long). On a shared machine,
 	// stalls near the election timeout cause elections no code avoids.
 	MaxStallMs float64 `json:"max_stall_ms"`
+	// MaxTouchRoundMs is the longest the toucher took, in the window, to
+	// touch every active group once (due every heartbeat interval): a
+	// group untouched for HibernateAfter hibernates.
+	MaxTouchRoundMs float64 `json:"max_touch_round_ms"`
 	// LateFiresPerSec are the wheel's fires more than a tick late, per
 	// second of the window; MaxLatenessMs the latest fire since the
 	// wheel started (its driver's longest stall, build included: a
@@ -130,7 +149,7 @@ type hostNet struct {
 	hosts  []*multiraft.Host // by node ID - 1
 	queues []*inbox
 	wg     sync.WaitGroup
-	hbs    atomic.Int64 // heartbeats sent to followers, coalesced or not
+	hbs    atomic.Int64 // heartbeats stepped into followers' hosts, coalesced or not
 }
 
 type inbox struct {
@@ -141,15 +160,6 @@ type inbox struct {
 }
 
 func (n *hostNet) send(b multiraft.Batch) {
-	hbs := len(b.Heartbeats)
-	for i := range b.Msgs {
-		if b.Msgs[i].Msg.Type == election.MsgHeartbeat {
-			hbs++
-		}
-	}
-	if hbs > 0 {
-		n.hbs.Add(int64(hbs))
-	}
 	q := n.queues[b.To-1]
 	q.mu.Lock()
 	if q.closed {
@@ -164,6 +174,17 @@ func (n *hostNet) send(b multiraft.Batch) {
 	}
 }
 
+// heartbeats counts the heartbeats in b, coalesced or not.
+func heartbeats(b *multiraft.Batch) int64 {
+	hbs := len(b.Heartbeats)
+	for i := range b.Msgs {
+		if b.Msgs[i].Msg.Type == election.MsgHeartbeat {
+			hbs++
+		}
+	}
+	return int64(hbs)
+}
+
 func (n *hostNet) loop(i int) {
 	defer n.wg.Done()
 	q := n.queues[i]
@@ -176,9 +197,14 @@ func (n *hostNet) loop(i int) {
 		if closed {
 			return
 		}
+		var hbs int64
 		for k, b := range work {
 			n.hosts[i].Step(b)
+			hbs += heartbeats(&b)
 			work[k] = multiraft.Batch{}
+		}
+		if hbs > 0 {
+			n.hbs.Add(hbs)
 		}
 	}
 }
@@ -271,12 +297,14 @@ func runHost(cfg Config) (Result, error) {
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
 	var checks atomic.Int64 // the leaders' CheckQuorum checks
+	lateRun := &run{cfg: cfg, base: time.Now()}
+	lateSample := &sampler{}
 	for i := range nodes {
 		hc := multiraft.DefaultConfig()
 		hc.ID = election.ID(i + 1)
 		hc.Election.ElectionTimeout = et
 		hc.Election.HeartbeatInterval = hb
-		hc.Election.Metrics = &checkSink{onCheck: func() { checks.Add(1) }}
+		hc.Election.Metrics = &hostCheckSink{checks: &checks, r: lateRun, s: lateSample}
 		hc.Election.Logger = quietLogger
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
@@ -338,6 +366,7 @@ func runHost(cfg Config) (Result, error) {
 	// every active group, in batches every 250µs, as the raftmix
 	// heartbeat goroutine delivers heartbeats.
 	var touches atomic.Int64
+	var maxRound atomic.Int64 // the toucher's longest round over the active groups
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -346,6 +375,7 @@ func runHost(cfg Config) (Result, error) {
 			<-stop
 			return
 		}
+		visited, roundStart := 0, time.Now()
 		paced(nActive, hb, stop, func(first, batch int) {
 			var n int64
 			for i := range batch {
@@ -356,6 +386,13 @@ func runHost(cfg Config) (Result, error) {
 				}
 			}
 			touches.Add(n)
+			if visited += batch; visited >= nActive {
+				visited -= nActive
+				if d := time.Since(roundStart); measuring.Load() && int64(d) > maxRound.Load() {
+					maxRound.Store(int64(d))
+				}
+				roundStart = time.Now()
+			}
 		})
 	}()
 
@@ -381,6 +418,7 @@ func runHost(cfg Config) (Result, error) {
 			s.st.Delivered += hs.Delivered
 			s.st.Hibernations += hs.Hibernations
 			s.st.Wakes += hs.Wakes
+			s.st.HibernateRefused += hs.HibernateRefused
 			s.st.PeersDown += hs.PeersDown
 			s.st.LivenessWakes += hs.LivenessWakes
 			s.st.Hibernating += hs.Hibernating
@@ -397,15 +435,21 @@ func runHost(cfg Config) (Result, error) {
 		return s
 	}
 	sd := et / 2 // the leaders' step-down interval (election's default)
-	probes, err := startProbes(cfg, w, sd, nActive)
-	if err != nil {
-		close(stop)
-		<-done
-		return Result{}, err
+	lr := lateRun
+	if cfg.Coalesce {
+		sd = hb - hb/10 // the hosts' tick (multiraft's heartbeatTick)
+	} else {
+		probes, err := startProbes(cfg, w, sd, nActive)
+		if err != nil {
+			close(stop)
+			<-done
+			return Result{}, err
+		}
+		defer probes.stop()
+		lr = probes.r
 	}
-	defer probes.stop()
 	time.Sleep(cfg.Warmup)
-	probes.r.measuring.Store(true)
+	lr.measuring.Store(true)
 	measuring.Store(true)
 	var maxStall atomic.Int64
 	probeDone := make(chan struct{})
@@ -462,7 +506,7 @@ func runHost(cfg Config) (Result, error) {
 	cpu1, wall1 := processCPU(), time.Now()
 	s1 := take()
 	measuring.Store(false)
-	probes.r.measuring.Store(false)
+	lr.measuring.Store(false)
 	<-probeDone
 	close(stop)
 	<-done
@@ -488,9 +532,11 @@ func runHost(cfg Config) (Result, error) {
 		Touches:               s1.touch - s0.touch,
 		Hibernations:          s1.st.Hibernations - s0.st.Hibernations,
 		Wakes:                 s1.st.Wakes - s0.st.Wakes,
+		HibernateRefused:      s1.st.HibernateRefused - s0.st.HibernateRefused,
 		PeersDown:             s1.st.PeersDown,
 		LivenessWakes:         s1.st.LivenessWakes,
 		MaxStallMs:            float64(maxStall.Load()) / 1e6,
+		MaxTouchRoundMs:       float64(maxRound.Load()) / 1e6,
 		LateFiresPerSec:       float64(s1.ws.LateFires-s0.ws.LateFires) / secs,
 		MaxLatenessMs:         float64(s1.ws.MaxLateness) / 1e6,
 		CheckQuorumStepDowns:  stepDowns.Load(),
@@ -532,11 +578,57 @@ func runHost(cfg Config) (Result, error) {
 	}
 	res.StepDownDelivered = float64(res.StepDownFires) / float64(max(res.StepDownDue, 1))
 	res.StepDownRate = res.StepDownDelivered
-	probes.r.lateness(&res)
+	if cfg.Coalesce {
+		lateSample.mu.Lock()
+		lr.groups = []group{{sample: lateSample}}
+		lateSample.mu.Unlock()
+	}
+	lr.lateness(&res)
 	events := int64(hr.Delivered) + hr.TimersFired + hr.Touches
 	res.CPUNsPerEvent = float64(cpu1-cpu0) / float64(max(events, 1))
 	return res, nil
 }
+
+// hostCheckSink is a host's metrics sink in an ImplHost run: it counts
+// the leaders' CheckQuorum checks, and with Coalesce samples the
+// lateness of every sampleChecks-th of them (see ImplHost). The host's
+// tick, and every check judged in it, run on the wheel's driver.
+type hostCheckSink struct {
+	checkSink // the methods of no interest; AddSample* below
+	checks    *atomic.Int64
+	r         *run
+	s         *sampler
+	n         atomic.Int64
+	// tickAt is when (r.since()) the host's last tick began, tickLate how
+	// late it began (ns).
+	tickAt, tickLate atomic.Int64
+}
+
+// sampleChecks is how often a hostCheckSink samples a check's lateness.
+const sampleChecks = 16
+
+// isTickLateness reports whether key is raftick.host.tick_lateness.
+func isTickLateness(key []string) bool {
+	return len(key) == 3 && key[2] == "tick_lateness" && key[1] == "host" && key[0] == "raftick"
+}
+
+func (s *hostCheckSink) AddSampleWithLabels(key []string, v float32, _ []metrics.Label) {
+	switch {
+	case isCheck(key):
+		s.checks.Add(1)
+		if s.n.Add(1)%sampleChecks == 0 && s.r.measuring.Load() {
+			late := s.tickLate.Load() + s.r.since() - s.tickAt.Load()
+			s.s.mu.Lock()
+			s.s.late = append(s.s.late, late)
+			s.s.mu.Unlock()
+		}
+	case isTickLateness(key):
+		s.tickAt.Store(s.r.since())
+		s.tickLate.Store(int64(float64(v) * 1e6))
+	}
+}
+
+func (s *hostCheckSink) AddSample(key []string, v float32) { s.AddSampleWithLabels(key, v, nil) }
 
 // probes are ImplHost's lateness probes: one repeated.Timer per
 // Config.SampleEvery groups on the hosts' wheel, each firing every
