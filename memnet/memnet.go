@@ -57,11 +57,11 @@ import (
 // undelivered: Sent - Dropped + Duplicated = Delivered + Undelivered +
 // copies in flight.
 type Stats struct {
-	Sent        uint64 // messages passed to Send
-	Delivered   uint64 // copies handed to their endpoint
-	Dropped     uint64 // messages or copies lost when sent: a cut link, the route, the wheel refused
-	Duplicated  uint64 // extra copies made by the route
-	Undelivered uint64 // copies lost on arrival: the link cut meanwhile, no endpoint attached
+	Sent        int64 // messages passed to Send
+	Delivered   int64 // copies handed to their endpoint
+	Dropped     int64 // messages or copies lost when sent: a cut link, the route, the wheel refused
+	Duplicated  int64 // extra copies made by the route
+	Undelivered int64 // copies lost on arrival: the link cut meanwhile, no endpoint attached
 }
 
 // A Network carries messages of type M between endpoints of type E
@@ -218,7 +218,7 @@ func (n *Network[ID, M, E]) Send(m M) {
 	if len(delays) == 0 {
 		n.stats.Dropped++
 	} else {
-		n.stats.Duplicated += uint64(len(delays) - 1)
+		n.stats.Duplicated += int64(len(delays) - 1)
 	}
 	for _, d := range delays {
 		n.scheduleLocked(m, d)

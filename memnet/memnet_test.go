@@ -52,7 +52,7 @@ func TestNetworkLinks(t *testing.T) {
 	drain()
 	_, ok := n.Endpoint(3)
 	require.False(t, ok)
-	require.Equal(t, uint64(2), n.Stats().Undelivered, "no endpoint attached on arrival")
+	require.Equal(t, int64(2), n.Stats().Undelivered, "no endpoint attached on arrival")
 }
 
 // TestNetworkRoute: a route loses (no delays) and duplicates (several);

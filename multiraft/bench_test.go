@@ -105,7 +105,7 @@ func BenchmarkRaftMixVirtual(b *testing.B) {
 		}
 		c.v.AdvanceBy(50 * time.Millisecond)
 	}
-	delivered := func() (n uint64) {
+	delivered := func() (n int64) {
 		for _, h := range c.hosts {
 			n += h.Stats().Delivered
 		}
@@ -131,7 +131,7 @@ func BenchmarkRaftMixVirtual(b *testing.B) {
 // reportEnd reports how many replicas sleep at the end of a benchmark
 // and fails it if election safety was violated.
 func reportEnd(b *testing.B, c *cluster) {
-	var asleep int
+	var asleep int64
 	for _, id := range c.ids {
 		asleep += c.hosts[id].Stats().Hibernating
 	}
@@ -216,7 +216,7 @@ func BenchmarkHostBatch(b *testing.B) {
 				}
 				// The bootstrap states are written by the host's persister:
 				// part of the set-up, not of the steps measured.
-				for h.Stats().Saves < uint64(groups) {
+				for h.Stats().Saves < int64(groups) {
 					time.Sleep(time.Millisecond)
 				}
 				for _, batch := range batches {

@@ -63,7 +63,7 @@ func TestAddGroupErrors(t *testing.T) {
 	require.Error(t, h.AddGroup(multiraft.GroupConfig{ID: 3, Voters: []election.ID{1, 2}, Storage: bad}))
 	_, err := h.Status(3)
 	require.ErrorIs(t, err, multiraft.ErrUnknownGroup)
-	require.Equal(t, 1, h.Stats().Groups)
+	require.EqualValues(t, 1, h.Stats().Groups)
 	require.ErrorIs(t, h.Touch(9), multiraft.ErrUnknownGroup)
 	h.Stop()
 	require.ErrorIs(t, h.Touch(1), multiraft.ErrStopped)
@@ -82,8 +82,8 @@ func TestStepIgnoresStrangers(t *testing.T) {
 	h.Step(multiraft.Batch{From: 3, To: 1, Msgs: []multiraft.GroupMessage{{Group: 1, Msg: vote}}}) // From mismatch
 	h.Step(multiraft.Batch{From: 2, To: 1, Controls: []multiraft.Control{{Kind: 99, Group: 1}}})   // unknown kind
 	s := h.Stats()
-	require.Equal(t, uint64(5), s.Ignored)
-	require.Equal(t, 1, s.Hibernating, "nothing woke the group")
+	require.Equal(t, int64(5), s.Ignored)
+	require.EqualValues(t, 1, s.Hibernating, "nothing woke the group")
 	st, err := h.Status(1)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), st.Status.Term)

@@ -75,7 +75,7 @@ type Host struct {
 	// Stats: written under mu. laggingSkips counts the silences the nodes'
 	// Config.Lagging held. Atomic.
 	behind       atomic.Bool
-	laggingSkips atomic.Uint64
+	laggingSkips atomic.Int64
 	peers        map[election.ID]*peer
 	// peerTab is peers for the nodes' Config.Lagging, which may not take
 	// mu: replaced (under mu) whenever a peer is added, never changed.
@@ -143,8 +143,8 @@ type Host struct {
 	quit                     chan struct{} // closed by Stop (real time)
 	wmu                      sync.Mutex
 	wstopped                 bool
-	statesSpare              []GroupState  // persister only
-	saves, syncs, saveErrors atomic.Uint64 // Stats
+	statesSpare              []GroupState // persister only
+	saves, syncs, saveErrors atomic.Int64 // Stats
 }
 
 // group is one group's replica. While it hibernates, node and a are nil

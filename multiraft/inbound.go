@@ -97,7 +97,7 @@ func (h *Host) admit(b Batch) bool {
 	h.stats.BatchesReceived++
 	p := h.peers[b.From]
 	if b.To != h.id || p == nil {
-		h.stats.Ignored += uint64(max(b.Len(), 1))
+		h.stats.Ignored += int64(max(b.Len(), 1))
 		return false
 	}
 	h.heard(p)
@@ -105,7 +105,7 @@ func (h *Host) admit(b Batch) bool {
 }
 
 // inbound counts what a Step's lock-free path did, for Stats.
-type inbound struct{ delivered, ignored uint64 }
+type inbound struct{ delivered, ignored int64 }
 
 // fastChunk is how many coalesced entries Step's lock-free path resolves
 // under one read lock of the group index, steps at one clock read, and

@@ -41,7 +41,7 @@ func TestHibernatedGroupsHoldNoTimers(t *testing.T) {
 	require.Equal(t, hostTimers(3), c.v.Stats().Pending, "hibernated groups hold no timers")
 	for _, id := range c.ids {
 		s := c.hosts[id].Stats()
-		require.Equal(t, 30, s.Hibernating)
+		require.EqualValues(t, 30, s.Hibernating)
 	}
 	for _, id := range c.ids {
 		c.hosts[id].Stop()
@@ -75,7 +75,7 @@ func TestHeapPerHibernatingGroup(t *testing.T) {
 	per := float64(after-before) / float64(groups)
 	t.Logf("heap per hibernating group: %.0f bytes (%d groups)", per, groups)
 	require.Less(t, per, 1024.0)
-	require.Equal(t, groups, h.Stats().Hibernating)
+	require.EqualValues(t, groups, h.Stats().Hibernating)
 
 	// For comparison: the same groups awake (one election.Node each).
 	for g := range groups {

@@ -25,7 +25,7 @@ type MemNetwork struct {
 // cut link, the route, a stopped wheel); and undelivered, dropped on
 // arrival (the host detached or the link cut meanwhile).
 type MemNetworkStats struct {
-	Sent, Delivered, Dropped, Undelivered uint64
+	Sent, Delivered, Dropped, Undelivered int64
 }
 
 // NewMemNetwork returns a network on w delivering every batch after delay.

@@ -32,9 +32,9 @@ const minCap = 8
 
 // outStats counts what the host sent to one peer; guarded by outbox.mu.
 type outStats struct {
-	messages, batches, heartbeats, liveness uint64
+	messages, batches, heartbeats, liveness int64
 	// batches by why they left (see Stats)
-	tick, answer, loose, control, direct uint64
+	tick, answer, loose, control, direct int64
 }
 
 // add adds o's counts to s.
@@ -99,7 +99,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 func (h *Host) sendAnswers(to election.ID, rs []HeartbeatResponse) {
 	ob := h.outboxOf(to)
 	ob.mu.Lock()
-	n := uint64(len(rs))
+	n := int64(len(rs))
 	ob.stats.messages += n
 	ob.stats.heartbeats += n
 	if ob.b.Responses == nil {

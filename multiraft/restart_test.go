@@ -29,7 +29,7 @@ func TestRestartDisturbsNoLiveLeader(t *testing.T) {
 		require.NoError(t, c.hosts[d.leader].Touch(d.id))
 	}
 	c.advance(2 * time.Second)
-	require.Equal(t, 30, c.hosts[1].Stats().Hibernating, "every group sleeps before the restart")
+	require.EqualValues(t, 30, c.hosts[1].Stats().Hibernating, "every group sleeps before the restart")
 	require.NotZero(t, c.hosts[1].Stats().AnsweredAsleep, "followers answered heartbeats asleep")
 	type lt struct {
 		leader election.ID

@@ -5,35 +5,35 @@ import "time"
 // Stats counts what a Host did.
 type Stats struct {
 	// Groups is the number of groups; Hibernating how many of them sleep.
-	Groups, Hibernating int
+	Groups, Hibernating int64
 	// Hibernations and Wakes count transitions to and from sleep;
 	// LivenessWakes counts the wakes of groups whose leader's node fell
 	// silent, HibernateRefused the groups woken again because a follower
 	// refused to hibernate. LivenessCampaigns counts the awake groups
 	// that campaigned at once because their leader's node fell silent and
 	// this host was their first voter alive.
-	Hibernations, Wakes, LivenessWakes, HibernateRefused, LivenessCampaigns uint64
+	Hibernations, Wakes, LivenessWakes, HibernateRefused, LivenessCampaigns int64
 	// AnsweredAsleep counts heartbeats answered by hibernating followers
 	// without waking; IgnoredAsleep late answers dropped by hibernating
 	// replicas.
-	AnsweredAsleep, IgnoredAsleep uint64
+	AnsweredAsleep, IgnoredAsleep int64
 	// WakeFailures counts wakes for a Touch that the host made after
 	// Touch returned (it was busy) and that failed (see Touch).
-	WakeFailures uint64
+	WakeFailures int64
 	// PeersDown and PeersUp count liveness verdicts; LivenessHolds the
 	// verdicts put off once because the host had not been stepping other
 	// peers' batches for half a liveness timeout since the silent one's
 	// last (see onPeerSilent).
-	PeersDown, PeersUp, LivenessHolds uint64
+	PeersDown, PeersUp, LivenessHolds int64
 	// BatchesReceived counts inbound batches; Delivered the election
 	// messages stepped into groups; Ignored the entries dropped (unknown
 	// group or sender, wrong recipient, malformed).
-	BatchesReceived, Delivered, Ignored uint64
+	BatchesReceived, Delivered, Ignored int64
 	// Messages counts outbound election and control messages before
 	// coalescing; Batches the batches handed to the Transport (after);
 	// Coalesced the heartbeats and answers that waited in an outbox;
 	// Liveness the empty liveness batches.
-	Messages, Batches, Coalesced, Liveness uint64
+	Messages, Batches, Coalesced, Liveness int64
 	// Batches by why they left: TickBatches after the heartbeat tick,
 	// AnswerBatches at the end of a Step that delivered heartbeats (its
 	// answers), LooseBatches with entries no tick or Step in progress made
@@ -43,7 +43,7 @@ type Stats struct {
 	// messages sent at once (votes, or everything without Coalesce). With
 	// Liveness they add up to Batches. In steady state with Coalesce only
 	// TickBatches and AnswerBatches grow: one each per peer pair and tick.
-	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches uint64
+	TickBatches, AnswerBatches, LooseBatches, ControlBatches, DirectBatches int64
 
 	// Behind reports that the host runs late: one of its periodic checks
 	// (every heartbeat interval) ran more than half an interval after its
@@ -56,14 +56,14 @@ type Stats struct {
 	// processed from the peer's host (see overload.go).
 	Behind                     bool
 	Lateness, MaxLateness      time.Duration
-	BehindSpells, LaggingSkips uint64
+	BehindSpells, LaggingSkips int64
 
 	// Saves counts the HardStates written durably (to the Store, or a
 	// group's own Storage); Syncs the durable writes that took them (one
 	// Store.Save for many groups, or one Storage.Save each); SaveErrors
 	// the writes that failed (and are retried; the messages waiting for
 	// them stay held).
-	Saves, Syncs, SaveErrors uint64
+	Saves, Syncs, SaveErrors int64
 }
 
 // Stats returns the host's counters.

@@ -308,7 +308,7 @@ func (h *Host) write(batch []pending) (failed []bool) {
 				}
 			}
 		} else {
-			h.saves.Add(uint64(len(states)))
+			h.saves.Add(int64(len(states)))
 		}
 	}
 	clear(states)
@@ -325,7 +325,7 @@ func (h *Host) write(batch []pending) (failed []bool) {
 		}
 	}
 	if len(errs) > 0 {
-		h.saveErrors.Add(uint64(len(errs)))
+		h.saveErrors.Add(int64(len(errs)))
 		h.logger.Error("cannot save hard states; retrying (held messages stay held)", "error", errors.Join(errs...))
 	}
 	return failed

@@ -96,8 +96,8 @@ func TestStoreRestart(t *testing.T) {
 	h.Step(multiraft.Batch{From: 3, To: 1, Msgs: []multiraft.GroupMessage{{Group: 2, Msg: election.Message{Type: election.MsgVote, From: 3, To: 1, Term: 7}}}})
 	v.AdvanceBy(time.Millisecond)
 	s := h.Stats()
-	require.Equal(t, uint64(2), s.Saves)
-	require.Equal(t, uint64(1), s.Syncs, "the bootstrap and the vote: one write")
+	require.Equal(t, int64(2), s.Saves)
+	require.Equal(t, int64(1), s.Syncs, "the bootstrap and the vote: one write")
 	h.Stop()
 
 	h2 := storeHost(t, v.Wheel, st, multiraft.TransportFunc(func(multiraft.Batch) {}))
@@ -132,8 +132,8 @@ func TestStoreGroupCommit(t *testing.T) {
 	v.AdvanceBy(time.Millisecond)
 	require.Len(t, rec.votes(), 100)
 	s := h.Stats()
-	require.Equal(t, uint64(100), s.Saves)
-	require.Equal(t, uint64(1), s.Syncs)
+	require.Equal(t, int64(100), s.Saves)
+	require.Equal(t, int64(1), s.Syncs)
 }
 
 // TestStoreFailureHolds: a Store that fails is retried; the grants wait
@@ -148,7 +148,7 @@ func TestStoreFailureHolds(t *testing.T) {
 	v.AdvanceBy(100 * time.Millisecond)
 	require.Empty(t, rec.votes(), "a grant left without a durable vote")
 	s := h.Stats()
-	require.Greater(t, s.SaveErrors, uint64(1), "retried")
+	require.Greater(t, s.SaveErrors, int64(1), "retried")
 	require.Zero(t, s.Saves)
 	st.set(false, nil)
 	v.AdvanceBy(100 * time.Millisecond)

@@ -157,8 +157,8 @@ func (h *Host) sendHeartbeats() {
 			}
 		}
 		ob.loose = ob.loose || !h.ticking.Load()
-		ob.stats.messages += uint64(n)
-		ob.stats.heartbeats += uint64(n)
+		ob.stats.messages += int64(n)
+		ob.stats.heartbeats += int64(n)
 		ob.mu.Unlock()
 		for len(out) > 0 && out[0].Term == 0 {
 			out = out[1:]

@@ -28,7 +28,7 @@ func TestTouchNeverWaits(t *testing.T) {
 	for g := range GroupID(3) {
 		require.NoError(t, h.AddGroup(GroupConfig{ID: g, Voters: []election.ID{1, 2, 3}, Storage: election.NewMemoryStorage(), Leader: 2}))
 	}
-	require.Equal(t, 3, h.Stats().Hibernating)
+	require.EqualValues(t, 3, h.Stats().Hibernating)
 
 	h.mu.Lock() // a Step in progress
 	done := make(chan error, 2)
@@ -48,8 +48,8 @@ func TestTouchNeverWaits(t *testing.T) {
 	require.Len(t, sent, 1, "the woken follower asks its leader to wake")
 	require.Equal(t, Control{Kind: Wake, Group: 1, Term: 1}, sent[0].Controls[0])
 	s := h.Stats()
-	require.Equal(t, 2, s.Hibernating)
-	require.Equal(t, uint64(1), s.Wakes)
+	require.EqualValues(t, 2, s.Hibernating)
+	require.Equal(t, int64(1), s.Wakes)
 	require.Zero(t, s.WakeFailures)
 
 	// After Stop a queued touch wakes nothing, and Touch says so.
@@ -83,7 +83,7 @@ func TestTouchWakesOnTheWaker(t *testing.T) {
 	require.NoError(t, err)
 	defer h.Stop()
 	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
-	require.Equal(t, 1, h.Stats().Hibernating)
+	require.EqualValues(t, 1, h.Stats().Hibernating)
 
 	h.mu.Lock() // a Step in progress
 	require.NoError(t, h.Touch(1))

@@ -117,7 +117,7 @@ type result struct {
 	// that did not lose their leader, from the crash until the end.
 	elsewhere     uint64
 	saves, syncs  float64 // per second on the survivors
-	saveErrors    uint64
+	saveErrors    int64
 	window        time.Duration
 	settleElected uint64 // elections while settling (after bootstrap)
 }
@@ -388,7 +388,7 @@ func (c *cluster) waitSettled(o options) error {
 func (c *cluster) settled(o options) bool {
 	if o.hibernate {
 		for _, h := range c.hosts {
-			if h.Stats().Hibernating < o.groups {
+			if h.Stats().Hibernating < int64(o.groups) {
 				return false
 			}
 		}

@@ -120,8 +120,8 @@ type PhaseResult struct {
 	// BehindSpells and LaggingSkips sum multiraft.Stats's over the hosts
 	// in each phase: the times a host fell behind, and the timers that
 	// came due while it was and did nothing.
-	BehindSpells [numPhases]uint64 `json:"behind_spells"`
-	LaggingSkips [numPhases]uint64 `json:"lagging_skips"`
+	BehindSpells [numPhases]int64 `json:"behind_spells"`
+	LaggingSkips [numPhases]int64 `json:"lagging_skips"`
 	// MaxStallMs is the longest a goroutine sleeping 1ms at a time
 	// overslept in each phase (HostResult.MaxStallMs), and LoadAvg the
 	// system's one-minute load average at each phase's end (-1 where
@@ -160,8 +160,8 @@ type phases struct {
 
 // phaseCounts are the counters a phase reports the growth of.
 type phaseCounts struct {
-	hbs, checks   int64  // heartbeats sent to followers, step-down checks
-	spells, skips uint64 // multiraft.Stats's BehindSpells and LaggingSkips
+	hbs, checks   int64 // heartbeats sent to followers, step-down checks
+	spells, skips int64 // multiraft.Stats's BehindSpells and LaggingSkips
 }
 
 func newPhases(c Config) *phases {

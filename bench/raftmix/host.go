@@ -76,7 +76,7 @@ type HostResult struct {
 	HeapPerGroupEnd float64 `json:"heap_per_group_end"`
 	// AwakeReplicas is how many replicas were awake at the end of the
 	// window, of Groups*Replicas.
-	AwakeReplicas int `json:"awake_replicas"`
+	AwakeReplicas int64 `json:"awake_replicas"`
 	// MessagesPerSec are election and control messages sent per second
 	// before coalescing; BatchesPerSec the batches the hosts handed the
 	// transport (liveness batches included); Coalescing is their ratio.
@@ -94,21 +94,21 @@ type HostResult struct {
 	LivenessBatchesPerSec float64 `json:"liveness_batches_per_sec"`
 	// Delivered are election messages stepped into groups in the window;
 	// TimersFired the wheel's fires; Touches the Touch calls.
-	Delivered   uint64 `json:"delivered"`
-	TimersFired int64  `json:"timers_fired"`
-	Touches     int64  `json:"touches"`
+	Delivered   int64 `json:"delivered"`
+	TimersFired int64 `json:"timers_fired"`
+	Touches     int64 `json:"touches"`
 	// Hibernations and Wakes in the window, summed over the hosts;
 	// HibernateRefused the leaders woken again because a follower refused
 	// to hibernate.
-	Hibernations     uint64 `json:"hibernations"`
-	Wakes            uint64 `json:"wakes"`
-	HibernateRefused uint64 `json:"hibernate_refused"`
+	Hibernations     int64 `json:"hibernations"`
+	Wakes            int64 `json:"wakes"`
+	HibernateRefused int64 `json:"hibernate_refused"`
 	// PeersDown counts liveness verdicts "peer silent" since the hosts
 	// were built (none is right: nothing crashes), LivenessWakes the
 	// groups they woke; both from before the window too, as a build that
 	// stalls the process long enough trips liveness before it.
-	PeersDown     uint64 `json:"peers_down"`
-	LivenessWakes uint64 `json:"liveness_wakes"`
+	PeersDown     int64 `json:"peers_down"`
+	LivenessWakes int64 `json:"liveness_wakes"`
 	// CheckQuorumStepDowns counts leaders that stepped down by CheckQuorum
 	// in the window; TimeoutElections the elections (and pre-votes)
 	// started because a follower's election timer fired. Together they
@@ -137,8 +137,8 @@ type HostResult struct {
 	// did nothing. BehindAtEnd counts the hosts behind at the window's
 	// end; MaxSweepLatenessMs is the latest any host's periodic check
 	// ran since the build (multiraft.Stats.MaxLateness).
-	BehindSpells       uint64  `json:"behind_spells"`
-	LaggingSkips       uint64  `json:"lagging_skips"`
+	BehindSpells       int64   `json:"behind_spells"`
+	LaggingSkips       int64   `json:"lagging_skips"`
 	BehindAtEnd        int     `json:"behind_at_end"`
 	MaxSweepLatenessMs float64 `json:"max_sweep_lateness_ms"`
 }

@@ -78,7 +78,7 @@ func (c *memCluster) start(id election.ID) {
 func (c *memCluster) asleep() {
 	require.Eventually(c.t, func() bool {
 		for _, h := range c.hosts {
-			if h.Stats().Hibernating != c.groups {
+			if h.Stats().Hibernating != int64(c.groups) {
 				return false
 			}
 		}

@@ -45,7 +45,7 @@ type status struct {
 	FailoverP99MS float64 `json:"failover_p99_ms,omitempty"`
 	FailoverMaxMS float64 `json:"failover_max_ms,omitempty"`
 	// Dropped counts batches the transport dropped (since start).
-	Dropped uint64 `json:"dropped"`
+	Dropped int64 `json:"dropped"`
 }
 
 // server is one running node.

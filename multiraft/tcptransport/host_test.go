@@ -29,7 +29,7 @@ type cluster struct {
 	check  *electiontest.Groups[multiraft.GroupID]
 	voters []election.ID
 	// elections counts LeaderElected events.
-	elections atomic.Uint64
+	elections atomic.Int64
 }
 
 // newCluster starts three hosts with groups groups, bootstrapped with
@@ -240,7 +240,7 @@ func BenchmarkHeartbeats(b *testing.B) {
 	}
 }
 
-type clusterStats struct{ entries, bytes, dropped, elections uint64 }
+type clusterStats struct{ entries, bytes, dropped, elections int64 }
 
 func (c *cluster) stats() clusterStats {
 	var s clusterStats

@@ -10,30 +10,30 @@ type Stats struct {
 	// (queue full or closed) or later (queued for a peer that could not
 	// be reached, or lost with a failed write); Unroutable those to a
 	// node not in Config.Peers.
-	Queued, Dropped, Unroutable uint64
+	Queued, Dropped, Unroutable int64
 	// Written counts batches written to connections (handed to the
 	// kernel; a peer that dies may still lose them), BytesWritten their
 	// frames' bytes.
-	Written, BytesWritten uint64
+	Written, BytesWritten int64
 	// Received counts batches read and handed to the Handler,
 	// BytesReceived their frames' bytes.
-	Received, BytesReceived uint64
+	Received, BytesReceived int64
 	// Dials counts connections made to peers, DialFailures failed
 	// attempts, Disconnects connections to peers that failed after they
 	// were made.
-	Dials, DialFailures, Disconnects uint64
+	Dials, DialFailures, Disconnects int64
 	// Corrupt counts accepted connections closed because their stream
 	// broke the protocol (bad preface, a frame the wire format refuses,
 	// a batch from the wrong node).
-	Corrupt uint64
+	Corrupt int64
 }
 
 type counters struct {
-	queued, dropped, unroutable      atomic.Uint64
-	written, bytesWritten            atomic.Uint64
-	received, bytesReceived          atomic.Uint64
-	dials, dialFailures, disconnects atomic.Uint64
-	corrupt                          atomic.Uint64
+	queued, dropped, unroutable      atomic.Int64
+	written, bytesWritten            atomic.Int64
+	received, bytesReceived          atomic.Int64
+	dials, dialFailures, disconnects atomic.Int64
+	corrupt                          atomic.Int64
 }
 
 // Stats returns the transport's counters.

@@ -318,7 +318,7 @@ func (p *peer) write(conn net.Conn) error {
 				return err
 			}
 			t.stats.written.Add(1)
-			t.stats.bytesWritten.Add(uint64(len(frame)))
+			t.stats.bytesWritten.Add(int64(len(frame)))
 			if len(p.queue) == 0 {
 				if err := w.Flush(); err != nil {
 					return err
@@ -443,7 +443,7 @@ func (t *Transport) read(conn net.Conn, h Handler) error {
 			return fmt.Errorf("%w: batch from node %d on node %d's connection", errStream, b.From, from)
 		}
 		t.stats.received.Add(1)
-		t.stats.bytesReceived.Add(uint64(size))
+		t.stats.bytesReceived.Add(int64(size))
 		h(b)
 	}
 }

@@ -139,9 +139,9 @@ func TestDelivery(t *testing.T) {
 		require.Equal(t, uint64(k), bt.Heartbeats[k-1].Term)
 	}
 	s := a.Stats()
-	require.Equal(t, uint64(total), s.Queued)
-	require.Equal(t, uint64(1), s.Unroutable)
-	require.Equal(t, uint64(total), b.Stats().Received)
+	require.Equal(t, int64(total), s.Queued)
+	require.Equal(t, int64(1), s.Unroutable)
+	require.Equal(t, int64(total), b.Stats().Received)
 }
 
 // TestReconnect: after the peer's process restarts on its address, the
@@ -177,8 +177,8 @@ func TestReconnect(t *testing.T) {
 		return got2.len() > 0
 	}, waitFor, 5*time.Millisecond)
 	s := a.Stats()
-	require.GreaterOrEqual(t, s.Dials, uint64(2))
-	require.GreaterOrEqual(t, s.Disconnects+s.DialFailures, uint64(1))
+	require.GreaterOrEqual(t, s.Dials, int64(2))
+	require.GreaterOrEqual(t, s.Disconnects+s.DialFailures, int64(1))
 }
 
 // TestQueueOverflow: a peer that stops reading fills the connection and
@@ -208,8 +208,8 @@ func TestQueueOverflow(t *testing.T) {
 		a.Send(big)
 	}
 	s := a.Stats()
-	require.Equal(t, uint64(n), s.Queued+s.Dropped)
-	require.Greater(t, s.Dropped, uint64(0))
+	require.Equal(t, int64(n), s.Queued+s.Dropped)
+	require.Greater(t, s.Dropped, int64(0))
 	conn := <-accepted
 	require.NoError(t, a.Close()) // does not wait for the stuck write
 	_ = conn.Close()
@@ -241,7 +241,7 @@ func TestCorruptStream(t *testing.T) {
 		"huge frame":    append(append([]byte(nil), preface...), multiraft.WireVersion, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0, 0),
 		"wrong version": append(append([]byte(nil), preface...), 9, 0, 0, 0, 0, 0, 0, 0, 0),
 	}
-	n := uint64(0)
+	n := int64(0)
 	for name, stream := range cases {
 		c, err := net.Dial("tcp", lnB.Addr().String())
 		require.NoError(t, err)
@@ -346,5 +346,5 @@ func TestCloseIdempotent(t *testing.T) {
 	require.NoError(t, a.Close())
 	require.ErrorIs(t, a.Start(func(multiraft.Batch) {}), tcptransport.ErrClosed)
 	a.Send(hb(1, 2, 1))
-	require.Equal(t, uint64(1), a.Stats().Dropped)
+	require.Equal(t, int64(1), a.Stats().Dropped)
 }

@@ -122,8 +122,8 @@ type Result struct {
 	// electiontest's checker found in the groups' events.
 	Safety                error
 	Before, After         Rates
-	AwakeBefore           int // awake replicas on the surviving hosts before the crash
-	LivenessWakes         uint64
+	AwakeBefore           int64 // awake replicas on the surviving hosts before the crash
+	LivenessWakes         int64
 	Elapsed, VirtualTotal time.Duration
 	// Wheel is the wheel's counters at the end (on real time, its late
 	// fires and largest lateness); Lateness, on real time, is how late a
@@ -135,7 +135,7 @@ type Result struct {
 	// (multiraft.Stats): spells in which a host found itself behind, and
 	// the election and vote timers it let run on meanwhile (overload
 	// handling: a late host's silence counts against no leader).
-	BehindSpells, LaggingSkips uint64
+	BehindSpells, LaggingSkips int64
 }
 
 // Run runs the experiment; ctx cancels it between steps.
@@ -449,14 +449,14 @@ func (p *latenessProbe) stop() [3]time.Duration {
 }
 
 // arrivals counts the network's delivery timers that fired.
-func arrivals(net *multiraft.MemNetwork) uint64 {
+func arrivals(net *multiraft.MemNetwork) int64 {
 	s := net.Stats()
 	return s.Delivered + s.Undelivered
 }
 
 // counters sums the hosts' messages and batches, skipping the crashed
 // host once it is down.
-func counters(hosts []*multiraft.Host, crashed election.ID, down bool) (msgs, batches uint64) {
+func counters(hosts []*multiraft.Host, crashed election.ID, down bool) (msgs, batches int64) {
 	for id, h := range hosts {
 		if h == nil || (down && election.ID(id) == crashed) {
 			continue
