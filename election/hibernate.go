@@ -157,11 +157,5 @@ func (n *Node) QuorumContact() bool {
 		return false
 	}
 	now, lease := n.w.Now(), n.readLease()
-	alive := 1
-	for i := range n.acks {
-		if n.acks[i].leased(now, lease) {
-			alive++
-		}
-	}
-	return n.majority.Reached(alive)
+	return n.majority.Leased(n.acks, now, lease)
 }

@@ -2,6 +2,8 @@ package election
 
 import (
 	"time"
+
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // BroadcastHeartbeat makes a leader send a heartbeat to every voter now
@@ -51,7 +53,7 @@ func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
 		n.broadcastHeartbeatAt(now)
 	} else {
 		for i, p := range n.peers {
-			n.acks[i].sent(now)
+			n.acks[i].Sent(now)
 			n.sent++
 			out = append(out, Message{Type: MsgHeartbeat, From: n.id, To: p, Term: n.term, Sent: now})
 		}
@@ -95,7 +97,7 @@ func (n *Node) becomeLeader() {
 	for i := range n.acks {
 		// Grace period for CheckQuorum: the first check needs answers
 		// from after now. No lease: that needs heartbeats answered.
-		n.acks[i] = peerAck{at: now, since: noTime, lease: noTime}
+		n.acks[i] = quorum.Ack{At: now, Since: quorum.None, Lease: quorum.None}
 	}
 	n.resetPriority()
 	n.voteJ.leaderKnown()
@@ -127,7 +129,7 @@ func (n *Node) broadcastHeartbeatAt(now time.Duration) {
 // sendHeartbeat sends a heartbeat to peer p, the i-th of peers, and
 // notes it as unanswered from now if every earlier one was answered.
 func (n *Node) sendHeartbeat(i int, p ID, now time.Duration) {
-	n.acks[i].sent(now)
+	n.acks[i].Sent(now)
 	n.send(Message{Type: MsgHeartbeat, To: p, Term: n.term, Sent: now})
 }
 
@@ -146,72 +148,23 @@ func (n *Node) handleHeartbeatResp(m Message, now time.Duration) {
 			if now == noTime {
 				now = n.w.Now()
 			}
-			n.acks[i].answered(now, m.Sent)
+			n.acks[i].Answered(now, m.Sent)
 		}
 	}
 }
 
-// peerAck is what a leader knows of one peer's answers: the last one,
-// when the heartbeat it answered was sent, and since when a heartbeat has
-// gone unanswered.
-type peerAck struct {
-	at    time.Duration // last answer (CheckQuorum); noTime if none in this term (or the grace of an election)
-	since time.Duration // first heartbeat sent after it, still unanswered; noTime if none
-	lease time.Duration // latest send time of an answered heartbeat (QuorumContact); noTime if none
-}
-
-// noTime marks an unset peerAck time (wheel times are never negative).
-const noTime time.Duration = -1
-
-// noAck is a peer's state before it answered anything.
-var noAck = peerAck{at: noTime, since: noTime, lease: noTime}
-
-// answered records an answer received now to a heartbeat sent at sent (0:
-// unknown, see Message.Sent). Answers may arrive out of order: the lease
-// keeps the latest send time.
-func (a *peerAck) answered(now, sent time.Duration) {
-	a.at, a.since = now, noTime
-	if sent > 0 && sent <= now && sent > a.lease {
-		a.lease = sent
-	}
-}
-
-func (a *peerAck) sent(now time.Duration) {
-	if a.since == noTime {
-		a.since = now
-	}
-}
-
-// within reports whether the peer answered within lease before now.
-func (a *peerAck) within(now, lease time.Duration) bool { return a.at != noTime && now-a.at <= lease }
-
-// leased reports whether the peer answered a heartbeat sent less than
-// lease before now: the peer refuses candidates until at least then plus
-// an election timeout, and no longer (Node.promiseHolds is strict too),
-// so with a lease of a whole election timeout the lease must end before
-// the instant the promise does.
-func (a *peerAck) leased(now, lease time.Duration) bool {
-	return a.lease != noTime && now-a.lease < lease
-}
-
-// silent reports whether the peer is silent for CheckQuorum: it has not
-// answered within lease before now, and a heartbeat has gone unanswered
-// for patience. A peer that answered every heartbeat the leader sent is
-// not silent, however long ago that was: the leader sent nothing to
-// answer (its own timers or host ran late), which says nothing about the
-// peer.
-func (a *peerAck) silent(now, lease, patience time.Duration) bool {
-	return !a.within(now, lease) && a.since != noTime && now-a.since >= patience
-}
+// noTime marks an unset time, as quorum.None does (wheel times are never
+// negative).
+const noTime = quorum.None
 
 // resetAcks gives a new leader empty acks: no answer, nothing waiting.
 func (n *Node) resetAcks() {
 	if cap(n.acks) >= len(n.peers) {
 		n.acks = n.acks[:len(n.peers)]
 	} else {
-		n.acks = make([]peerAck, len(n.peers))
+		n.acks = make([]quorum.Ack, len(n.peers))
 	}
 	for i := range n.acks {
-		n.acks[i] = noAck
+		n.acks[i] = quorum.NoAck
 	}
 }

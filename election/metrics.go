@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-metrics"
 
 	"github.com/raftick/raftick/internal/msink"
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // Metric keys; the package documentation lists them beside hashicorp/raft's.
@@ -165,13 +166,13 @@ func (m *nodeMetrics) event(e *Event) {
 // leaderContact samples, at a leader's step-down check, the age of the
 // oldest answer among the peers heard from within the lease, in
 // milliseconds: hashicorp/raft's raft.leader.lastContact.
-func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks []peerAck) {
+func (m *nodeMetrics) leaderContact(now, lease time.Duration, acks []quorum.Ack) {
 	if m == nil {
 		return
 	}
 	var oldest time.Duration
 	for _, a := range acks {
-		if d := now - a.at; a.at != noTime && d <= lease && d > oldest {
+		if d := now - a.At; a.At != quorum.None && d <= lease && d > oldest {
 			oldest = d
 		}
 	}

@@ -95,8 +95,8 @@ type Node struct {
 	// acks is a leader's answers per peer, in peers' order (empty when not
 	// leading; its array, ackArr for up to five voters, is kept for the
 	// next term led): what a heartbeat's answer to a leader writes.
-	acks   []peerAck
-	ackArr [4]peerAck
+	acks   []quorum.Ack
+	ackArr [4]quorum.Ack
 	// The Node's size, 448 bytes, is a size class of whole cache lines, so
 	// that each Node starts on one (see TestHeartbeatLayout).
 }

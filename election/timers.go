@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/raftick/raftick/internal/quorum"
 	"github.com/raftick/raftick/repeated"
 )
 
@@ -296,7 +297,7 @@ func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 }
 
 // reachable counts, for CheckQuorum, the leader and the peers that are
-// not silent (peerAck.silent): answered within the lease, or have not
+// not silent (quorum.Ack.Silent): answered within the lease, or have not
 // had a heartbeat unanswered for a HeartbeatInterval. A leader steps down
 // for peers that did not answer the heartbeats it sent, not for the
 // heartbeats it did not send: when its own heartbeat timer or its host's
@@ -304,13 +305,7 @@ func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 // the check that fires first would otherwise find every answer old. The
 // lease (QuorumContact) still counts only answers within it.
 func (n *Node) reachable(now, lease time.Duration) int {
-	alive := 1
-	for i := range n.acks {
-		if !n.acks[i].silent(now, lease, n.cfg.HeartbeatInterval) {
-			alive++
-		}
-	}
-	return alive
+	return 1 + len(n.acks) - quorum.Silent(n.acks, now, lease, n.cfg.HeartbeatInterval)
 }
 
 func (n *Node) onSnapshotTimer() {
@@ -390,7 +385,7 @@ func (n *Node) heldSilent(now, lease time.Duration) int {
 	held := 0
 	for i, p := range n.peers {
 		a := &n.acks[i]
-		if a.silent(now, lease, n.cfg.HeartbeatInterval) && n.lagging(Silence{Peer: p, Since: a.since, Answers: true}) {
+		if a.Silent(now, lease, n.cfg.HeartbeatInterval) && n.lagging(Silence{Peer: p, Since: a.Since, Answers: true}) {
 			held++
 		}
 	}

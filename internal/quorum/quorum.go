@@ -1,12 +1,17 @@
 // Package quorum decides by majority: how many of a configuration's
-// voters make a quorum, and the tally of one round of answers (who
-// answered, who granted, is the round won or lost). Every majority of the
-// project is derived here: the election package's vote counting and
-// Config.Quorum, the invariant checker, and the simulator's experiments
-// (how many servers may crash, when a majority knows the leader).
+// voters make a quorum, the tally of one round of answers (who answered,
+// who granted, is the round won or lost), and since when each voter has
+// answered a leader (Ack: its last answer, its unanswered heartbeats, its
+// lease), from which a leader's CheckQuorum and lease are judged. Every
+// majority of the project is derived here: the election package's vote
+// counting, Config.Quorum, CheckQuorum and QuorumContact, the invariant
+// checker, and the simulator's experiments (how many servers may crash,
+// when a majority knows the leader). multiraft's per-replica answer
+// record (a term and a time, written lock-free, read to decide
+// hibernation) is not a quorum's and stays its own.
 //
 // etcd raft's quorum.MajorityConfig and tracker.ProgressTracker's
-// RecordVote and TallyVotes are the model: one definition of a majority,
+// RecordVote and TallyVotes (and tracker.Progress's RecentActive) are the model: one definition of a majority,
 // one place that counts.
 package quorum
 
