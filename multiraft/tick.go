@@ -98,8 +98,8 @@ func (h *Host) tick() {
 	if h.metrics != nil {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
-	h.hbT.Reset(h.hbTick)
-	h.tickDue = now + h.hbTick
+	h.tickDue = nextTick(h.tickDue, now, h.hbTick)
+	h.hbT.Reset(h.tickDue - now)
 	// A group that sleeps or no longer leads leaves the list here, so that
 	// listed always means in the list: a group that wins again before the
 	// next sweep is listed once, not twice. The list is compacted in
@@ -130,6 +130,22 @@ func (h *Host) tick() {
 	h.sendHeartbeats()
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
+}
+
+// nextTick returns the deadline of the tick after one due at due that
+// runs at now, period apart: the tick keeps its rate, so that a tick that
+// ran late does not push every later one back (a tick re-armed from when
+// it ran heartbeats once per period plus its lateness, and its leaders'
+// heartbeats then come that much less often than the period). A tick
+// half a period or more late is not made up for: the next is a period
+// after now, so that a host that falls behind sheds the ticks it cannot
+// run rather than running them closer together (the overload tests'
+// failovers get slower when it does: their hosts have more work queued).
+func nextTick(due, now, period time.Duration) time.Duration {
+	if now-due < period/2 {
+		return due + period
+	}
+	return now + period
 }
 
 // tickChunk is how many heartbeats the tick gathers before it queues

@@ -79,6 +79,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -101,8 +102,9 @@ type options struct {
 	cfg    raftmix.Config // Impl and Groups set per run
 	json   bool
 	rounds int // runs of each implementation per group count
-	// cpuprofile is a file for a CPU profile of all runs, or "".
-	cpuprofile string
+	// cpuprofile is a file for a CPU profile of all runs, or "";
+	// mutexprofile one for a profile of the runs' mutex contention.
+	cpuprofile, mutexprofile string
 }
 
 var errUsage = errors.New("scalemix: bad usage")
@@ -121,6 +123,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	js := fs.Bool("json", false, "print one JSON object per run instead of a table")
 	rounds := fs.Int("rounds", 1, "run each group count's implementations this many times, round after round, and print medians")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
+	mprof := fs.String("mutexprofile", "", "write a profile of the runs' mutex contention to this file")
 	nodes := fs.Int("nodes", def.Nodes, "raftick-host: simulated nodes, one multiraft.Host each")
 	active := fs.String("active", "1", "raftick-host: fraction of the groups kept active; one, or comma-separated one per -groups entry")
 	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
@@ -140,7 +143,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if *rounds < 1 || *rounds > maxRounds {
 		return options{}, fmt.Errorf("%w: -rounds: %d is not a number of rounds in [1, %d]", errUsage, *rounds, maxRounds)
 	}
-	o := options{cfg: def, json: *js, rounds: *rounds, cpuprofile: *prof}
+	o := options{cfg: def, json: *js, rounds: *rounds, cpuprofile: *prof, mutexprofile: *mprof}
 	for _, s := range strings.Split(*groups, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -230,6 +233,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if o.mutexprofile != "" {
+		f, err := os.Create(o.mutexprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalemix: -mutexprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		runtime.SetMutexProfileFraction(10)
+		defer func() {
+			if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(stderr, "scalemix: -mutexprofile: %v\n", err)
+			}
+		}()
 	}
 	if !o.json {
 		fmt.Fprintf(stdout, "scalemix: %v measured per run after %v of warm-up; lateness sampled on every %d-th group\n",
