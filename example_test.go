@@ -12,8 +12,6 @@ import (
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/multiraft/pebblestore"
 	"github.com/raftick/raftick/repeated"
-	"github.com/raftick/raftick/sim"
-	"github.com/raftick/raftick/sim/experiment"
 	"github.com/raftick/raftick/wheel"
 )
 
@@ -146,21 +144,4 @@ func Example_multiraft() {
 	// Output:
 	// group 7's leader: 2
 	// hibernating on host 1: 300
-}
-
-// The failover experiment of the Raft paper's Figure 16 with the
-// calibrated model, 200 trials on all cores, reproducible from the seed.
-func Example_simulator() {
-	s := experiment.PaperModel()
-	s.TimeoutMin, s.TimeoutMax = 150*time.Millisecond, 300*time.Millisecond
-	rs, err := experiment.Run(context.Background(),
-		[]experiment.Experiment{experiment.Failover{Setup: s}}, []int{200},
-		sim.RunOptions{Seed: 1})
-	if err != nil {
-		panic(err)
-	}
-	sum := rs[0]
-	fmt.Println(sum.Label, sum.Trials, "trials, median", sum.P50.Round(time.Millisecond))
-	// Output:
-	// 150-300ms 200 trials, median 172ms
 }
