@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -132,4 +133,51 @@ func testExtendRacesRebucket(t *testing.T, extend func(*Timer, time.Duration) bo
 	require.LessOrEqual(t, at, deadline+rtLatenessBound(w),
 		"the timer fired at %v, due at %v (its stale slot starts at %v)", at, deadline, time.Duration(moved))
 	checkStructure(t, w)
+}
+
+// TestResetInPlaceRacesIdleUnlink: a stopped timer stays linked in its
+// slot (Stop unlinks lazily), and a Reset to a deadline not before that
+// slot's start schedules it in place without the lock. When the driver
+// reaches the slot it unlinks the idle timer (locate), and the two race:
+// if the Reset lands after the driver read the timer idle but before it
+// published the unlink, one of them must place the timer, or it stays
+// pending in no slot and never fires. locateIdleHook runs the Reset in
+// that window.
+func TestResetInPlaceRacesIdleUnlink(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		w := newBubbleWheel(t, time.Millisecond)
+		fired := make(chan time.Duration, 1)
+		var tm Timer
+		require.NoError(t, tm.Init(w, func() { fired <- w.Now() }))
+		tm.Reset(10 * time.Millisecond)
+		require.True(t, tm.Stop())
+		require.GreaterOrEqual(t, tm.slotStart.Load(), int64(0), "a stopped timer stays linked in its slot")
+
+		var deadline time.Duration
+		var resetErr error
+		ran := false
+		locateIdleHook = func(x *Timer) {
+			if x != &tm || ran {
+				return
+			}
+			ran = true
+			var pending bool
+			pending, resetErr = tm.TryReset(5 * time.Millisecond)
+			if resetErr == nil && pending {
+				resetErr = errors.New("Reset found the stopped timer pending")
+			}
+			deadline, _ = tm.Deadline()
+		}
+		t.Cleanup(func() { locateIdleHook = nil })
+		time.Sleep(20 * time.Millisecond)
+		require.True(t, ran, "the driver did not unlink the stopped timer: the test misses the race")
+		require.NoError(t, resetErr)
+		select {
+		case at := <-fired:
+			require.GreaterOrEqual(t, at, deadline)
+		case <-time.After(time.Second):
+			t.Fatalf("the timer Reset while the driver unlinked it never fired (pending %v)", tm.Pending())
+		}
+		checkStructure(t, w)
+	})
 }

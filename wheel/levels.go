@@ -87,6 +87,10 @@ func (w *Wheel) putLocated(t *Timer, lvl int, tk, when, key int64) {
 // locatedIdle is locate's level for a timer that is no longer pending.
 const locatedIdle = -2
 
+// locateIdleHook, nil outside tests, runs in locate when it finds the
+// timer idle, before it publishes that the timer is unlinked.
+var locateIdleHook func(*Timer)
+
 // locate finds where t's current deadline when belongs, publishes it in
 // t.slotStart, and returns it: level locatedIdle if t is no longer pending,
 // -1 for the ready heap (key is then when), else the level and tick of
@@ -97,7 +101,18 @@ func (w *Wheel) locate(t *Timer) (lvl int, tk, when, key int64) {
 	for {
 		due := t.due.Load()
 		if due <= 0 {
+			if locateIdleHook != nil {
+				locateIdleHook(t)
+			}
+			// An idle timer still linked where it was stopped may be
+			// rescheduled in place without the lock (Timer.TryReset):
+			// re-read the deadline after publishing that it is unlinked,
+			// so that such a Reset is either seen here or sees -1 and
+			// repairs under the lock.
 			t.slotStart.Store(-1)
+			if t.due.Load() > 0 {
+				continue
+			}
 			return locatedIdle, 0, 0, 0
 		}
 		when = due - 1
