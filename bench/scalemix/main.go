@@ -103,8 +103,9 @@ type options struct {
 	json   bool
 	rounds int // runs of each implementation per group count
 	// cpuprofile is a file for a CPU profile of all runs, or "";
-	// mutexprofile one for a profile of the runs' mutex contention.
-	cpuprofile, mutexprofile string
+	// mutexprofile one for a profile of the runs' mutex contention,
+	// memprofile one for a profile of their allocations.
+	cpuprofile, mutexprofile, memprofile string
 }
 
 var errUsage = errors.New("scalemix: bad usage")
@@ -124,6 +125,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	rounds := fs.Int("rounds", 1, "run each group count's implementations this many times, round after round, and print medians")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of all runs to this file")
 	mprof := fs.String("mutexprofile", "", "write a profile of the runs' mutex contention to this file")
+	aprof := fs.String("memprofile", "", "write a profile of the runs' allocations to this file")
 	nodes := fs.Int("nodes", def.Nodes, "raftick-host: simulated nodes, one multiraft.Host each")
 	active := fs.String("active", "1", "raftick-host: fraction of the groups kept active; one, or comma-separated one per -groups entry")
 	coalesce := fs.Bool("coalesce", def.Coalesce, "raftick-host: coalesce heartbeats per peer node")
@@ -143,7 +145,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if *rounds < 1 || *rounds > maxRounds {
 		return options{}, fmt.Errorf("%w: -rounds: %d is not a number of rounds in [1, %d]", errUsage, *rounds, maxRounds)
 	}
-	o := options{cfg: def, json: *js, rounds: *rounds, cpuprofile: *prof, mutexprofile: *mprof}
+	o := options{cfg: def, json: *js, rounds: *rounds, cpuprofile: *prof, mutexprofile: *mprof, memprofile: *aprof}
 	for _, s := range strings.Split(*groups, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -245,6 +247,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer func() {
 			if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
 				fmt.Fprintf(stderr, "scalemix: -mutexprofile: %v\n", err)
+			}
+		}()
+	}
+	if o.memprofile != "" {
+		f, err := os.Create(o.memprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalemix: -memprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		defer func() {
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintf(stderr, "scalemix: -memprofile: %v\n", err)
 			}
 		}()
 	}
