@@ -145,36 +145,46 @@ func testExtendRacesRebucket(t *testing.T, extend func(*Timer, time.Duration) bo
 // that window.
 func TestResetInPlaceRacesIdleUnlink(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
-		w := newBubbleWheel(t, time.Millisecond)
-		fired := make(chan time.Duration, 1)
+		// The hook is set before the wheel's driver starts (the first
+		// Reset starts it) and cleared after it exits (cleanups run last
+		// first), so the driver's reads of it are ordered after and before.
+		type result struct {
+			deadline time.Duration
+			err      error
+		}
 		var tm Timer
-		require.NoError(t, tm.Init(w, func() { fired <- w.Now() }))
-		tm.Reset(10 * time.Millisecond)
-		require.True(t, tm.Stop())
-		require.GreaterOrEqual(t, tm.slotStart.Load(), int64(0), "a stopped timer stays linked in its slot")
-
-		var deadline time.Duration
-		var resetErr error
-		ran := false
+		hooked := make(chan result, 1)
+		ran := false // the driver's alone
 		locateIdleHook = func(x *Timer) {
 			if x != &tm || ran {
 				return
 			}
 			ran = true
-			var pending bool
-			pending, resetErr = tm.TryReset(5 * time.Millisecond)
-			if resetErr == nil && pending {
-				resetErr = errors.New("Reset found the stopped timer pending")
+			pending, err := tm.TryReset(5 * time.Millisecond)
+			if err == nil && pending {
+				err = errors.New("Reset found the stopped timer pending")
 			}
-			deadline, _ = tm.Deadline()
+			deadline, _ := tm.Deadline()
+			hooked <- result{deadline, err}
 		}
 		t.Cleanup(func() { locateIdleHook = nil })
-		time.Sleep(20 * time.Millisecond)
-		require.True(t, ran, "the driver did not unlink the stopped timer: the test misses the race")
-		require.NoError(t, resetErr)
+		w := newBubbleWheel(t, time.Millisecond)
+		fired := make(chan time.Duration, 1)
+		require.NoError(t, tm.Init(w, func() { fired <- w.Now() }))
+		tm.Reset(10 * time.Millisecond)
+		require.True(t, tm.Stop())
+		require.GreaterOrEqual(t, tm.slotStart.Load(), int64(0), "a stopped timer stays linked in its slot")
+
+		var r result
+		select {
+		case r = <-hooked:
+		case <-time.After(time.Second):
+			t.Fatal("the driver did not unlink the stopped timer: the test misses the race")
+		}
+		require.NoError(t, r.err)
 		select {
 		case at := <-fired:
-			require.GreaterOrEqual(t, at, deadline)
+			require.GreaterOrEqual(t, at, r.deadline)
 		case <-time.After(time.Second):
 			t.Fatalf("the timer Reset while the driver unlinked it never fired (pending %v)", tm.Pending())
 		}
