@@ -250,13 +250,12 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 			timers := make([]Timer, n)
 			counts := make([]rtCounters, n)
 			lastFire := make([]atomic.Int64, n) // ns since start
-			var firesWhilePushed atomic.Int64
+			var rearmed atomic.Int64            // pushes that found their timer fired
 			start := time.Now()
 			for i := range timers {
 				require.NoError(t, timers[i].Init(w, func() {
 					counts[i].fires.Add(1)
 					lastFire[i].Store(int64(time.Since(start)))
-					firesWhilePushed.Add(1)
 				}))
 				timers[i].Reset(time.Duration(i) * tick)
 				counts[i].starts.Add(1)
@@ -271,11 +270,14 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 				wg.Go(func() {
 					rng := rand.New(rand.NewPCG(seed, uint64(g)))
 					k := 0
-					// Push for pushFor, and on a starved machine until some
-					// timers have fired under the pushers (bounded).
+					// Push for pushFor, and on a starved machine until the
+					// pushers have re-armed some timers that fired (bounded):
+					// pushers that first run after every timer fired, or
+					// whose pushes all found their timers pending, did not
+					// race with the driver.
 					pushing := func() bool {
 						el := time.Since(start)
-						return el < pushFor || (firesWhilePushed.Load() < 64 && el < rtWaitLimit/2)
+						return el < pushFor || (rearmed.Load() < 64 && el < rtWaitLimit/2)
 					}
 					for ; k%64 != 0 || pushing(); k++ {
 						i := rng.IntN(n)
@@ -285,6 +287,7 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 						}
 						if !timers[i].Reset(d) {
 							counts[i].starts.Add(1)
+							rearmed.Add(1)
 						}
 						if k%16 == 0 {
 							runtime.Gosched() // let the driver in on 2 cores
