@@ -25,6 +25,39 @@ func rtSeed(t *testing.T) uint64 {
 	return testseed.Seed(t, "-race", "-v")
 }
 
+// measureStalls measures, from now until the returned function is
+// called, how long the process goes without running a goroutine that
+// sleeps a millisecond at a time: the function stops the measure and
+// returns the longest oversleep. A real-time test adds it to a bound on
+// lateness, so that a machine too loaded to run the process does not read
+// as a wheel firing late.
+func measureStalls() (longest func() time.Duration) {
+	stop := make(chan struct{})
+	done := make(chan time.Duration)
+	go func() {
+		var worst time.Duration
+		last := time.Now()
+		sleep := time.NewTimer(time.Millisecond)
+		defer sleep.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- max(worst, time.Since(last)-time.Millisecond)
+				return
+			case <-sleep.C:
+			}
+			now := time.Now()
+			worst = max(worst, now.Sub(last)-time.Millisecond)
+			last = now
+			sleep.Reset(time.Millisecond)
+		}
+	}()
+	return func() time.Duration {
+		close(stop)
+		return <-done
+	}
+}
+
 // newRealtime returns a real-time wheel with the given tick; the wheel is
 // stopped, its driver's exit awaited and goroutine leaks checked when the
 // test ends.

@@ -252,6 +252,7 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 			lastFire := make([]atomic.Int64, n) // ns since start
 			var rearmed atomic.Int64            // pushes that found their timer fired
 			start := time.Now()
+			stalls := measureStalls()
 			for i := range timers {
 				require.NoError(t, timers[i].Init(w, func() {
 					counts[i].fires.Add(1)
@@ -301,6 +302,10 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 			checkStructure(t, w)
 			probes := quiesce(t, w)
 			checkStructure(t, w)
+			// Grossly late: a second, plus the longest the process went
+			// without running (a loaded machine's, not the wheel's).
+			stall := stalls()
+			lateLimit := time.Second + stall
 
 			var starts, fires int64
 			for i := range counts {
@@ -308,7 +313,7 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 				require.Equal(t, c.starts.Load(), c.fires.Load(), "timer %d: schedules vs fires", i)
 				require.False(t, timers[i].Pending())
 				late := time.Duration(lastFire[i].Load()) - pushEnd - maxDelay - tick
-				require.Less(t, late, time.Second, "timer %d fired %v after its latest possible deadline", i, late)
+				require.Less(t, late, lateLimit, "timer %d fired %v after its latest possible deadline (the process stalled for up to %v)", i, late, stall)
 				starts += c.starts.Load()
 				fires += c.fires.Load()
 			}
@@ -317,7 +322,7 @@ func TestRealtimeResetRacesRebucketing(t *testing.T) {
 			require.Equal(t, fires+probes, s.Fired, "%+v", s)
 			require.Zero(t, s.Pending)
 			require.Greater(t, starts, int64(n), "no timer came due while pushed: the test did not race")
-			t.Logf("%d schedules, %d fires, %d pushes, max lateness %v", starts, fires, pushes.Load(), s.MaxLateness)
+			t.Logf("%d schedules, %d fires, %d pushes, max lateness %v, longest stall %v", starts, fires, pushes.Load(), s.MaxLateness, stall)
 		})
 	}
 }
