@@ -136,8 +136,14 @@ func testLaneHoldsPeriodicTimers(t *testing.T, tick time.Duration) {
 }
 
 // TestLaneWheelStopReturnsQueued: Stop returns every timer queued in a
-// lane, once, and leaves none pending.
+// lane, once, and leaves none pending. In a bubble, as
+// TestLaneHoldsPeriodicTimers is, so that a stall between two steps does
+// not send the timers to slots.
 func TestLaneWheelStopReturnsQueued(t *testing.T) {
+	inBubble(t, testLaneWheelStopReturnsQueued)
+}
+
+func testLaneWheelStopReturnsQueued(t *testing.T) {
 	w, err := New(DefaultConfig())
 	require.NoError(t, err)
 	step, _ := DriveByHand(w)
