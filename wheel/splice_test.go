@@ -1,6 +1,7 @@
 package wheel
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -91,12 +92,18 @@ func TestSpliceChunk(t *testing.T) {
 	// fired them all in one pass, which it does unless the machine is so
 	// slow (the race detector, a loaded machine) that the real time
 	// passing between steps left the timers inside their epoch's slack,
-	// and they waited in the next slot first:
+	// and they waited in the next slot first, and that pass re-armed them
+	// within a tick of each other (a stall within it spreads the re-arms,
+	// and a timer re-armed late rightly goes beyond its chunk's window):
 	clean := maxInt(fires) == 1
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0) // re-arm times
 	for i := range ts {
 		require.True(t, ts[i].Pending(), "timer %d: re-armed", i)
 		clean = clean && firedIn[i] == first[i] && firedAt[i] == firedAt[0]
+		d, _ := ts[i].Deadline()
+		lo, hi = min(lo, d-period(i)), max(hi, d-period(i))
 	}
+	clean = clean && hi-lo <= time.Millisecond
 	if !clean {
 		t.Log("the first fires were not one pass over the chunks as placed (a slow machine): only the invariants are checked")
 	} else {
@@ -169,27 +176,32 @@ func maxInt(xs []int) int {
 func TestSpliceChunkHigherLevel(t *testing.T) {
 	// The full chunks move whole, but for one whose fires straddle a tick
 	// (its re-arms a few microseconds apart on the real clock): at least
-	// half of their timers keep their chunk. A slow step (the race
-	// detector, a loaded machine) can spread the fires over more ticks, so
-	// a run that misses is tried again, up to three times. So is a run
-	// that stalled for about the period: the wheel's clock moves on with
-	// the machine's, and the timers' slot then rightly comes down to
-	// level 0 (-1: such a run).
+	// half of their timers keep their chunk. That holds for a run whose
+	// first fires were one quick pass over the chunks as placed; on a slow
+	// machine (the race detector, a loaded one) the real time passing
+	// between steps can leave the timers inside their epoch's slack, so
+	// that they wait in the next slot first, placed one by one, or a stall
+	// within the pass can spread the re-arms over many ticks, or over
+	// about the period, which rightly brings their slot down to level 0.
+	// Such a run is not clean (-1), and is tried again, up to three times;
+	// if none is clean, only the invariants were checked, as in
+	// TestSpliceChunk.
 	var moved []int
 	for range 3 {
 		m := spliceHigherLevel(t)
 		moved = append(moved, m)
-		if m >= 0 && m <= 3*chunkLen/2 {
+		if m >= 0 {
+			require.LessOrEqual(t, m, 3*chunkLen/2, "timers of full chunks placed one by one, of %d", 3*chunkLen)
 			return
 		}
 	}
-	t.Fatalf("timers of full chunks placed one by one: %v of %d in three runs (-1: stalled), want at most %d in one", moved, 3*chunkLen, 3*chunkLen/2)
+	t.Logf("no run was one quick pass over the chunks as placed (a slow machine): only the invariants were checked")
 }
 
 // spliceHigherLevel runs TestSpliceChunkHigherLevel's scenario once and
 // returns how many timers of the full chunks left their chunk, or -1 if
-// the wheel's clock came within a second of their re-armed deadlines
-// (the run stalled).
+// the run was not clean: the timers' first fires were not one pass over
+// the chunks as placed, with the re-arms within a tick of each other.
 func spliceHigherLevel(t *testing.T) int {
 	w, err := New(DefaultConfig())
 	require.NoError(t, err)
@@ -199,9 +211,14 @@ func spliceHigherLevel(t *testing.T) int {
 	const n = 3*chunkLen + 5
 	ts := make([]Timer, n)
 	fires := make([]int, n)
+	// The chunk each timer was in at its fire (the driver runs on this
+	// goroutine: no lock needed to read ch).
+	firedIn := make([]*chunk, n)
 	for i := range ts {
-		require.NoError(t, ts[i].InitNext(w, func(*Timer, error) time.Duration {
-			fires[i]++
+		require.NoError(t, ts[i].InitNext(w, func(self *Timer, _ error) time.Duration {
+			if fires[i]++; fires[i] == 1 {
+				firedIn[i] = self.ch
+			}
 			return 2 * time.Second
 		}))
 	}
@@ -229,11 +246,23 @@ func spliceHigherLevel(t *testing.T) int {
 	if maxInt(fires) != 1 {
 		t.Fatalf("a timer fired twice in 100 ticks with a 2s period")
 	}
+	lo, hi := time.Duration(math.MaxInt64), time.Duration(0) // re-armed deadlines
 	for i := range ts {
-		if d, _ := ts[i].Deadline(); d-w.Now() < time.Second {
-			t.Logf("timer %d: the wheel's clock came within %v of its deadline: the run stalled", i, d-w.Now())
+		require.True(t, ts[i].Pending(), "timer %d: re-armed", i)
+		d, _ := ts[i].Deadline()
+		lo, hi = min(lo, d), max(hi, d)
+		if firedIn[i] != first[i] {
+			t.Logf("timer %d: fired from another chunk than it was placed in: not clean", i)
 			return -1
 		}
+	}
+	if hi-lo > time.Millisecond {
+		t.Logf("re-arms spread over %v: not clean", hi-lo)
+		return -1
+	}
+	if lo-w.Now() < time.Second {
+		t.Logf("the wheel's clock came within %v of the re-armed deadlines: not clean", lo-w.Now())
+		return -1
 	}
 	moved := 0
 	for i := range 3 * chunkLen {
