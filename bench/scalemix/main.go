@@ -237,31 +237,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	if o.mutexprofile != "" {
-		f, err := os.Create(o.mutexprofile)
-		if err != nil {
-			fmt.Fprintf(stderr, "scalemix: -mutexprofile: %v\n", err)
+		runtime.SetMutexProfileFraction(10)
+		write, ok := profileAtEnd(o.mutexprofile, "mutex", "-mutexprofile", stderr)
+		if !ok {
 			return 1
 		}
-		defer f.Close()
-		runtime.SetMutexProfileFraction(10)
-		defer func() {
-			if err := pprof.Lookup("mutex").WriteTo(f, 0); err != nil {
-				fmt.Fprintf(stderr, "scalemix: -mutexprofile: %v\n", err)
-			}
-		}()
+		defer write()
 	}
 	if o.memprofile != "" {
-		f, err := os.Create(o.memprofile)
-		if err != nil {
-			fmt.Fprintf(stderr, "scalemix: -memprofile: %v\n", err)
+		write, ok := profileAtEnd(o.memprofile, "allocs", "-memprofile", stderr)
+		if !ok {
 			return 1
 		}
-		defer f.Close()
-		defer func() {
-			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-				fmt.Fprintf(stderr, "scalemix: -memprofile: %v\n", err)
-			}
-		}()
+		defer write()
 	}
 	if !o.json {
 		fmt.Fprintf(stdout, "scalemix: %v measured per run after %v of warm-up; lateness sampled on every %d-th group\n",
@@ -719,4 +707,21 @@ func shortfalls(r raftmix.Result) (bool, []string) {
 		short = append(short, fmt.Sprintf("%d early", r.EarlyFires))
 	}
 	return len(short) == 0, short
+}
+
+// profileAtEnd creates path for the runtime profile name, asked for by
+// flag, and returns a function that writes the profile there and closes
+// the file; or, having said why, false.
+func profileAtEnd(path, name, flag string, stderr io.Writer) (write func(), ok bool) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "scalemix: %s: %v\n", flag, err)
+		return nil, false
+	}
+	return func() {
+		if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+			fmt.Fprintf(stderr, "scalemix: %s: %v\n", flag, err)
+		}
+		f.Close()
+	}, true
 }
