@@ -121,11 +121,22 @@ func etcdStep(rn *raft.RawNode, m *pb.Message) {
 	}
 }
 
+// lockFree configures a node as a multi-raft host does: heartbeats and
+// answers taken lock-free (Config.ExternalContact), leaders driven by the
+// caller's tick.
+func lockFree(c *election.Config) {
+	c.Detection, c.ExternalContact = election.ContactDeadline, true
+	c.ExternalHeartbeat, c.ExternalCheckQuorum = true, true
+}
+
 // BenchmarkFollowerHeartbeat is the cost of one heartbeat into a follower,
 // the hot path of a process hosting many groups: with 1k and 100k
 // followers on one real-time wheel, visited round robin.
 //   - impl=election: Node.Step of a MsgHeartbeat (the follower re-arms its
 //     election timer and queues its answer);
+//   - impl=lockfree: Node.TryHeartbeat of the same heartbeat, with
+//     Config.ExternalContact (a multi-raft host's path; the caller sends
+//     the answer);
 //   - impl=repeated: the bare repeated.Timer.Reset of an election timer
 //     (timers from repeated.New), what the timer alone costs;
 //   - impl=etcd: go.etcd.io/raft/v3 RawNode.Step of the same heartbeat
@@ -139,6 +150,21 @@ func BenchmarkFollowerHeartbeat(b *testing.B) {
 				nd.Step(hb) // follower of 1 in term 1
 			}
 			roundRobin(b, size.n, func(i int) { nodes[i].Step(hb) })
+		})
+		b.Run(fmt.Sprintf("nodes=%s/impl=lockfree", size.name), func(b *testing.B) {
+			w := benchWheel(b)
+			nodes := benchNodes(b, w, size.n, 2, lockFree)
+			hb := election.Message{Type: election.MsgHeartbeat, From: 1, To: 2, Term: 1, Sent: 1}
+			for _, nd := range nodes {
+				nd.Step(hb) // follower of 1 in term 1 (an event)
+				nd.Step(hb) // answered at once: the gate opens
+			}
+			now := w.Now()
+			roundRobin(b, size.n, func(i int) {
+				if !nodes[i].TryHeartbeat(1, 1, now) {
+					b.Fatal("declined")
+				}
+			})
 		})
 		b.Run(fmt.Sprintf("nodes=%s/impl=repeated", size.name), func(b *testing.B) {
 			w := benchWheel(b)
@@ -179,22 +205,28 @@ func BenchmarkFollowerHeartbeat(b *testing.B) {
 //     real-time wheel heartbeating through BroadcastHeartbeat
 //     (Config.ExternalHeartbeat, as a multi-raft host drives them), so
 //     that no heartbeat timer runs in the background;
+//   - impl=lockfree: Node.TryHeartbeatResp of the same answer, with
+//     Config.ExternalContact (a multi-raft host's path);
 //   - impl=etcd: RawNode.Step of a MsgHeartbeatResp plus its Ready and
 //     Advance.
 func BenchmarkLeaderHeartbeatResp(b *testing.B) {
+	leaders := func(b *testing.B, w *wheel.Wheel, n int, edit func(*election.Config)) []*election.Node {
+		nodes := benchNodes(b, w, n, 1, edit)
+		for _, nd := range nodes {
+			if err := nd.Campaign(); err != nil {
+				b.Fatal(err)
+			}
+			nd.Step(election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 1, Granted: true})
+			nd.Step(election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true})
+			if !nd.Leading() {
+				b.Fatal("not leading")
+			}
+		}
+		return nodes
+	}
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprintf("nodes=%s/impl=election", size.name), func(b *testing.B) {
-			nodes := benchNodes(b, benchWheel(b), size.n, 1, func(c *election.Config) { c.ExternalHeartbeat = true })
-			for _, nd := range nodes {
-				if err := nd.Campaign(); err != nil {
-					b.Fatal(err)
-				}
-				nd.Step(election.Message{Type: election.MsgPreVoteResp, From: 2, To: 1, Term: 1, Granted: true})
-				nd.Step(election.Message{Type: election.MsgVoteResp, From: 2, To: 1, Term: 1, Granted: true})
-				if !nd.Leading() {
-					b.Fatal("not leading")
-				}
-			}
+			nodes := leaders(b, benchWheel(b), size.n, func(c *election.Config) { c.ExternalHeartbeat = true })
 			resps := [2]election.Message{
 				{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: 1, Granted: true, Sent: 1},
 				{Type: election.MsgHeartbeatResp, From: 3, To: 1, Term: 1, Granted: true, Sent: 1},
@@ -202,6 +234,23 @@ func BenchmarkLeaderHeartbeatResp(b *testing.B) {
 			k := 0
 			roundRobin(b, size.n, func(i int) {
 				nodes[i].Step(resps[k&1])
+				k++
+			})
+		})
+		b.Run(fmt.Sprintf("nodes=%s/impl=lockfree", size.name), func(b *testing.B) {
+			w := benchWheel(b)
+			nodes := leaders(b, w, size.n, lockFree)
+			now := w.Now()
+			for _, nd := range nodes {
+				if _, err := nd.LeaderTick(now, nil); err != nil { // opens the gate
+					b.Fatal(err)
+				}
+			}
+			k := 0
+			roundRobin(b, size.n, func(i int) {
+				if !nodes[i].TryHeartbeatResp(election.ID(2+k&1), 1, 1, now) {
+					b.Fatal("declined")
+				}
 				k++
 			})
 		})

@@ -74,6 +74,21 @@ type Config struct {
 	// instead of one timer per leader. It requires ExternalHeartbeat;
 	// without CheckQuorum it does nothing.
 	ExternalCheckQuorum bool
+	// ExternalContact lets the caller take a follower's heartbeats
+	// without the node's lock and watch the follower's contact in place
+	// of its election timer: a host of many groups then answers a
+	// heartbeat with a compare and a store, and re-arms no timer for it.
+	// Node.TryHeartbeat accepts a heartbeat of the follower's leader in
+	// its term when nothing else happened to the node since the last one
+	// it stepped; while a follower hears its leader, its election timer
+	// is stopped and Node.SuperviseContact, which the caller calls for
+	// every follower at least every ElectionTimeout minus its argument,
+	// arms the timer for a fresh timeout after the last contact once
+	// that contact is older than the argument. The election then comes
+	// when ContactDeadline's would. It requires Detection ContactDeadline
+	// and groups of at most five voters (TryHeartbeat declines others),
+	// and cannot be combined with Emulate.ServerLock.
+	ExternalContact bool
 
 	// VoteTimeout bounds one election round of a candidate; when it expires
 	// the candidate starts its next round: with PreVote a pre-vote (as
@@ -331,6 +346,12 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.ExternalCheckQuorum && !c.ExternalHeartbeat {
 		return c, fieldErr("ExternalCheckQuorum", c.ExternalCheckQuorum, "requires ExternalHeartbeat: the quorum is checked by Node.LeaderTick")
+	}
+	if c.ExternalContact && c.Detection != ContactDeadline {
+		return c, fieldErr("ExternalContact", c.ExternalContact, "requires Detection ContactDeadline (is %v)", c.Detection)
+	}
+	if c.ExternalContact && c.Emulate.ServerLock != nil {
+		return c, fieldErr("ExternalContact", c.ExternalContact, "cannot be combined with Emulate.ServerLock, which defers the election timer")
 	}
 	if c.ExternalHeartbeat && c.Emulate.HeartbeatPerPeer {
 		return c, fieldErr("Emulate.HeartbeatPerPeer", c.Emulate.HeartbeatPerPeer, "cannot be combined with ExternalHeartbeat: the caller heartbeats every peer at once")

@@ -72,7 +72,7 @@ type heldMsg struct {
 // did not hand out yet, or one it was told before, changes nothing; so
 // does a call after Stop.
 func (n *Node) Persisted(seq uint64) {
-	n.mu.Lock()
+	n.lock()
 	if n.stopped || seq <= n.durableSeq || seq > n.deferSeq {
 		n.mu.Unlock()
 		return
@@ -93,7 +93,7 @@ func (n *Node) Persisted(seq uint64) {
 // node made by NewNode, and for a deferred one when Persisted caught up
 // with its last Defer.
 func (n *Node) Durable() bool {
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	return !n.holding
 }

@@ -15,6 +15,14 @@ func (n *Node) TimerDeadlines() (election time.Duration, electionOK bool, vote t
 	return
 }
 
+// SetTryHeartbeatHook sets the function TryHeartbeat runs between its
+// first load of the gate and its record of the contact, for a test, and
+// returns the function that clears it.
+func SetTryHeartbeatHook(f func()) (restore func()) {
+	tryHeartbeatHook = f
+	return func() { tryHeartbeatHook = nil }
+}
+
 // SetSyncDir replaces FileStorage's directory sync for a test and returns
 // the function that restores it.
 func SetSyncDir(f func(dir string) error) (restore func()) {

@@ -3,6 +3,8 @@ package election
 import (
 	"errors"
 	"time"
+
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // Hooks for hosts that hibernate idle groups (package multiraft): a node
@@ -39,7 +41,7 @@ type Dormant struct {
 // (ErrNotDurable). The term and vote stay in Storage, where they already
 // are.
 func (n *Node) Hibernate() (Dormant, error) {
-	n.mu.Lock()
+	n.lock()
 	if err := n.usable(); err != nil {
 		n.mu.Unlock()
 		return Dormant{}, err
@@ -151,11 +153,28 @@ func (n *Node) resume(d Dormant) bool {
 // voters' clocks advance at rates that differ by less than the margin
 // ElectionTimeout*(1-LeaseRatio) over an election timeout.
 func (n *Node) QuorumContact() bool {
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	if n.usable() != nil || n.role != Leader || !n.cfg.refusesVotesInLease() || n.transferring {
 		return false
 	}
 	now, lease := n.w.Now(), n.readLease()
 	return n.majority.Leased(n.acks, now, lease)
+}
+
+// Acked returns the send time of the latest heartbeat of the leader's
+// term that peer answered (granted), the time its lease runs from; ok is
+// false if the node does not lead, peer is not a voter, or it answered
+// no heartbeat of the term that carried its send time.
+func (n *Node) Acked(peer ID) (sent time.Duration, ok bool) {
+	n.lock()
+	defer n.mu.Unlock()
+	if n.usable() != nil || n.role != Leader {
+		return 0, false
+	}
+	i := n.peerIndex(peer)
+	if i < 0 || i >= len(n.acks) || n.acks[i].Lease == quorum.None {
+		return 0, false
+	}
+	return n.acks[i].Lease, true
 }

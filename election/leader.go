@@ -59,6 +59,7 @@ func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
 		}
 	}
 	n.restartHeartbeats()
+	n.openLeaderGate()
 	n.unlockAndFlush()
 	return out, nil
 }
@@ -149,6 +150,7 @@ func (n *Node) handleHeartbeatResp(m Message, now time.Duration) {
 				now = n.w.Now()
 			}
 			n.acks[i].Answered(now, m.Sent)
+			n.openLeaderGate()
 		}
 	}
 }

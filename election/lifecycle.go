@@ -15,7 +15,7 @@ func (n *Node) Start() error { return n.start(nil) }
 
 // start is Start, resuming from d (see Resume) when d is not nil.
 func (n *Node) start(d *Dormant) error {
-	n.mu.Lock()
+	n.lock()
 	if n.stopped {
 		n.mu.Unlock()
 		return ErrStopped
@@ -68,7 +68,7 @@ func (n *Node) start(d *Dormant) error {
 // for a running timer callback and emits no event. The HardState stays in
 // Storage; restart by creating a new Node with the same Storage.
 func (n *Node) Stop() {
-	n.mu.Lock()
+	n.lock()
 	if n.stopped {
 		n.mu.Unlock()
 		return
@@ -96,7 +96,7 @@ func (n *Node) halt() {
 
 // Status returns a snapshot of the node's state.
 func (n *Node) Status() Status {
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	return Status{
 		ID: n.id, Role: n.role, Term: n.term, Vote: n.vote, Leader: n.leader,
@@ -107,10 +107,11 @@ func (n *Node) Status() Status {
 
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats {
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	st := n.stats
-	st.Received, st.Sent = n.received, n.sent
+	fast := n.fastBeats.Load()
+	st.Received, st.Sent = n.received+fast+n.fastAnswers.Load(), n.sent+fast
 	return st
 }
 
@@ -127,7 +128,7 @@ func (n *Node) usable() error {
 // lockUsable locks the node for a public call and returns nil, or returns
 // usable's error with the node unlocked.
 func (n *Node) lockUsable() error {
-	n.mu.Lock()
+	n.lock()
 	if err := n.usable(); err != nil {
 		n.mu.Unlock()
 		return err

@@ -30,7 +30,9 @@ const (
 	// timeout instead of once per heartbeat. On a shared wheel every
 	// follower's timer then fires once per election timeout on the
 	// wheel's driver goroutine, which can cost more than the lock-free
-	// re-arm of ResetOnHeartbeat (package multiraft keeps that).
+	// re-arm of ResetOnHeartbeat; Config.ExternalContact stops the timer
+	// of a follower that hears its leader and lets the caller watch the
+	// contact instead (package multiraft does, from its tick).
 	ContactDeadline
 )
 

@@ -29,15 +29,42 @@ import (
 //
 // All methods are safe for concurrent use.
 type Node struct {
-	// The fields a follower's heartbeat reads and writes come first, in
-	// three cache lines, followed by its election timer, which starts on
-	// the fourth: with many nodes a heartbeat touches five lines of its
-	// node (see Step). Everything but leading is guarded by mu, and the
-	// fields marked immutable are set by NewNode and never written again.
-	mu sync.Mutex
+	// The fields a heartbeat and its answer touch come first, followed by
+	// the election timer, which starts on the sixth cache line. Stepped
+	// under the lock (Step), a follower's heartbeat touches the lines
+	// from outbox's to the timer's first two; taken lock-free
+	// (Config.ExternalContact), a heartbeat touches the first line only,
+	// and an answer to a leader the second. Everything but the atomics is
+	// guarded by mu, and the fields marked immutable are set by NewNode
+	// and never written again.
+	//
+	// The first line: what TryHeartbeat and SuperviseContact read and
+	// write (see contact.go), Leading's flag and the peers.
+	gate      atomic.Uint64 // 0: closed; else gateWord(term, leader)
+	contact   atomic.Int64  // latest contact recorded for the supervision
+	fastBeats atomic.Int64  // heartbeats TryHeartbeat answered
+	// parked is set while a follower's election timer is stopped and its
+	// caller's SuperviseContact watches contact instead.
+	parked atomic.Bool
 	// leading mirrors role == Leader of a started, running node, for
 	// Leading; written with mu held, read without it.
-	leading          atomic.Bool
+	leading atomic.Bool
+	// peerArr holds peers for groups of up to five voters (nPeers), inside
+	// the Node, so that checking a message's sender (isVoter) touches no
+	// memory of its own. Immutable.
+	peerArr [4]ID
+	// fastAnswers counts the answers TryHeartbeatResp took, and fastAcks
+	// holds them per peer (peerArr's order) until the lock takes them into
+	// acks: a leader's answers touch this line and no other.
+	fastAnswers atomic.Int64
+	fastAcks    [4]fastAck
+
+	mu sync.Mutex
+	// extContact is Config.ExternalContact. Immutable.
+	extContact bool
+	// nPeers is len(peers) when peerArr holds them (groups of up to five
+	// voters), and 0 otherwise. Immutable.
+	nPeers           uint8
 	started, stopped bool
 	role             Role
 	// detection is Config.Detection, here beside the other hot fields.
@@ -54,22 +81,15 @@ type Node struct {
 	// holding is set while a deferred node's last HardState is not
 	// durable (durableSeq < deferSeq): what it sends waits in held.
 	holding bool
-	// nPeers is len(peers) when peerArr holds them (groups of up to five
-	// voters), and 0 otherwise. Immutable.
-	nPeers uint8
-	id     ID // immutable
-	term   uint64
-	leader ID
-	w      *wheel.Wheel // immutable
+	id      ID // immutable
+	term    uint64
+	leader  ID
+	w       *wheel.Wheel // immutable
 	// received and sent are Stats.Received and Stats.Sent, here beside
 	// the other hot fields.
 	received, sent int64
-	tr             Transport // immutable
-	// peerArr holds peers for groups of up to five voters (nPeers), inside
-	// the Node, so that checking a message's sender (isVoter) touches no
-	// memory of its own. Immutable.
-	peerArr     [4]ID
-	lastContact time.Duration // last accepted heartbeat of the leader
+	tr             Transport     // immutable
+	lastContact    time.Duration // last accepted heartbeat of the leader
 	// promised is when the node last heard a leader (promisedTo), or
 	// started in a term above 0 (promisedTo None: it may have answered a
 	// leader just before it stopped); hasPromise is false if neither
@@ -82,13 +102,14 @@ type Node struct {
 	// answer to a heartbeat bypasses them when both are empty (Step).
 	outbox []Message
 	events []Event
+	_      [24]byte // electionT starts a cache line
 	// electionT is the election timer, inside the Node
 	// (repeated.Timer.Init) right after the fields above, at a multiple
 	// of 64 bytes from the Node's start; its own hot fields come first.
 	electionT repeated.Timer
 
 	// The rest of the node's state, which heartbeats and their answers do
-	// not touch, is allocated apart, so that the Node, 448 bytes, leaves
+	// not touch, is allocated apart, so that the Node, 576 bytes, leaves
 	// room in the cache and the TLB for the hot lines of many others.
 	*nodeCold
 
@@ -97,7 +118,7 @@ type Node struct {
 	// next term led): what a heartbeat's answer to a leader writes.
 	acks   []quorum.Ack
 	ackArr [4]quorum.Ack
-	// The Node's size, 448 bytes, is a size class of whole cache lines, so
+	// The Node's size, 576 bytes, is a size class of whole cache lines, so
 	// that each Node starts on one (see TestHeartbeatLayout).
 }
 
@@ -142,6 +163,9 @@ type nodeCold struct {
 	// rest shortens the election timer's next schedule by the time since
 	// the last contact (ContactDeadline); nil in the other modes.
 	rest *restJitter
+	// gateOpenAt is when TryHeartbeat's gate last opened: a contact it
+	// recorded before that is not taken in (see closeGate).
+	gateOpenAt time.Duration
 	// restBase is when the election timer's schedule last started
 	// counting (ContactDeadline): its restart, or the contact it was
 	// re-armed from. A fire that finds no later contact is due.
@@ -202,10 +226,11 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		c.Rand = randsrc.New()
 	}
 	n := &Node{
-		id:        c.ID,
-		w:         w,
-		tr:        tr,
-		detection: c.Detection,
+		id:         c.ID,
+		w:          w,
+		tr:         tr,
+		detection:  c.Detection,
+		extContact: c.ExternalContact,
 		nodeCold: &nodeCold{
 			cfg:      c,
 			st:       st,

@@ -169,7 +169,7 @@ func (n *Node) RegisterObserver(o *Observer) {
 	if o == nil {
 		return
 	}
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	if slices.Contains(n.obs.observers, o) {
 		return
@@ -184,7 +184,7 @@ func (n *Node) RegisterObserver(o *Observer) {
 // delivery goroutine ends. Deregistering an Observer that is not
 // registered does nothing.
 func (n *Node) DeregisterObserver(o *Observer) {
-	n.mu.Lock()
+	n.lock()
 	i := slices.Index(n.obs.observers, o)
 	if i < 0 {
 		n.mu.Unlock()
@@ -203,7 +203,7 @@ func (n *Node) DeregisterObserver(o *Observer) {
 // call are not reported, except that a node that is leader at the first
 // call finds true in the channel. The node never blocks on it.
 func (n *Node) LeaderCh() <-chan bool {
-	n.mu.Lock()
+	n.lock()
 	defer n.mu.Unlock()
 	if n.obs.leaderCh == nil {
 		n.obs.leaderCh = make(chan bool, 1)
@@ -249,7 +249,7 @@ func (n *Node) WaitLeader(ctx context.Context) (ID, error) { return n.WaitLeader
 // term, watch Status().Term with WaitLeader.
 func (n *Node) WaitLeaderOther(ctx context.Context, old ID) (ID, error) {
 	for {
-		n.mu.Lock()
+		n.lock()
 		if n.stopped {
 			n.mu.Unlock()
 			return None, ErrStopped

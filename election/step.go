@@ -57,7 +57,7 @@ func (n *Node) StepAt(m Message, now time.Duration) (answer Message, direct bool
 
 // stepAt is Step and StepAt: now is noTime for the wheel's time.
 func (n *Node) stepAt(m Message, now time.Duration) (answer Message, direct bool) {
-	n.mu.Lock()
+	n.lock()
 	n.received++
 	if n.usable() != nil {
 		n.stats.IgnoredStopped++
@@ -171,6 +171,7 @@ func (n *Node) handleHeartbeat(m Message, now time.Duration) (answer Message, di
 	a := Message{Type: MsgHeartbeatResp, From: n.id, To: m.From, Term: n.term, Granted: true, Sent: m.Sent}
 	if len(n.outbox) == 0 && len(n.events) == 0 && !n.holding {
 		n.sent++
+		n.openGate(now)
 		return a, true
 	}
 	n.send(a)

@@ -73,6 +73,7 @@ func (n *Node) restartElectionTimer(d time.Duration) {
 	n.restFromContact()
 	n.electionOn = n.electionT.Restart() == nil
 	n.electionFresh = true
+	n.unpark()
 }
 
 // startElectionTimer starts the election timer if it is stopped; a
@@ -84,6 +85,14 @@ func (n *Node) startElectionTimer() {
 	n.restFromContact()
 	n.electionOn = n.electionT.Start() == nil
 	n.electionFresh = true
+	n.unpark()
+}
+
+// unpark clears parked (ExternalContact) once the election timer runs.
+func (n *Node) unpark() {
+	if n.extContact && n.electionOn {
+		n.parked.Store(false)
+	}
 }
 
 // stopElectionTimer stops the election timer and clears a forced delay.
@@ -134,10 +143,15 @@ func (n *Node) restFromContact() {
 }
 
 // heardLeader acts on the election timer for a heartbeat of the leader
-// accepted at now (lastContact is now already): with ContactDeadline and
-// the timer running, nothing (the timer reads lastContact when it
-// fires); otherwise resetElectionTimer.
+// accepted at now (lastContact is now already): with ExternalContact it
+// parks the follower; with ContactDeadline and the timer running,
+// nothing (the timer reads lastContact when it fires); otherwise
+// resetElectionTimer.
 func (n *Node) heardLeader(now time.Duration) {
+	if n.extContact {
+		n.park(now)
+		return
+	}
 	if n.detection == ContactDeadline && n.electionOn {
 		return
 	}
@@ -154,7 +168,7 @@ func (n *Node) contactAt() time.Duration {
 }
 
 func (n *Node) lockForTimer() bool {
-	n.mu.Lock()
+	n.lock()
 	if n.usable() != nil {
 		n.mu.Unlock()
 		return false
@@ -187,7 +201,13 @@ func (n *Node) electionTimerDue() {
 			if c := n.contactAt(); c > n.restBase || n.within(c, n.cfg.ElectionTimeout) {
 				// A contact since the timer was armed: the timer comes
 				// due a fresh timeout after it (at once if that passed
-				// already), as a re-arm at the contact would have made it.
+				// already), as a re-arm at the contact would have made it;
+				// with ExternalContact, the caller's supervision takes
+				// over again while the leader is known.
+				if n.extContact && n.leader != None {
+					n.park(c)
+					break
+				}
 				n.restBase = c
 				n.rest.since(max(n.w.Now()-c, 1))
 				break
