@@ -45,14 +45,14 @@ func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
 		n.mu.Unlock()
 		return out, ErrNotLeader
 	}
-	if n.cfg.CheckQuorum && n.cfg.ExternalCheckQuorum && !n.checkQuorum(now) {
+	if n.tickCQ && !n.checkQuorum(now) {
 		n.unlockAndFlush()
 		return out, ErrNotLeader
 	}
 	if n.holding || len(n.outbox) > 0 || len(n.events) > 0 {
 		n.broadcastHeartbeatAt(now)
 	} else {
-		for i, p := range n.peers {
+		for i, p := range n.peerList() {
 			n.acks[i].Sent(now)
 			n.sent++
 			out = append(out, Message{Type: MsgHeartbeat, From: n.id, To: p, Term: n.term, Sent: now})
@@ -77,6 +77,9 @@ func (n *Node) stopHeartbeats() {
 // restartHeartbeats (re)arms the leader's heartbeat timer(s) with fresh
 // periods.
 func (n *Node) restartHeartbeats() {
+	if !n.hbTimers {
+		return
+	}
 	if n.heartbeatT != nil {
 		n.heartbeatT.Restart()
 	}

@@ -81,10 +81,15 @@ type Node struct {
 	// holding is set while a deferred node's last HardState is not
 	// durable (durableSeq < deferSeq): what it sends waits in held.
 	holding bool
-	id      ID // immutable
-	term    uint64
-	leader  ID
-	w       *wheel.Wheel // immutable
+	// tickCQ is CheckQuorum with ExternalCheckQuorum, and hbTimers is
+	// set when the node has a heartbeat timer of its own (no
+	// ExternalHeartbeat): LeaderTick's questions, answered here rather
+	// than in the cold state. Immutable.
+	tickCQ, hbTimers bool
+	id               ID // immutable
+	term             uint64
+	leader           ID
+	w                *wheel.Wheel // immutable
 	// received and sent are Stats.Received and Stats.Sent, here beside
 	// the other hot fields.
 	received, sent int64
@@ -102,7 +107,11 @@ type Node struct {
 	// answer to a heartbeat bypasses them when both are empty (Step).
 	outbox []Message
 	events []Event
-	_      [24]byte // electionT starts a cache line
+	// Copies of what CheckQuorum reads of the cold state, for a host
+	// that runs it for every leader at every tick: Config.lease(),
+	// HeartbeatInterval and the node's metrics. Immutable.
+	leaseD, hbD time.Duration
+	metrics     *nodeMetrics
 	// electionT is the election timer, inside the Node
 	// (repeated.Timer.Init) right after the fields above, at a multiple
 	// of 64 bytes from the Node's start; its own hot fields come first.
@@ -254,6 +263,9 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	}
 	n.targetPriority = c.targetPriority()
 	n.obs.metrics = newNodeMetrics(c)
+	n.metrics = n.obs.metrics
+	n.leaseD, n.hbD = c.lease(), c.HeartbeatInterval
+	n.tickCQ = c.CheckQuorum && c.ExternalCheckQuorum
 
 	// One random source per timer, derived from Config.Rand: the timers
 	// may re-arm on different goroutines of a real-time wheel. WithSeed
@@ -290,6 +302,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if err := mk(&n.stepDownT, "stepdown", c.StepDownInterval, n.onStepDownTimer, repeated.None()); err != nil {
 		return nil, err
 	}
+	n.hbTimers = !c.ExternalHeartbeat
 	switch {
 	case c.ExternalHeartbeat:
 		// The caller heartbeats through BroadcastHeartbeat: no timer.

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/raftick/raftick/internal/prefetch"
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // logOK applies Raft's up-to-date rule to a candidate's last entry.
@@ -94,6 +95,23 @@ func (n *Node) isVoter(id ID) bool {
 		return id == n.id || slices.Contains(n.peerArr[:n.nPeers], id)
 	}
 	return n.voter[id]
+}
+
+// peerList returns peers, from peerArr where it holds them (see isVoter).
+func (n *Node) peerList() []ID {
+	if n.nPeers > 0 {
+		return n.peerArr[:n.nPeers]
+	}
+	return n.peers
+}
+
+// voterMajority returns the majority of the voters, without reading the cold
+// state where peerArr holds the peers (see isVoter).
+func (n *Node) voterMajority() quorum.Majority {
+	if n.nPeers > 0 {
+		return quorum.Majority(n.nPeers + 1)
+	}
+	return n.majority
 }
 
 // peerIndex returns the index of id in peers, or -1, reading peerArr

@@ -280,9 +280,9 @@ func (n *Node) onStepDownTimer() {
 // CheckQuorum: it steps down unless a quorum is reachable, and reports
 // whether it still leads.
 func (n *Node) checkQuorum(now time.Duration) bool {
-	lease := n.cfg.lease()
-	n.obs.metrics.leaderContact(now, lease, n.acks)
-	if alive := n.reachable(now, lease); !n.majority.Reached(alive) && !n.majority.Reached(alive+n.heldSilent(now, lease)) {
+	lease := n.leaseD
+	n.metrics.leaderContact(now, lease, n.acks)
+	if alive := n.reachable(now, lease); !n.voterMajority().Reached(alive) && !n.voterMajority().Reached(alive+n.heldSilent(now, lease)) {
 		n.logger.Warn("stepping down: quorum not reachable", "alive", alive, "quorum", n.majority.Size(), "lease", lease)
 		n.stepDown(n.term, fmt.Sprintf("%s: %d of %d voters within lease %v", ReasonCheckQuorum, alive, len(n.cfg.Voters), lease), None)
 		return false
@@ -325,7 +325,7 @@ func (n *Node) onPeerHeartbeatTimer(peer ID, t *repeated.Timer) {
 // the check that fires first would otherwise find every answer old. The
 // lease (QuorumContact) still counts only answers within it.
 func (n *Node) reachable(now, lease time.Duration) int {
-	return 1 + len(n.acks) - quorum.Silent(n.acks, now, lease, n.cfg.HeartbeatInterval)
+	return 1 + len(n.acks) - quorum.Silent(n.acks, now, lease, n.hbD)
 }
 
 func (n *Node) onSnapshotTimer() {

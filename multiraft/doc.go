@@ -69,11 +69,20 @@
 // often than the timer's ElectionTimeout/2) and no leader keeps a
 // step-down timer. A batch's entries are stepped at the wheel time read
 // once per chunk of them (election.Node.StepAt), and their answers join
-// the outbox together; the tick's heartbeats join theirs likewise. A
-// follower's heartbeat still re-arms its election timer, lock-free
-// (election.ContactDeadline, a store per heartbeat and a timer fire per
-// election timeout, made the wheel's one driver goroutine fire every
-// follower's timer instead, and was slower).
+// the outbox together; the tick's heartbeats join theirs likewise.
+//
+// A follower's heartbeat and a leader's answer are a compare and a store
+// (election.Config.ExternalContact): the follower's node, once it stepped
+// a heartbeat of its leader and did nothing else since, takes the next
+// ones without its lock (election.Node.TryHeartbeat) and keeps no
+// election timer; the tick watches every awake follower's contact
+// (election.Node.SuperviseContact, a load per follower) and arms the
+// timer, for a fresh random timeout after the last contact, only once
+// the leader has been silent for the election timeout less a tick and a
+// half. So the follower campaigns when a timer re-armed by every
+// heartbeat would have. A leader takes its followers' answers the same
+// way (election.Node.TryHeartbeatResp) between two ticks, and its
+// CheckQuorum and lease count them at the next.
 //
 // # Hibernation
 //

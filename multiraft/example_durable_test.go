@@ -71,5 +71,5 @@ func Example_durable() {
 	}
 	// Output:
 	// host 1 wrote 100 states in fewer syncs: true
-	// group 42: term 1 before the crash, 1 after, vote for 1
+	// group 42: term 1 before the crash, 1 after, vote for 2
 }

@@ -7,19 +7,20 @@ import (
 	"github.com/raftick/raftick/election"
 )
 
-// setAwake adds g to the awake list. h.mu is held.
+// setAwake adds g (its node set) to the awake list. h.mu is held.
 func (h *Host) setAwake(g *group) {
 	g.a.at = len(h.awakeL)
 	h.awakeL = append(h.awakeL, g)
+	h.awakeN = append(h.awakeN, g.node)
 }
 
 // setAsleep removes g (awake) from the awake list. h.mu is held.
 func (h *Host) setAsleep(g *group) {
 	i, last := g.a.at, len(h.awakeL)-1
-	h.awakeL[i] = h.awakeL[last]
+	h.awakeL[i], h.awakeN[i] = h.awakeL[last], h.awakeN[last]
 	h.awakeL[i].a.at = i
-	h.awakeL[last] = nil
-	h.awakeL = h.awakeL[:last]
+	h.awakeL[last], h.awakeN[last] = nil, nil
+	h.awakeL, h.awakeN = h.awakeL[:last], h.awakeN[:last]
 	g.awake.Store(false)
 }
 
@@ -64,12 +65,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
 	ns.n = n
-	a := &awakeState{node: n, lastActive: h.w.Now()}
-	if nv := len(g.voters.ids); nv <= smallGroup {
-		a.acks = a.small[:nv]
-	} else {
-		a.acks = make([]ack, nv)
-	}
+	a := &awakeState{lastActive: h.w.Now()}
 	if err := n.Resume(d); err != nil {
 		g.dormant = d
 		h.stats.Hibernating++
@@ -78,7 +74,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	g.term.Store(n.Status().Term)
 	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
 	h.setAwake(g)
-	g.fast.Store(a)
+	g.fast.Store(n)
 	g.awake.Store(true)
 	h.listLeader(g)
 	return nil
@@ -98,7 +94,7 @@ func (h *Host) hibernate(g *group) bool {
 	g.fast.Store(nil)
 	d, err := g.node.Hibernate()
 	if err != nil {
-		g.fast.Store(g.a)
+		g.fast.Store(g.node)
 		g.awake.Store(true)
 		return false
 	}
@@ -198,7 +194,9 @@ func (h *Host) sweepLeader(g *group, now time.Duration) bool {
 }
 
 // followersCaughtUp reports whether every follower answered a heartbeat
-// of term within the lease, or lives on a node liveness takes for dead.
+// of term sent within the lease (election.Node.Acked: the leader's node
+// still leads in term, as the sweep checked), or lives on a node liveness
+// takes for dead.
 // It also returns the followers it skipped as dead.
 func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok bool, behind uint64) {
 	for i, v := range g.voters.ids {
@@ -209,7 +207,7 @@ func (h *Host) followersCaughtUp(g *group, term uint64, now time.Duration) (ok b
 			behind |= bit(i)
 			continue
 		}
-		if a := &g.a.acks[i]; a.term.Load() != term || now-time.Duration(a.at.Load()) > h.lease {
+		if sent, ok := g.node.Acked(v); !ok || now-sent > h.lease {
 			return false, 0
 		}
 	}

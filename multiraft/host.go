@@ -85,6 +85,10 @@ type Host struct {
 	peerIDs  []election.ID // keys of peers, sorted (a new slice on every change)
 	all      []*group      // every group, in the order added
 	awakeL   []*group      // the awake groups; awakeState.at is the index
+	// awakeN holds the awake groups' nodes, in awakeL's order: the passes
+	// that ask every awake node something lock-free (the sweep, the
+	// tick's supervision) read these pointers, not the groups.
+	awakeN []*election.Node
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
@@ -153,8 +157,13 @@ type Host struct {
 // guarded by Host.mu;
 // the atomic fields are read without it, as each says.
 type group struct {
-	id      GroupID
-	voters  *voterSet
+	id     GroupID
+	voters *voterSet
+	// fast is node while the group is awake and nil while it hibernates
+	// or is being put to sleep, for Step's lock-free path (see
+	// inbound.go), which reads it with id and voters: all three at the
+	// group's start, where a lookahead prefetches. Written under mu.
+	fast    atomic.Pointer[election.Node]
 	st      election.Storage
 	log     election.LogView // nil: an empty log
 	node    *election.Node
@@ -170,10 +179,6 @@ type group struct {
 	// awake mirrors node != nil for Touch, which reads it without mu:
 	// cleared before a group hibernates, set when it wakes.
 	awake atomic.Bool
-	// fast is a while the group is awake and nil while it hibernates or
-	// is being put to sleep, for Step's lock-free path (see inbound.go).
-	// Written under mu.
-	fast atomic.Pointer[awakeState]
 	// wokeAt is the wheel time the group last woke (0: never), for
 	// Config.Lagging (see overload.go). Written under mu, read without.
 	wokeAt atomic.Int64
@@ -204,39 +209,15 @@ func (g *group) lastTouch() (time.Duration, bool) {
 // bit returns the behind bit of voter index i.
 func bit(i int) uint64 { return 1 << min(i, 63) }
 
-// awakeState is what the host tracks of an awake group. node and acks are
-// read by Step's lock-free path (through group.fast); every other field
-// is guarded by Host.mu.
+// awakeState is what the host tracks of an awake group, guarded by
+// Host.mu.
 type awakeState struct {
-	node *election.Node // the group's node, as group.node; set before publishing
 	// lastActive is when the group woke or its node's term changed (see
 	// Host.lastActive for touches).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
-	acks       []ack  // per voter index: last granted heartbeat answer
 	at         int    // index in Host.awakeL
 	listed     bool   // in Host.leadersL
-	// small holds acks for groups of up to smallGroup voters, in the
-	// same allocation (one cache miss less per heartbeat answer).
-	small [smallGroup]ack
-}
-
-// smallGroup is the largest group whose acks live in awakeState.small.
-const smallGroup = 5
-
-// ack is a voter's last granted heartbeat answer: its term and when it was
-// stepped. Each field is atomic, as Step's lock-free path writes it; a
-// reader may see the term of one answer with the time of another, which
-// only delays a hibernation (followersCaughtUp wants both recent).
-type ack struct {
-	term atomic.Uint64
-	at   atomic.Int64 // a time.Duration
-}
-
-// set records an answer of term stepped at at.
-func (a *ack) set(term uint64, at time.Duration) {
-	a.term.Store(term)
-	a.at.Store(int64(at))
 }
 
 // voterSet is a group's voters, shared by every group with the same ones.
@@ -299,14 +280,20 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if c.Coalesce && !eff.Emulate.HeartbeatPerPeer {
 		// The host's tick drives its leaders' heartbeats and their
 		// CheckQuorum: no leader keeps a heartbeat or step-down timer
-		// only for the tick to outrun it. A follower's heartbeat still
-		// re-arms its election timer (lock-free, see election.Node.Step):
-		// with election.ContactDeadline every follower's timer fired once
-		// per election timeout on the wheel's one driver goroutine
-		// instead, which at 20k groups all active was the busiest
-		// goroutine of the process (see docs/performance.md).
+		// only for the tick to outrun it. A follower that hears its
+		// leader keeps no election timer either: the tick watches its
+		// contact (election.Node.SuperviseContact), which costs a load
+		// per follower per tick, where a timer fired once per election
+		// timeout on the wheel's one driver goroutine (see
+		// docs/performance.md).
 		eff.ExternalHeartbeat = true
 		eff.ExternalCheckQuorum = true
+		if eff.Detection != election.CheckLastContact && eff.Emulate.ServerLock == nil {
+			// Followers answer their leaders' heartbeats lock-free and
+			// the tick watches their contact (supervise).
+			eff.Detection = election.ContactDeadline
+			eff.ExternalContact = true
+		}
 	}
 	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
 		return nil, err

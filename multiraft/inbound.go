@@ -123,14 +123,19 @@ const fastChunk = 256
 // takes gmu to write), at the wheel time read once per chunk; the
 // heartbeats' answers (election.Node.StepAt's direct ones) join the
 // peer's outbox together at the chunk's end. An answer's ack is recorded
-// at that time too. It returns the indexes of the entries whose group
+// at that time too. A heartbeat of a follower that heard its leader, and
+// an answer to a leader, are taken without locking the node where it
+// allows it (election.Node.TryHeartbeat, TryHeartbeatResp; the host
+// configures election.Config.ExternalContact), and stepped otherwise.
+// It returns the indexes of the entries whose group
 // hibernates (or is being put to sleep or woken), for the caller to
 // deliver under the lock, in order. Unknown groups and senders are
 // counted as ignored. Neither h.mu nor outMu is held. A group looked up
 // stays valid after gmu is released.
 //
-// The chunk's lookups prefetch ahead (see lookahead); its heartbeats'
-// nodes are prefetched lookDist entries ahead as it steps them.
+// The chunk's lookups prefetch ahead (see lookahead); the line of a node
+// an entry touches lock-free is prefetched lookDist entries ahead as the
+// chunk is stepped.
 func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
 	if len(es) == 0 {
 		return nil
@@ -162,26 +167,30 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 				in.ignored++
 				continue
 			}
-			if e.a = g.fast.Load(); e.a == nil {
+			if e.n = g.fast.Load(); e.n == nil {
 				slow = append(slow, i)
 			}
 		}
 		h.gmu.RUnlock()
 		now := h.w.Now()
 		for i := range chunk {
-			a := chunk[i].a
-			if a == nil {
+			n := chunk[i].n
+			if n == nil {
 				continue
 			}
-			if j := i + lookDist; hbs && j < len(chunk) && chunk[j].a != nil {
-				prefetchHot(chunk[j].a.node)
+			if j := i + lookDist; j < len(chunk) && chunk[j].n != nil {
+				prefetchEntry(chunk[j].n, hbs)
 			}
 			id, m := msg(es[base+i])
 			in.delivered++
-			if m.Type == election.MsgHeartbeatResp && m.Granted {
-				a.acks[chunk[i].from].set(m.Term, now)
+			if hbs && h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now) {
+				answers = append(answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
+				continue
 			}
-			if r, direct := a.node.StepAt(m, now); direct {
+			if m.Type == election.MsgHeartbeatResp && m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now) {
+				continue
+			}
+			if r, direct := n.StepAt(m, now); direct {
 				if h.cfg.Coalesce {
 					answers = append(answers, HeartbeatResponse{Group: id, Term: r.Term, Granted: r.Granted, Sent: r.Sent})
 				} else {
@@ -197,10 +206,10 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 	return slow
 }
 
-// fastEntry is one entry of a chunk of stepFast: its group's awake
-// state (nil: none, or asleep) and the sender's voter index.
+// fastEntry is one entry of a chunk of stepFast: its group's awake node
+// (nil: none, or asleep) and the sender's voter index.
 type fastEntry struct {
-	a    *awakeState
+	n    *election.Node
 	from int
 }
 
@@ -266,9 +275,6 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 		if h.wakeFor(g, m.From, m) != nil {
 			return
 		}
-	}
-	if m.Type == election.MsgHeartbeatResp && m.Granted {
-		g.a.acks[from].set(m.Term, h.stepNow)
 	}
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {

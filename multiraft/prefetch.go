@@ -8,10 +8,10 @@ import (
 )
 
 // With many groups awake, a group's memory is cold when a batch reaches
-// it: the group's index slot, the group, its awake state and its node are
-// cache misses one after another. A lookahead prefetches the index slot
-// of the entry 3*lookDist ahead, resolves the group 2*lookDist ahead and
-// prefetches it, and prefetches the node lookDist ahead, so that the
+// it: the group's index slot, the group and its node are cache misses
+// one after another. A lookahead prefetches the index slot of the entry
+// 3*lookDist ahead and resolves the group 2*lookDist ahead and prefetches
+// it, and stepFast prefetches the node's line lookDist ahead, so that the
 // misses of several entries overlap instead of stalling in turn.
 
 const (
@@ -51,20 +51,26 @@ func (l *lookahead) prefetchSlot(h *Host, j int) {
 	}
 }
 
-// resolve looks up entry j's group and prefetches it.
+// resolve looks up entry j's group and prefetches what Step reads of it
+// (id, voters and fast, which a group's size class may put across two
+// lines).
 func (l *lookahead) resolve(h *Host, j int) {
 	g := h.groups.get(l.id(j))
 	l.ring[j%lookRing] = g
 	if g != nil {
-		prefetch.Line(uintptr(unsafe.Pointer(g)))
+		p := uintptr(unsafe.Pointer(g))
+		prefetch.Line(p)
+		prefetch.Line(p + groupHot - 1)
 	}
 }
 
+// groupHot is how many bytes of a group Step's lock-free path reads.
+const groupHot = unsafe.Offsetof(group{}.fast) + unsafe.Sizeof(group{}.fast)
+
 // next returns entry i's group (nil if unknown), having prefetched the
-// index slot of entry i+3*lookDist, resolved entry i+2*lookDist and
-// prefetched the awake state of entry i+lookDist (its node is the
-// caller's to prefetch, as it needs: see stepFast). Calls must come in
-// order of i. h.gmu or h.mu is held.
+// index slot of entry i+3*lookDist and resolved entry i+2*lookDist (its
+// node is the caller's to prefetch, as it needs: see stepFast). Calls
+// must come in order of i. h.gmu or h.mu is held.
 func (l *lookahead) next(h *Host, i int) *group {
 	if j := i + 3*lookDist; j < l.n {
 		l.prefetchSlot(h, j)
@@ -72,29 +78,19 @@ func (l *lookahead) next(h *Host, i int) *group {
 	if j := i + 2*lookDist; j < l.n {
 		l.resolve(h, j)
 	}
-	if j := i + lookDist; j < l.n {
-		if g := l.ring[j%lookRing]; g != nil {
-			if a := g.fast.Load(); a != nil {
-				p := uintptr(unsafe.Pointer(a))
-				prefetch.Line(p)
-				prefetch.Line(p + lineSize)
-			}
-		}
-	}
 	return l.ring[i%lookRing]
 }
 
-// hotSize is how much of an election.Node a follower's heartbeat
-// touches: the node's first five lines (its lock, its hot fields and its
-// election timer's; see election.Node's layout).
-const hotSize = 5 * lineSize
-
-// prefetchHot prefetches the lines of n a heartbeat touches.
-func prefetchHot(n *election.Node) {
+// prefetchEntry prefetches the line of n a coalesced entry touches when
+// the node takes it lock-free: the first for a follower's heartbeat
+// (election.Node.TryHeartbeat), the second for a leader's answer
+// (TryHeartbeatResp). An entry the node must step misses on the rest.
+func prefetchEntry(n *election.Node, heartbeat bool) {
 	p := uintptr(unsafe.Pointer(n))
-	for off := uintptr(0); off < hotSize; off += lineSize {
-		prefetch.Line(p + off)
+	if !heartbeat {
+		p += lineSize
 	}
+	prefetch.Line(p)
 }
 
 // prefetchNode prefetches the whole of n.
@@ -105,25 +101,23 @@ func prefetchNode(n *election.Node) {
 	}
 }
 
-// prefetchAwake prefetches, in a pass over the awake groups at index i,
-// the group awakeDist*2 ahead and the first line of the node (where
-// election.Node.Leading reads) awakeDist ahead. Most awake groups are
-// followers that the pass only asks whether they lead, so the
-// iterations are short and the distances long.
-func prefetchAwake(awake []*group, i int) {
-	if j := i + 2*awakeDist; j < len(awake) {
-		prefetch.Line(uintptr(unsafe.Pointer(awake[j])))
-	}
-	if j := i + awakeDist; j < len(awake) {
-		prefetch.Line(uintptr(unsafe.Pointer(awake[j].node)))
+// prefetchNodes prefetches, in a pass over the awake nodes at index i,
+// the first line of the node awakeDist ahead: where election.Node.Leading
+// and SuperviseContact read. Most awake nodes are followers that the
+// passes only ask a question, so the iterations are short and the
+// distance long.
+func prefetchNodes(nodes []*election.Node, i int) {
+	if j := i + awakeDist; j < len(nodes) {
+		prefetch.Line(uintptr(unsafe.Pointer(nodes[j])))
 	}
 }
 
-// awakeDist is prefetchAwake's distance.
+// awakeDist is prefetchNodes's distance.
 const awakeDist = 8
 
-// prefetchLeaders is prefetchAwake for the tick's list of leaders, whose
-// nodes it prefetches whole: BroadcastHeartbeat reads most of a node.
+// prefetchLeaders prefetches, in the tick's pass over its leaders at
+// index i, the group 2*lookDist ahead and the node lookDist ahead, whose
+// lines it prefetches all: LeaderTick reads most of a node.
 func prefetchLeaders(leaders []*group, i int) {
 	if j := i + 2*lookDist; j < len(leaders) {
 		prefetch.Line(uintptr(unsafe.Pointer(leaders[j])))

@@ -32,11 +32,11 @@ func (h *Host) onSweep() {
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
 	for i := 0; i < len(h.awakeL); i++ {
-		g := h.awakeL[i]
-		prefetchAwake(h.awakeL, i)
-		if !g.node.Leading() { // only a leader decides; skip the others cheaply
+		prefetchNodes(h.awakeN, i)
+		if !h.awakeN[i].Leading() { // only a leader decides; skip the others cheaply
 			continue
 		}
+		g := h.awakeL[i]
 		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
 			i-- // the last awake group moved to index i
 			continue
@@ -130,6 +130,32 @@ func (h *Host) tick() {
 	h.sendHeartbeats()
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
+	h.supervise(now)
+}
+
+// supervise watches the contact of the host's awake followers
+// (election.Config.ExternalContact): a follower that heard its leader
+// keeps no election timer, and the tick arms it when the contact is older
+// than superviseWithin, a tick and a half before the shortest election
+// timeout, so that the timer is armed before it is due unless the tick
+// runs more than half a period late. It costs a load or two per awake
+// group. h.mu is held.
+func (h *Host) supervise(now time.Duration) {
+	if !h.ecfg.ExternalContact {
+		return
+	}
+	within := h.superviseWithin()
+	for i, n := range h.awakeN {
+		prefetchNodes(h.awakeN, i)
+		n.SuperviseContact(now, within)
+	}
+}
+
+// superviseWithin is the contact age at which supervise arms a
+// follower's election timer: ElectionTimeout less one and a half ticks,
+// and at least a heartbeat interval.
+func (h *Host) superviseWithin() time.Duration {
+	return max(h.ecfg.ElectionTimeout-h.hbTick-h.hbTick/2, h.ecfg.HeartbeatInterval)
 }
 
 // nextTick returns the deadline of the tick after one due at due that
