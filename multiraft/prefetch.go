@@ -81,16 +81,16 @@ func (l *lookahead) next(h *Host, i int) *group {
 	return l.ring[i%lookRing]
 }
 
-// prefetchEntry prefetches the line of n a coalesced entry touches when
+// prefetchEntry prefetches the lines of n a coalesced entry touches when
 // the node takes it lock-free: the first for a follower's heartbeat
-// (election.Node.TryHeartbeat), the second for a leader's answer
+// (election.Node.TryHeartbeat), and the second too for a leader's answer
 // (TryHeartbeatResp). An entry the node must step misses on the rest.
 func prefetchEntry(n *election.Node, heartbeat bool) {
 	p := uintptr(unsafe.Pointer(n))
-	if !heartbeat {
-		p += lineSize
-	}
 	prefetch.Line(p)
+	if !heartbeat {
+		prefetch.Line(p + lineSize)
+	}
 }
 
 // prefetchNode prefetches the whole of n.
