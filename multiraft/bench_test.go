@@ -3,6 +3,7 @@ package multiraft_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -250,5 +251,96 @@ func BenchmarkHostBatch(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTouch measures Host.Touch of awake groups as bench/scalemix
+// touches them: `active` awake groups spread evenly over `groups` (IDs 0,
+// stride, 2*stride, ... with stride groups/active; the others
+// hibernate), touched in rounds. ns/touch is the wall time per Touch,
+// cpu-ns/touch the process's CPU time per Touch (steadier on a shared
+// machine).
+// cache=cold walks 16 MiB between rounds (the timer stopped), as a
+// server's other work does between a group's touches: a round then finds
+// its lines out of L2 and its pages out of the TLB, as scalemix's toucher
+// does (each group touched once per heartbeat interval). At a million
+// groups the active groups' index slots and records lie far apart, so
+// each is a miss of its own; at 10,000 they are adjacent and the
+// hardware prefetcher streams them.
+//
+//	go test ./multiraft -run '^$' -bench 'Touch$' -benchtime 1000000x
+func BenchmarkTouch(b *testing.B) {
+	for _, tc := range []struct {
+		groups, active int
+		cache          string
+	}{
+		{10_000, 10_000, "warm"}, {1_000_000, 10_000, "warm"},
+		{10_000, 10_000, "cold"}, {1_000_000, 10_000, "cold"},
+	} {
+		b.Run(fmt.Sprintf("groups=%d/active=%d/cache=%s", tc.groups, tc.active, tc.cache), func(b *testing.B) {
+			v, err := wheel.NewVirtual(wheel.DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { v.Stop() })
+			cfg := multiraft.DefaultConfig()
+			cfg.ID = 1
+			cfg.Election.Metrics = &metrics.BlackholeSink{}
+			cfg.Rand = rand.New(rand.NewPCG(1, 2))
+			h, err := multiraft.NewHost(cfg, v.Wheel, multiraft.TransportFunc(func(multiraft.Batch) {}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(h.Stop)
+			voters := []election.ID{1, 2, 3}
+			for g := range tc.groups {
+				if err := h.AddGroup(multiraft.GroupConfig{ID: multiraft.GroupID(g), Voters: voters, Leader: 2}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			v.AdvanceBy(v.Tick()) // the persister writes the bootstrap states
+			stride := tc.groups / tc.active
+			ids := make([]multiraft.GroupID, 0, tc.active)
+			for g := 0; g < tc.groups; g += stride {
+				ids = append(ids, multiraft.GroupID(g))
+			}
+			for _, id := range ids { // wake them
+				if err := h.Touch(id); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if s := h.Stats(); s.Hibernating != int64(tc.groups-len(ids)) {
+				b.Fatalf("%d of %d groups hibernate, want %d", s.Hibernating, tc.groups, tc.groups-len(ids))
+			}
+			var junk []byte
+			if tc.cache == "cold" {
+				junk = make([]byte, 16<<20)
+			}
+			var cpu time.Duration // process CPU time while timed
+			runtime.GC()          // no collection of the set-up's garbage runs while timed
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			i := 0
+			for range b.N {
+				if err := h.Touch(ids[i]); err != nil {
+					b.Fatal(err)
+				}
+				if i++; i == len(ids) {
+					i = 0
+					if junk != nil {
+						b.StopTimer()
+						cpu += cpuTime() - cpu0
+						for j := 0; j < len(junk); j += 64 {
+							junk[j]++
+						}
+						cpu0 = cpuTime()
+						b.StartTimer()
+					}
+				}
+			}
+			cpu += cpuTime() - cpu0
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/touch")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/touch")
+		})
 	}
 }

@@ -14,14 +14,14 @@ func (h *Host) setAwake(g *group) {
 	h.awakeN = append(h.awakeN, g.node)
 }
 
-// setAsleep removes g (awake) from the awake list. h.mu is held.
+// setAsleep removes g (awake) from the awake list; its awake bit is
+// clear already (see hibernate). h.mu is held.
 func (h *Host) setAsleep(g *group) {
 	i, last := g.a.at, len(h.awakeL)-1
 	h.awakeL[i], h.awakeN[i] = h.awakeL[last], h.awakeN[last]
 	h.awakeL[i].a.at = i
 	h.awakeL[last], h.awakeN[last] = nil, nil
 	h.awakeL, h.awakeN = h.awakeL[:last], h.awakeN[:last]
-	g.awake.Store(false)
 }
 
 // wake wakes a hibernating group: its node is created and resumes from d
@@ -75,7 +75,7 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
 	h.setAwake(g)
 	g.fast.Store(n)
-	g.awake.Store(true)
+	h.groups.word(g).setAwake()
 	h.listLeader(g)
 	return nil
 }
@@ -83,9 +83,10 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 // hibernate puts an awake group to sleep; it reports whether the node
 // agreed. h.mu is held.
 func (h *Host) hibernate(g *group) bool {
-	g.awake.Store(false) // a Touch from now on takes mu
-	if h.touchedWithin(g) {
-		g.awake.Store(true)
+	w := h.groups.word(g)
+	// A Touch from now on takes mu; one before is seen here.
+	if t, ok := w.sleep(); ok && h.w.Now()-t < h.cfg.HibernateAfter {
+		w.setAwake()
 		return false
 	}
 	// A Step on its lock-free path from now on takes mu; one that found
@@ -95,7 +96,7 @@ func (h *Host) hibernate(g *group) bool {
 	d, err := g.node.Hibernate()
 	if err != nil {
 		g.fast.Store(g.node)
-		g.awake.Store(true)
+		w.setAwake()
 		return false
 	}
 	h.setAsleep(g)
@@ -144,19 +145,26 @@ func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 
 // touchedWithin reports whether the group was touched within
 // HibernateAfter: a follower with local activity refuses to hibernate,
-// and no group hibernates just after a Touch.
+// and no group hibernates just after a Touch. h.mu is held.
 func (h *Host) touchedWithin(g *group) bool {
-	t, ok := g.lastTouch()
+	t, ok := h.groups.word(g).last()
 	return ok && h.w.Now()-t < h.cfg.HibernateAfter
 }
 
-// lastActive returns when the awake group was last active: woken, in a
-// new term, or touched. h.mu is held.
-func (h *Host) lastActive(g *group) time.Duration {
-	if t, ok := g.lastTouch(); ok && t > g.a.lastActive {
-		return t
+// activeWithin reports whether the awake group was active within
+// HibernateAfter of now: woken, in a new term, or touched. It reads the
+// touch word (in the index, a cache miss of its own) only when
+// a.lastActive is older than that, and then keeps the touch in
+// a.lastActive, so that a group touched all the time costs the sweep one
+// read of it per HibernateAfter. h.mu is held.
+func (h *Host) activeWithin(g *group, now time.Duration) bool {
+	if now-g.a.lastActive < h.cfg.HibernateAfter {
+		return true
 	}
-	return g.a.lastActive
+	if t, ok := h.groups.word(g).last(); ok && t > g.a.lastActive {
+		g.a.lastActive = t
+	}
+	return now-g.a.lastActive < h.cfg.HibernateAfter
 }
 
 // sweepLeader hibernates g, led by this host, if it has been idle for
@@ -174,7 +182,7 @@ func (h *Host) sweepLeader(g *group, now time.Duration) bool {
 		g.a.term, g.a.lastActive = term, now
 		return false
 	}
-	if now-h.lastActive(g) < h.cfg.HibernateAfter || term == g.transferTerm {
+	if term == g.transferTerm || h.activeWithin(g, now) {
 		return false
 	}
 	ok, behind := h.followersCaughtUp(g, term, now)
@@ -243,25 +251,28 @@ func (h *Host) wakeLocal(g *group) error {
 // keeps its pace. On a virtual wheel the group is woken at once if the
 // host is idle, on the caller's goroutine (reproducibly).
 func (h *Host) Touch(gid GroupID) error {
+	now := h.w.Now()
+	var g *group
+	awake := false
 	h.gmu.RLock()
-	g := h.groups.get(gid)
+	// Within the read lock the slot is g's, and so is its touch word.
+	if s := h.groups.find(gid); s != nil && !h.halted.Load() {
+		g, awake = s.g, s.touch.touch(now)
+	}
 	h.gmu.RUnlock()
-	if g == nil || h.halted.Load() {
+	if g == nil {
 		h.lock()
 		defer h.unlock()
 		_, err := h.lookup(gid) // the error
 		return err
 	}
-	g.touched.Store(int64(h.w.Now()) + 1)
-	if g.awake.Load() {
+	if awake {
 		return nil
 	}
 	if h.wakeKick == nil && h.tryLock() {
 		defer h.unlock()
-		if h.stopped {
-			return ErrStopped
-		}
-		return h.wakeLocal(g)
+		_, err := h.lookup(gid) // g, unless it was removed since
+		return err
 	}
 	// The host is busy (a Step, a timer): its lock's holder wakes the
 	// group when it lets go (see unlock), so that Touch never waits for
@@ -309,7 +320,8 @@ func (h *Host) wakePending() {
 	h.pendMu.Unlock()
 	for _, g := range gs {
 		g.queued.Store(false)
-		if !h.stopped && h.wakeLocal(g) != nil {
+		// A group removed since it was queued is not woken.
+		if !h.stopped && h.groups.get(g.id) == g && h.wakeLocal(g) != nil {
 			h.stats.WakeFailures++
 		}
 	}

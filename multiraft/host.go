@@ -176,9 +176,6 @@ type group struct {
 	// transferTerm is the term in which this replica, as leader, last
 	// sent a leadership transfer (0: none): it does not hibernate in it.
 	transferTerm uint64
-	// awake mirrors node != nil for Touch, which reads it without mu:
-	// cleared before a group hibernates, set when it wakes.
-	awake atomic.Bool
 	// wokeAt is the wheel time the group last woke (0: never), for
 	// Config.Lagging (see overload.go). Written under mu, read without.
 	wokeAt atomic.Int64
@@ -191,19 +188,9 @@ type group struct {
 	queued atomic.Bool
 	// ps is the group's persistence, guarded by Host.pmu (store.go).
 	ps persistState
-	// touched is the wheel time of the last Touch plus one (0: never),
-	// written without mu. Touch stores it before it reads awake, and
-	// hibernate clears awake before it reads touched, so either
-	// hibernate sees the touch (and refuses) or Touch sees the group
-	// asleep (and wakes it under mu).
-	touched atomic.Int64
-}
-
-// lastTouch returns the wheel time of the group's last Touch and whether
-// there was one.
-func (g *group) lastTouch() (time.Duration, bool) {
-	t := g.touched.Load()
-	return time.Duration(t - 1), t != 0
+	// The group's last Touch time and its awake bit, which Touch reads
+	// and writes without mu, live beside it in its index slot, not here
+	// (see touchWord in index.go).
 }
 
 // bit returns the behind bit of voter index i.
@@ -212,8 +199,8 @@ func bit(i int) uint64 { return 1 << min(i, 63) }
 // awakeState is what the host tracks of an awake group, guarded by
 // Host.mu.
 type awakeState struct {
-	// lastActive is when the group woke or its node's term changed (see
-	// Host.lastActive for touches).
+	// lastActive is when the group woke or its node's term changed, or
+	// a Touch the sweep read (see Host.activeWithin).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
 	at         int    // index in Host.awakeL

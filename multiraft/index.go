@@ -1,19 +1,118 @@
 package multiraft
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
 
-// groupIndex finds a host's groups by ID. Group IDs are often dense
-// (allocated in sequence, as CockroachDB's range IDs and TiKV's region
-// IDs are): those live in pages of a flat table, found with two loads and
-// no hashing, at eight bytes per ID, and the slot of an ID is known
-// before it is read, so that a batch's lookups can be prefetched ahead
-// (see lookahead). IDs whose page would cost more than the groups on it
-// justify (sparse IDs) go to a map instead.
+// groupIndex finds a host's groups by ID, and holds each group's touch
+// word (see touchWord) in its slot. Group IDs are often dense (allocated
+// in sequence, as CockroachDB's range IDs and TiKV's region IDs are):
+// those live in pages of a flat table, found with two loads and no
+// hashing, at sixteen bytes per ID (nineteen with a page's alignment),
+// and the slot of an ID is known before it is read, so that a batch's
+// lookups can be prefetched ahead (see lookahead). IDs whose page would
+// cost more than the groups on it justify (sparse IDs) go to a map of
+// slots instead.
+//
+// Its groups are set with Host.mu and Host.gmu held and read with
+// either, so that under either a slot's touch word is its group's; the
+// touch words are atomic, and Touch writes them under gmu's read lock.
+// A slot is never moved while its group is indexed.
 type groupIndex struct {
-	pages  [][]*group // by ID >> pageShift; nil: no page
-	npages int        // pages allocated
-	other  map[GroupID]*group
+	pages  []*page // by ID >> pageShift; nil: no page
+	npages int     // pages allocated
+	other  map[GroupID]*slot
 	n      int // groups indexed
+}
+
+// page holds the slots of pageLen consecutive IDs, aligned to a cache
+// line (see newPage), so that no slot straddles one.
+type page [pageLen]slot
+
+// newPage returns a zeroed page aligned to a cache line. A page holds
+// pointers, and the runtime puts a header before such an object when it
+// is large (Go's allocation headers, over 512 bytes), which misaligns
+// it: a page is cut, at its first aligned slot, from a larger allocation,
+// shifted by 8 bytes if its slots do not start on a 16-byte boundary
+// (they do with the runtime's 8-byte header).
+func newPage() *page {
+	const spare = lineSize/slotSize - 1
+	var s []slot
+	if a := new(struct {
+		_ uint64
+		s [pageLen + spare]slot
+	}); uintptr(unsafe.Pointer(&a.s))%slotSize == 0 {
+		s = a.s[:]
+	} else {
+		s = new([pageLen + spare]slot)[:]
+	}
+	k := (lineSize - uintptr(unsafe.Pointer(&s[0]))%lineSize) % lineSize / slotSize
+	return (*page)(s[k : k+pageLen])
+}
+
+// slotSize is the size of a slot, which divides lineSize.
+const slotSize = unsafe.Sizeof(slot{})
+
+// slot is an ID's entry in the index: its group (nil: none) and the
+// group's touch word, side by side, so that a Touch of an awake group
+// reads and writes one cache line.
+type slot struct {
+	g     *group
+	touch touchWord
+}
+
+// touchWord holds a group's last Touch time and its awake bit in one
+// word: (wheel time of the last Touch + 1) << 1 | awake. 0: never
+// touched, asleep. It is read and written without Host.mu.
+//
+// The awake bit mirrors group.node != nil for Touch: set when the group
+// wakes (startNode), cleared before it hibernates. Touch sets the time
+// and reads the bit in one atomic step (touch), and hibernate clears the
+// bit and reads the time in one (sleep), so either the touch comes first
+// and hibernate sees it (and refuses, setting the bit again) or the clear
+// comes first and Touch sees the group asleep (and wakes it under mu).
+// The bit is set and cleared only with Host.mu held: by startNode and
+// hibernate, and by put and del, which zero the word of a slot they give
+// a group or take one from.
+type touchWord struct{ v atomic.Uint64 }
+
+const awakeBit = 1
+
+// touch records a Touch at now and reports whether the group was awake
+// at that instant.
+func (w *touchWord) touch(now time.Duration) (awake bool) {
+	t := uint64(now+1) << 1
+	for {
+		old := w.v.Load()
+		if w.v.CompareAndSwap(old, t|old&awakeBit) {
+			return old&awakeBit != 0
+		}
+	}
+}
+
+// last returns the wheel time of the last Touch and whether there was
+// one.
+func (w *touchWord) last() (time.Duration, bool) {
+	return unpackTouch(w.v.Load())
+}
+
+// awake reports the awake bit.
+func (w *touchWord) awake() bool { return w.v.Load()&awakeBit != 0 }
+
+// setAwake sets the awake bit.
+func (w *touchWord) setAwake() { w.v.Or(awakeBit) }
+
+// sleep clears the awake bit and returns, of the same instant, the last
+// Touch as last does.
+func (w *touchWord) sleep() (time.Duration, bool) {
+	return unpackTouch(w.v.And(^uint64(awakeBit)))
+}
+
+func unpackTouch(v uint64) (time.Duration, bool) {
+	t := v >> 1
+	return time.Duration(t) - 1, t != 0
 }
 
 const (
@@ -27,13 +126,13 @@ const (
 	pageBudget = 4
 )
 
-// get returns the group with id, or nil.
-func (x *groupIndex) get(id GroupID) *group {
+// find returns the slot of the group with id, or nil.
+func (x *groupIndex) find(id GroupID) *slot {
 	if id < maxDenseID {
 		if p := id >> pageShift; p < GroupID(len(x.pages)) {
 			if page := x.pages[p]; page != nil {
-				if g := page[id&(pageLen-1)]; g != nil {
-					return g
+				if s := &page[id&(pageLen-1)]; s.g != nil {
+					return s
 				}
 			}
 		}
@@ -44,9 +143,22 @@ func (x *groupIndex) get(id GroupID) *group {
 	return x.other[id]
 }
 
-// slot returns the address of id's slot in a page, or 0 if it has none:
-// a prefetch hint only.
-func (x *groupIndex) slot(id GroupID) uintptr {
+// get returns the group with id, or nil.
+func (x *groupIndex) get(id GroupID) *group {
+	if s := x.find(id); s != nil {
+		return s.g
+	}
+	return nil
+}
+
+// word returns the touch word of g, which is indexed. Host.mu is held.
+func (x *groupIndex) word(g *group) *touchWord {
+	return &x.find(g.id).touch
+}
+
+// slotAddr returns the address of id's slot in a page, or 0 if it has
+// none: a prefetch hint only.
+func (x *groupIndex) slotAddr(id GroupID) uintptr {
 	if id >= maxDenseID {
 		return 0
 	}
@@ -57,37 +169,44 @@ func (x *groupIndex) slot(id GroupID) uintptr {
 	return uintptr(unsafe.Pointer(&x.pages[p][id&(pageLen-1)]))
 }
 
-// put indexes g under its ID, which is not indexed yet.
+// put indexes g under its ID, which is not indexed yet, with a touch
+// word of zero (never touched, asleep).
 func (x *groupIndex) put(g *group) {
 	x.n++
 	id := g.id
 	if id < maxDenseID {
 		p := int(id >> pageShift)
 		if p < len(x.pages) && x.pages[p] != nil {
-			x.pages[p][id&(pageLen-1)] = g
+			x.pages[p][id&(pageLen-1)].set(g)
 			return
 		}
 		if (x.npages+1)*pageLen <= pageBudget*x.n+16*pageLen {
 			for len(x.pages) <= p {
 				x.pages = append(x.pages, nil)
 			}
-			x.pages[p] = make([]*group, pageLen)
+			x.pages[p] = newPage()
 			x.npages++
-			x.pages[p][id&(pageLen-1)] = g
+			x.pages[p][id&(pageLen-1)].set(g)
 			return
 		}
 	}
 	if x.other == nil {
-		x.other = make(map[GroupID]*group)
+		x.other = make(map[GroupID]*slot)
 	}
-	x.other[id] = g
+	x.other[id] = &slot{g: g}
+}
+
+// set makes g the slot's group, with a touch word of zero.
+func (s *slot) set(g *group) {
+	s.g = g
+	s.touch.v.Store(0)
 }
 
 // del removes id from the index.
 func (x *groupIndex) del(id GroupID) {
 	if id < maxDenseID {
-		if p := id >> pageShift; p < GroupID(len(x.pages)) && x.pages[p] != nil && x.pages[p][id&(pageLen-1)] != nil {
-			x.pages[p][id&(pageLen-1)] = nil
+		if p := id >> pageShift; p < GroupID(len(x.pages)) && x.pages[p] != nil && x.pages[p][id&(pageLen-1)].g != nil {
+			x.pages[p][id&(pageLen-1)].set(nil)
 			x.n--
 			return
 		}

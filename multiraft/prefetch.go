@@ -46,7 +46,7 @@ func (l *lookahead) start(h *Host, n int, id func(i int) GroupID) {
 
 // prefetchSlot prefetches entry j's slot in the group index.
 func (l *lookahead) prefetchSlot(h *Host, j int) {
-	if p := h.groups.slot(l.id(j)); p != 0 {
+	if p := h.groups.slotAddr(l.id(j)); p != 0 {
 		prefetch.Line(p)
 	}
 }

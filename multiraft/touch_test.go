@@ -73,17 +73,8 @@ func TestTouchWakesOnTheWaker(t *testing.T) {
 	w, err := wheel.New(wheel.DefaultConfig())
 	require.NoError(t, err)
 	defer w.Stop()
-	cfg := DefaultConfig()
-	cfg.ID = 1
-	cfg.Election.Metrics = &metrics.BlackholeSink{}
-	// No timer of the host takes its lock within the test's wait.
-	cfg.Election.ElectionTimeout = time.Minute
-	cfg.Election.HeartbeatInterval = 10 * time.Second
-	h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
-	require.NoError(t, err)
+	h := quietHost(t, w) // no timer of the host takes its lock within the test's wait
 	defer h.Stop()
-	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
-	require.EqualValues(t, 1, h.Stats().Hibernating)
 
 	h.mu.Lock() // a Step in progress
 	require.NoError(t, h.Touch(1))
@@ -91,6 +82,71 @@ func TestTouchWakesOnTheWaker(t *testing.T) {
 	require.Len(t, h.pend, 1, "queued, not woken")
 	h.pendMu.Unlock()
 	h.mu.Unlock() // the holder lets go without waking the queue
+	require.Eventually(t, awakeCheck(h, 1), 5*time.Second, time.Millisecond, "woken by the waker")
+}
+
+// quietHost returns host 1 on w with group 1 (voters 1, 2 and 3, led by
+// 2) asleep, HibernateAfter 1s, and no other timer of the host due
+// within a test.
+func quietHost(t *testing.T, w *wheel.Wheel) *Host {
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.Election.ElectionTimeout = time.Hour
+	cfg.Election.HeartbeatInterval = 10 * time.Minute
+	cfg.LivenessInterval = 10 * time.Minute
+	cfg.LivenessTimeout = time.Hour
+	cfg.HibernateAfter = time.Second
+	h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
+	require.NoError(t, err)
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
+	require.EqualValues(t, 1, h.Stats().Hibernating)
+	return h
+}
+
+// awakeCheck returns a check of group gid's awake bit, read as Touch reads
+// it.
+func awakeCheck(h *Host, gid GroupID) func() bool {
+	return func() bool {
+		h.gmu.RLock()
+		defer h.gmu.RUnlock()
+		return h.groups.find(gid).touch.awake()
+	}
+}
+
+// TestHibernateSeesTouch checks both sides of the touch word's rule on a
+// host, one step at a time: hibernate refuses a group touched within
+// HibernateAfter (as when a Touch lands between the sweep's look and
+// hibernate), and a Touch after a hibernation finds the group asleep and
+// wakes it.
+func TestHibernateSeesTouch(t *testing.T) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	h := quietHost(t, v.Wheel)
+	defer h.Stop()
+	awake := awakeCheck(h, 1)
+	require.False(t, awake())
+	require.NoError(t, h.Touch(1)) // the host is idle: woken at once
+	require.True(t, awake())
 	g := h.groups.get(1)
-	require.Eventually(t, g.awake.Load, 5*time.Second, time.Millisecond, "woken by the waker")
+
+	hibernate := func() bool { // the lock is not held when a check fails
+		h.lock()
+		defer h.unlock()
+		return h.hibernate(g)
+	}
+	require.False(t, hibernate(), "touched just now")
+	require.NotNil(t, g.node)
+	require.True(t, awake(), "set again by the refusal")
+
+	v.AdvanceBy(2 * time.Second)
+	require.True(t, hibernate(), "untouched for HibernateAfter")
+	require.False(t, awake())
+	require.Nil(t, g.node)
+
+	require.NoError(t, h.Touch(1))
+	require.NotNil(t, g.node, "woken by the Touch")
+	require.True(t, awake())
+	require.EqualValues(t, 0, h.Stats().Hibernating)
 }
