@@ -215,8 +215,7 @@ func (n *Node) SuperviseContact(now, within time.Duration) {
 		return
 	}
 	n.lock()
-	if n.usable() == nil && n.parked.Load() {
-		n.parked.Store(false)
+	if n.parked.Swap(false) && n.usable() == nil {
 		if n.role == Follower && !n.electionOn {
 			c := max(n.contactAt(), time.Duration(n.contact.Load()))
 			n.keep.force(0)
