@@ -1,6 +1,9 @@
 package multiraft
 
 import (
+	"sync"
+	"time"
+
 	"github.com/raftick/raftick/election"
 )
 
@@ -135,7 +138,9 @@ const fastChunk = 256
 //
 // The chunk's lookups prefetch ahead (see lookahead); the line of a node
 // an entry touches lock-free is prefetched lookDist entries ahead as the
-// chunk is stepped.
+// chunk is stepped. A batch whose groups are those of the peer's last
+// batch of the kind, in the same order, is not looked up: its entries go
+// to the nodes recalled from that batch (see recall).
 func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
 	if len(es) == 0 {
 		return nil
@@ -148,46 +153,66 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 	answers := ansBuf[:0]
 	_, m0 := msg(es[0])
 	hbs := m0.Type == election.MsgHeartbeat // a batch's entries are of one kind
+	rc := h.recallOf(from, hbs)
+	recalled := false
+	if rc != nil {
+		defer rc.mu.Unlock()
+		recalled = rc.matches(len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+		if !recalled {
+			rc.reset(len(es))
+		}
+	}
 	for base := 0; base < len(es); base += fastChunk {
 		end := min(base+fastChunk, len(es))
 		chunk := batch[:end-base]
-		h.gmu.RLock()
-		if base == 0 {
-			ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+		if recalled {
+			for i := base; i < end; i++ {
+				chunk[i-base] = fastEntry{n: rc.nodes[i]}
+			}
+		} else {
+			h.gmu.RLock()
+			if base == 0 {
+				ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+			}
+			for i := base; i < end; i++ {
+				e := &chunk[i-base]
+				*e = fastEntry{}
+				h.resolve(e, ahead.next(h, i), from, in, &slow, i)
+				if rc != nil {
+					id, _ := msg(es[i])
+					rc.ids, rc.nodes = append(rc.ids, id), append(rc.nodes, e.n)
+				}
+			}
+			h.gmu.RUnlock()
 		}
-		for i := base; i < end; i++ {
-			e := &chunk[i-base]
-			*e = fastEntry{}
-			g := ahead.next(h, i)
-			if g == nil {
-				in.ignored++
-				continue
-			}
-			if e.from = g.voters.index(from); e.from < 0 {
-				in.ignored++
-				continue
-			}
-			if e.n = g.fast.Load(); e.n == nil {
-				slow = append(slow, i)
-			}
-		}
-		h.gmu.RUnlock()
 		now := h.w.Now()
 		for i := range chunk {
 			n := chunk[i].n
-			if n == nil {
-				continue
-			}
 			if j := i + lookDist; j < len(chunk) && chunk[j].n != nil {
 				prefetchEntry(chunk[j].n, hbs)
 			}
 			id, m := msg(es[base+i])
-			in.delivered++
-			if hbs && h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now) {
-				answers = append(answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
+			if recalled {
+				// The node recalled takes it lock-free, or the entry is
+				// looked up as if nothing were recalled: the group may
+				// have slept, woken on a new node, or be unknown.
+				if n != nil && h.tryFast(n, hbs, from, id, m, now, &answers) {
+					in.delivered++
+					continue
+				}
+				e := &chunk[i]
+				h.gmu.RLock()
+				h.resolve(e, h.groups.get(id), from, in, &slow, base+i)
+				h.gmu.RUnlock()
+				rc.nodes[base+i] = e.n
+				if n = e.n; n == nil {
+					continue
+				}
+			} else if n == nil {
 				continue
 			}
-			if m.Type == election.MsgHeartbeatResp && m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now) {
+			in.delivered++
+			if h.tryFast(n, hbs, from, id, m, now, &answers) {
 				continue
 			}
 			if r, direct := n.StepAt(m, now); direct {
@@ -206,11 +231,92 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 	return slow
 }
 
+// resolve fills e for entry i, whose group is g (nil: unknown), from peer
+// from: the group's awake node, or nil with the entry counted as ignored
+// (an unknown group, a sender not among its voters) or appended to slow
+// (a group asleep). h.gmu is held (read).
+func (h *Host) resolve(e *fastEntry, g *group, from election.ID, in *inbound, slow *[]int, i int) {
+	e.n = nil
+	if g == nil || g.voters.index(from) < 0 {
+		in.ignored++
+		return
+	}
+	if e.n = g.fast.Load(); e.n == nil {
+		*slow = append(*slow, i)
+	}
+}
+
+// tryFast offers coalesced entry m of group id from peer from to node n's
+// lock-free path: a heartbeat (its answer joins answers) or a granted
+// answer. It reports whether n took it.
+func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, id GroupID, m election.Message, now time.Duration, answers *[]HeartbeatResponse) bool {
+	if hbs {
+		if h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now) {
+			*answers = append(*answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
+			return true
+		}
+		return false
+	}
+	return m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now)
+}
+
+// recall is what stepFast remembers of a peer's last coalesced batch of
+// one kind: its groups' IDs in order and their awake nodes (nil: none).
+// A batch with the same IDs (a peer sends the same groups tick after
+// tick) skips the group index and the groups: each entry goes to its
+// recalled node's lock-free path, and one the node declines (it may have
+// been stopped and replaced since, or be busy) is looked up afresh. A
+// node recalled stays valid to offer an entry to: a stopped node takes
+// nothing lock-free. Guarded by mu, which a Step holds from its first
+// entry of the kind to its last; a second Step from the same peer at
+// once goes without (TryLock).
+type recall struct {
+	mu    sync.Mutex
+	ids   []GroupID
+	nodes []*election.Node
+}
+
+// recallOf returns peer from's recall of the kind (heartbeats or
+// answers), locked, or nil if another Step holds it.
+func (h *Host) recallOf(from election.ID, hbs bool) *recall {
+	k := 1
+	if hbs {
+		k = 0
+	}
+	rc := &h.outboxOf(from).recall[k]
+	if !rc.mu.TryLock() {
+		return nil
+	}
+	return rc
+}
+
+// matches reports whether the recalled batch had n entries with the
+// IDs id returns, in order.
+func (rc *recall) matches(n int, id func(i int) GroupID) bool {
+	if len(rc.ids) != n {
+		return false
+	}
+	for i, g := range rc.ids {
+		if id(i) != g {
+			return false
+		}
+	}
+	return true
+}
+
+// reset empties the recall for a batch of n entries.
+func (rc *recall) reset(n int) {
+	clear(rc.nodes) // let the old nodes go
+	rc.ids, rc.nodes = rc.ids[:0], rc.nodes[:0]
+	if cap(rc.ids) < n {
+		rc.ids, rc.nodes = make([]GroupID, 0, n), make([]*election.Node, 0, n)
+	}
+}
+
 // fastEntry is one entry of a chunk of stepFast: its group's awake node
-// (nil: none, or asleep) and the sender's voter index.
+// (nil: none, or asleep).
 type fastEntry struct {
-	n    *election.Node
-	from int
+	n *election.Node
 }
 
 // stepChunk is how many entries Step delivers under the host's lock

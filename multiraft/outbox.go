@@ -25,6 +25,10 @@ type outbox struct {
 	// made: the flush timer sends them.
 	loose bool
 	stats outStats
+	// recall holds the groups' nodes of the last coalesced batch of
+	// heartbeats ([0]) and of answers ([1]) this peer sent (see
+	// stepFast): the peer sends the same groups tick after tick.
+	recall [2]recall
 }
 
 // minCap is the least capacity of an outbox's heartbeat slices.
