@@ -215,15 +215,8 @@ func (n *Node) SuperviseContact(now, within time.Duration) {
 		return
 	}
 	n.lock()
-	if n.parked.Swap(false) && n.usable() == nil {
-		if n.role == Follower && !n.electionOn {
-			c := max(n.contactAt(), time.Duration(n.contact.Load()))
-			n.keep.force(0)
-			n.rest.since(max(n.w.Now()-c, 1))
-			n.restBase = c
-			n.electionOn = n.electionT.Restart() == nil
-			n.electionFresh = true
-		}
+	if n.parked.Swap(false) && n.usable() == nil && n.role == Follower && !n.electionOn {
+		n.restartElectionTimerFrom(0, max(n.contactAt(), time.Duration(n.contact.Load())))
 	}
 	n.unlockAndFlush()
 }

@@ -107,9 +107,10 @@ type Node struct {
 	// answer to a heartbeat bypasses them when both are empty (Step).
 	outbox []Message
 	events []Event
-	// Copies of what CheckQuorum reads of the cold state, for a host
-	// that runs it for every leader at every tick: Config.lease(),
-	// HeartbeatInterval and the node's metrics. Immutable.
+	// What CheckQuorum reads, here rather than in the cold state, for a
+	// host that runs it for every leader at every tick: copies of
+	// Config.lease() and HeartbeatInterval, and the node's metrics (nil:
+	// off). Immutable.
 	leaseD, hbD time.Duration
 	metrics     *nodeMetrics
 	// electionT is the election timer, inside the Node
@@ -262,8 +263,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		n.nPeers = uint8(len(n.peers))
 	}
 	n.targetPriority = c.targetPriority()
-	n.obs.metrics = newNodeMetrics(c)
-	n.metrics = n.obs.metrics
+	n.metrics = newNodeMetrics(c)
 	n.leaseD, n.hbD = c.lease(), c.HeartbeatInterval
 	n.tickCQ = c.CheckQuorum && c.ExternalCheckQuorum
 

@@ -158,7 +158,6 @@ type observation struct {
 	// leaderWait is closed when a leader becomes known (or the node
 	// stops); nil while nobody waits.
 	leaderWait chan struct{}
-	metrics    *nodeMetrics // nil: metrics off
 }
 
 // RegisterObserver attaches o to the node: every later event is handed to
@@ -285,14 +284,14 @@ func (n *Node) wakeLeaderWaiters() {
 // builds no events at all.
 func (n *Node) watched() bool {
 	return n.cfg.Observer != nil || len(n.obs.observers) > 0 || n.obs.leaderCh != nil ||
-		n.obs.leaderWait != nil || n.obs.metrics != nil
+		n.obs.leaderWait != nil || n.metrics != nil
 }
 
 // noteEvent reports e, which describes the node right after a change, to
 // the metrics, LeaderCh and WaitLeader. Called with n.mu held, so all three
 // see the events in the order they happened.
 func (n *Node) noteEvent(e *Event) {
-	n.obs.metrics.event(e)
+	n.metrics.event(e)
 	if e.Type == EventRoleChange {
 		n.setLeaderCh(e.Role == Leader)
 	}

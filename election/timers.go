@@ -66,11 +66,19 @@ func (r *restJitter) since(e time.Duration) {
 
 // restartElectionTimer re-arms the election timer with a fresh timeout, or
 // (d > 0, KeepTimerOnStepDown only) to fire after exactly d. Every re-arm
-// goes through here, so that a forced delay whose schedule was deferred
-// (the timer's own trigger running) is never used by a later one.
+// goes through here or restartElectionTimerFrom, so that a forced delay
+// whose schedule was deferred (the timer's own trigger running) is never
+// used by a later one.
 func (n *Node) restartElectionTimer(d time.Duration) {
+	n.restartElectionTimerFrom(d, noTime)
+}
+
+// restartElectionTimerFrom is restartElectionTimer with the fresh timeout
+// counted from base, a time not after now (ContactDeadline; noTime: now):
+// the timer comes due a fresh draw after base, at once if that passed.
+func (n *Node) restartElectionTimerFrom(d, base time.Duration) {
 	n.keep.force(d)
-	n.restFromContact()
+	n.restFrom(base)
 	n.electionOn = n.electionT.Restart() == nil
 	n.electionFresh = true
 	n.unpark()
@@ -82,7 +90,7 @@ func (n *Node) startElectionTimer() {
 	if n.electionOn {
 		return
 	}
-	n.restFromContact()
+	n.restFrom(noTime)
 	n.electionOn = n.electionT.Start() == nil
 	n.electionFresh = true
 	n.unpark()
@@ -130,16 +138,19 @@ func (n *Node) resetElectionTimer(now time.Duration) {
 	n.startElectionTimer()
 }
 
-// lockForTimer locks the node for a timer trigger and reports whether the
-// trigger should run: false, with the node unlocked again, once the node is
-// stopped or not yet started.
-// restFromContact makes the election timer's next schedule count from
-// now (ContactDeadline): a fire that finds no contact after now is due.
-func (n *Node) restFromContact() {
-	if n.rest != nil {
-		n.rest.since(0)
-		n.restBase = n.w.Now()
+// restFrom makes the election timer's next schedule count from base, a
+// time not after now (ContactDeadline; noTime: now): a fire that finds no
+// contact after base is due.
+func (n *Node) restFrom(base time.Duration) {
+	if n.rest == nil {
+		return
 	}
+	now := n.w.Now()
+	if base == noTime {
+		base = now
+	}
+	n.rest.since(now - base)
+	n.restBase = base
 }
 
 // heardLeader acts on the election timer for a heartbeat of the leader
@@ -167,6 +178,9 @@ func (n *Node) contactAt() time.Duration {
 	return n.lastReset
 }
 
+// lockForTimer locks the node for a timer trigger and reports whether the
+// trigger should run: false, with the node unlocked again, once the node is
+// stopped or not yet started.
 func (n *Node) lockForTimer() bool {
 	n.lock()
 	if n.usable() != nil {
