@@ -75,11 +75,12 @@
 // (election.Config.ExternalContact): the follower's node, once it stepped
 // a heartbeat of its leader and did nothing else since, takes the next
 // ones without its lock (election.Node.TryHeartbeat) and keeps no
-// election timer; the tick watches every awake follower's contact
+// election timer; the sweep, which visits every awake node every
+// heartbeat interval anyway, watches each follower's contact
 // (election.Node.SuperviseContact, a load per follower) and arms the
 // timer, for a fresh random timeout after the last contact, only once
-// the leader has been silent for the election timeout less a tick and a
-// half. So the follower campaigns when a timer re-armed by every
+// the leader has been silent for the election timeout less one and a
+// half heartbeat intervals. So the follower campaigns when a timer re-armed by every
 // heartbeat would have. A leader takes its followers' answers the same
 // way (election.Node.TryHeartbeatResp) between two ticks, and its
 // CheckQuorum and lease count them at the next.

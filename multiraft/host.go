@@ -85,9 +85,9 @@ type Host struct {
 	peerIDs  []election.ID // keys of peers, sorted (a new slice on every change)
 	all      []*group      // every group, in the order added
 	awakeL   []*group      // the awake groups; awakeState.at is the index
-	// awakeN holds the awake groups' nodes, in awakeL's order: the passes
-	// that ask every awake node something lock-free (the sweep, the
-	// tick's supervision) read these pointers, not the groups.
+	// awakeN holds the awake groups' nodes, in awakeL's order: the sweep,
+	// which asks every awake node something lock-free (does it lead, is
+	// its leader silent), reads these pointers, not the groups.
 	awakeN []*election.Node
 	// leadersL are the awake groups this host leads, for the heartbeat
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
@@ -268,16 +268,16 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		// The host's tick drives its leaders' heartbeats and their
 		// CheckQuorum: no leader keeps a heartbeat or step-down timer
 		// only for the tick to outrun it. A follower that hears its
-		// leader keeps no election timer either: the tick watches its
+		// leader keeps no election timer either: the sweep watches its
 		// contact (election.Node.SuperviseContact), which costs a load
-		// per follower per tick, where a timer fired once per election
+		// per follower per sweep, where a timer fired once per election
 		// timeout on the wheel's one driver goroutine (see
 		// docs/performance.md).
 		eff.ExternalHeartbeat = true
 		eff.ExternalCheckQuorum = true
 		if eff.Detection != election.CheckLastContact && eff.Emulate.ServerLock == nil {
 			// Followers answer their leaders' heartbeats lock-free and
-			// the tick watches their contact (supervise).
+			// the sweep watches their contact (superviseWithin).
 			eff.Detection = election.ContactDeadline
 			eff.ExternalContact = true
 		}

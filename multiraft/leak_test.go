@@ -37,7 +37,7 @@ func TestHibernatedGroupsHoldNoTimers(t *testing.T) {
 		require.Zero(t, c.hosts[id].Stats().Hibernating, "host %d: every group awake", id)
 	}
 	// A leader runs no timer (the host's tick drives its heartbeats and
-	// CheckQuorum), nor does a follower that hears it (the tick watches
+	// CheckQuorum), nor does a follower that hears it (the sweep watches
 	// its contact): at most a follower still waiting for its leader's
 	// first heartbeat runs its election timer.
 	require.LessOrEqual(t, c.v.Stats().Pending, hostTimers(3)+30*2, "awake groups' timers")

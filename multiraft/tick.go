@@ -5,8 +5,9 @@ import (
 )
 
 // onSweep runs every heartbeat interval: it hibernates the groups whose
-// leader is this host and that have been idle for HibernateAfter.
-// It also measures how late the host runs (see overload.go).
+// leader is this host and that have been idle for HibernateAfter, and
+// watches the contact of its awake followers (see superviseWithin). It
+// also measures how late the host runs (see overload.go).
 func (h *Host) onSweep() {
 	h.lock()
 	defer h.unlock()
@@ -31,9 +32,13 @@ func (h *Host) onSweep() {
 	}
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
+	supervise, within := h.ecfg.ExternalContact, h.superviseWithin()
 	for i := 0; i < len(h.awakeL); i++ {
 		prefetchNodes(h.awakeN, i)
-		if !h.awakeN[i].Leading() { // only a leader decides; skip the others cheaply
+		if n := h.awakeN[i]; !n.Leading() { // only a leader decides; skip the others cheaply
+			if supervise {
+				n.SuperviseContact(now, within)
+			}
 			continue
 		}
 		g := h.awakeL[i]
@@ -130,32 +135,19 @@ func (h *Host) tick() {
 	h.sendHeartbeats()
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
-	h.supervise(now)
 }
 
-// supervise watches the contact of the host's awake followers
-// (election.Config.ExternalContact): a follower that heard its leader
-// keeps no election timer, and the tick arms it when the contact is older
-// than superviseWithin, a tick and a half before the shortest election
-// timeout, so that the timer is armed before it is due unless the tick
-// runs more than half a period late. It costs a load or two per awake
-// group. h.mu is held.
-func (h *Host) supervise(now time.Duration) {
-	if !h.ecfg.ExternalContact {
-		return
-	}
-	within := h.superviseWithin()
-	for i, n := range h.awakeN {
-		prefetchNodes(h.awakeN, i)
-		n.SuperviseContact(now, within)
-	}
-}
-
-// superviseWithin is the contact age at which supervise arms a
-// follower's election timer: ElectionTimeout less one and a half ticks,
-// and at least a heartbeat interval.
+// superviseWithin is the contact age at which the sweep arms an awake
+// follower's election timer (election.Config.ExternalContact: a follower
+// that heard its leader keeps none, and election.Node.SuperviseContact
+// arms it for a fresh timeout after the last contact): ElectionTimeout
+// less one and a half sweep periods, and at least a heartbeat interval,
+// so that the timer is armed before it is due unless the sweep runs more
+// than half a period late. The sweep visits every awake node already (to
+// find the leaders); a follower costs it the load of its parked flag.
 func (h *Host) superviseWithin() time.Duration {
-	return max(h.ecfg.ElectionTimeout-h.hbTick-h.hbTick/2, h.ecfg.HeartbeatInterval)
+	hb := h.ecfg.HeartbeatInterval
+	return max(h.ecfg.ElectionTimeout-hb-hb/2, hb)
 }
 
 // nextTick returns the deadline of the tick after one due at due that
