@@ -85,6 +85,13 @@ type Config struct {
 	// give up a leader that still counts it in its lease.
 	LivenessTimeout time.Duration
 
+	// FailoverInFlight is how many hibernating groups the host wakes at a
+	// time for failover when node liveness takes their leader's host for
+	// dead: woken groups that do not know a leader yet (see the package
+	// documentation, # Node liveness). >= 0; 0 means
+	// DefaultFailoverInFlight (1024).
+	FailoverInFlight int
+
 	// Rand seeds every group's timers (through election.Config.Rand, one
 	// draw per Node created). nil means a source seeded from the
 	// operating system; set it for reproducible runs on a virtual wheel.
@@ -189,6 +196,12 @@ func (c Config) normalized() (Config, election.Config, error) {
 	}
 	if c.LivenessTimeout <= c.LivenessInterval {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must exceed the liveness interval (%v)", c.LivenessInterval)
+	}
+	if c.FailoverInFlight < 0 {
+		return c, eff, fieldErr("FailoverInFlight", c.FailoverInFlight, "must not be negative")
+	}
+	if c.FailoverInFlight == 0 {
+		c.FailoverInFlight = DefaultFailoverInFlight
 	}
 	if c.Coalesce && c.LivenessTimeout < lease+c.CoalesceWindow || c.LivenessTimeout < lease {
 		return c, eff, fieldErr("LivenessTimeout", c.LivenessTimeout, "must be at least the leader lease (%v) plus the coalescing window", lease)

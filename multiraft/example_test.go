@@ -14,8 +14,9 @@ import (
 
 // Three hosts run 1000 groups on one virtual wheel. The groups start
 // hibernating with balanced leaders; one group is active, the rest cost
-// no timer work. Host 3 crashes: liveness wakes the groups it led, and
-// they elect new leaders.
+// no timer work. Host 3 crashes: host 1, the first voter alive of the
+// groups it led, wakes them (at most Config.FailoverInFlight at a time)
+// and each campaigns at once.
 func Example() {
 	v, _ := wheel.NewVirtual(wheel.DefaultConfig())
 	defer v.Stop()
@@ -54,6 +55,6 @@ func Example() {
 	// Output:
 	// timers pending: 20
 	// woken by liveness on host 1: 333
-	// leaders: map[1:504 2:496]
+	// leaders: map[1:667 2:333]
 	// asleep on host 1: 1000
 }

@@ -30,6 +30,7 @@ func (h *Host) setAsleep(g *group) {
 func (h *Host) wake(g *group, d election.Dormant, ping bool) error {
 	h.stats.Hibernating--
 	h.stats.Wakes++
+	h.unqueue(g)
 	g.wokeAt.Store(int64(h.w.Now()))
 	if err := h.startNode(g, d); err != nil {
 		return err
@@ -100,6 +101,9 @@ func (h *Host) hibernate(g *group) bool {
 		return false
 	}
 	h.setAsleep(g)
+	if g.fo > 0 {
+		h.land(g)
+	}
 	g.node, g.a, g.dormant = nil, nil, d
 	h.stats.Hibernating++
 	h.stats.Hibernations++
@@ -120,7 +124,7 @@ func (h *Host) wakeFor(g *group, from election.ID, m election.Message) error {
 	case d.Leader == h.id:
 		return h.wake(g, d, false)
 	case !h.leaderAlive(d.Leader):
-		return h.wake(g, election.Dormant{Term: d.Term}, false)
+		return h.wake(g, h.orphaned(g, h.peers[d.Leader], false), false)
 	case moved:
 		// The replica still knows d.Leader and when it last heard from
 		// it (d.Contact, kept up by the heartbeats answered asleep):

@@ -44,6 +44,7 @@ type Host struct {
 	cfg   Config
 	ecfg  election.Config // effective election template
 	lease time.Duration
+	born  time.Duration // the wheel's time when the host was made
 	id    election.ID
 	w     *wheel.Wheel
 	tr    Transport
@@ -103,6 +104,9 @@ type Host struct {
 	lateAt                time.Duration // when a sweep last ran late
 	wasLate               bool          // a sweep ever ran late
 	pingT                 wheel.Timer   // every LivenessInterval: liveness messages
+	// flights are the groups woken by failover with no leader known yet
+	// (see failover.go); group.fo is each one's index plus one.
+	flights []flight
 	stats                 Stats
 	// stepNow is the wheel time a Step read when it last took mu: the
 	// time its entries are stepped at, read once per chunk of entries
@@ -186,6 +190,9 @@ type group struct {
 	term atomic.Uint64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
+	// fo is the group's failover state (see failover.go): foNone,
+	// foQueued, or its place in Host.flights plus one. Under mu.
+	fo int32
 	// ps is the group's persistence, guarded by Host.pmu (store.go).
 	ps persistState
 	// The group's last Touch time and its awake bit, which Touch reads
@@ -245,6 +252,11 @@ type peer struct {
 	// liveness timer, as last armed, comes due. Under Host.mu.
 	heardAt, silentAt time.Duration
 	gap               recentMax
+	// failover are the hibernating groups the peer led that wait for
+	// this host to wake them, from failover[foHead] on (see
+	// failover.go). Under Host.mu.
+	failover []*group
+	foHead   int
 }
 
 // emptyLog is the LogView of groups added without one.
@@ -288,6 +300,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	h := &Host{
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr, store: c.Store,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),
+		born:   w.Now(),
 		rng:    c.Rand,
 		peers:  make(map[election.ID]*peer),
 		voters: make(map[string]*voterSet),

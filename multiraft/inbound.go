@@ -385,6 +385,9 @@ func (h *Host) deliverTo(g *group, m election.Message) {
 	g.node.Step(m)
 	if m.Type == election.MsgVoteResp {
 		h.listLeader(g) // elected
+		if g.fo > 0 && g.node.Leading() {
+			h.won(g)
+		}
 	}
 }
 

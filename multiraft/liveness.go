@@ -23,6 +23,7 @@ func (h *Host) heard(p *peer) {
 	p.alive = true
 	p.up.Store(true)
 	h.stats.PeersUp++
+	h.dropFailover(p)
 	// The groups this host leads that hibernated without p's replica
 	// wake, so that their heartbeats bring it up to date (it may believe
 	// in an older term's leader, or lead one itself).
@@ -63,13 +64,7 @@ func (h *Host) onPeerSilent(p *peer) {
 	p.downAt.Store(int64(h.w.Now()))
 	h.stats.PeersDown++
 	h.campaignForDown(p.id)
-	for _, g := range h.all {
-		if g.node == nil && g.dormant.Leader == p.id {
-			if h.wake(g, election.Dormant{Term: g.dormant.Term}, false) == nil {
-				h.stats.LivenessWakes++
-			}
-		}
-	}
+	h.queueFailover()
 }
 
 // onPing tells every peer the host is alive if it sent the peer nothing

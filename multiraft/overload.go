@@ -115,7 +115,7 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		if q := tab[first]; q != nil {
 			wait = min(max(wait, 3*time.Duration(q.answerPace.Load())), maxHold*h.ecfg.ElectionTimeout)
 		}
-		if h.w.Now()-time.Duration(p.downAt.Load()) >= wait {
+		if h.w.Now()-max(time.Duration(p.downAt.Load()), time.Duration(g.wokeAt.Load())) >= wait {
 			return false
 		}
 		h.laggingSkips.Add(1)

@@ -7,12 +7,23 @@ type Stats struct {
 	// Groups is the number of groups; Hibernating how many of them sleep.
 	Groups, Hibernating int64
 	// Hibernations and Wakes count transitions to and from sleep;
-	// LivenessWakes counts the wakes of groups whose leader's node fell
-	// silent, HibernateRefused the groups woken again because a follower
-	// refused to hibernate. LivenessCampaigns counts the awake groups
-	// that campaigned at once because their leader's node fell silent and
-	// this host was their first voter alive.
+	// LivenessWakes counts the hibernating groups woken by failover (their
+	// leader's node fell silent and this host was their first voter
+	// alive; each campaigned at once), HibernateRefused the groups woken
+	// again because a follower refused to hibernate. LivenessCampaigns
+	// counts the awake groups that campaigned at once because their
+	// leader's node fell silent and this host was their first voter
+	// alive.
 	Hibernations, Wakes, LivenessWakes, HibernateRefused, LivenessCampaigns int64
+	// A failover's progress (see the package documentation, # Node
+	// liveness): FailoverQueued is how many hibernating groups wait now
+	// for this host to wake them, FailoverInFlight how many it woke that
+	// know no leader yet (at most Config.FailoverInFlight).
+	// FailoverDropped counts the queued groups left asleep because their
+	// leader's node was heard again, FailoverExpired the woken groups
+	// that still knew no leader after three election timeouts and gave
+	// their place to the next.
+	FailoverQueued, FailoverInFlight, FailoverDropped, FailoverExpired int64
 	// AnsweredAsleep counts heartbeats answered by hibernating followers
 	// without waking; IgnoredAsleep late answers dropped by hibernating
 	// replicas.

@@ -18,6 +18,9 @@ func (h *Host) onSweep() {
 	h.noteLateness(now, now-h.sweepDue)
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
 	h.sweepDue = now + h.ecfg.HeartbeatInterval
+	if len(h.flights) > 0 || h.stats.FailoverQueued > 0 {
+		h.landFailovers(now)
+	}
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
