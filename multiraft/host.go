@@ -107,7 +107,7 @@ type Host struct {
 	// flights are the groups woken by failover with no leader known yet
 	// (see failover.go); group.fo is each one's index plus one.
 	flights []flight
-	stats                 Stats
+	stats   Stats
 	// stepNow is the wheel time a Step read when it last took mu: the
 	// time its entries are stepped at, read once per chunk of entries
 	// rather than per entry.
