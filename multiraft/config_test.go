@@ -28,6 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		{"LivenessInterval", func(c *multiraft.Config) { c.LivenessInterval = -1 }},
 		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 10 * time.Millisecond }},
 		{"LivenessTimeout", func(c *multiraft.Config) { c.LivenessTimeout = 900 * time.Millisecond }},
+		{"FailoverInFlight", func(c *multiraft.Config) { c.FailoverInFlight = -1 }},
 		{"GroupLabels", func(c *multiraft.Config) {
 			c.GroupLabels, c.Election.MetricsLabels = true, []metrics.Label{{Name: "group", Value: "x"}}
 		}},
