@@ -77,12 +77,15 @@ type Config struct {
 	// heartbeat interval.
 	LivenessInterval time.Duration
 	// LivenessTimeout is how long a peer node may stay silent before the
-	// host takes it for dead and wakes the hibernating groups it led; 0
-	// means the election timeout, or the shortest value the rules below
-	// allow if that is longer. It must exceed LivenessInterval, and be
-	// at least the leader lease (ElectionTimeout*LeaseRatio) plus the
-	// coalescing window: a follower woken leaderless by liveness must not
-	// give up a leader that still counts it in its lease.
+	// host takes it for dead and fails over the hibernating groups it
+	// led (see FailoverInFlight); 0 means the election timeout, or the
+	// shortest value the rules below allow if that is longer. It must
+	// exceed LivenessInterval, and be at least the leader lease
+	// (ElectionTimeout*LeaseRatio) plus the coalescing window: a replica
+	// woken by liveness to elect another leader must not give up one that
+	// still counts it in its lease. At an election timeout or more, a
+	// replica woken so has kept its promise to the dead leader (see
+	// election.Node.QuorumContact) and votes at once.
 	LivenessTimeout time.Duration
 
 	// FailoverInFlight is how many hibernating groups the host wakes at a

@@ -136,10 +136,45 @@
 // empty Batch if it had nothing else to send) and keeps one wheel timer
 // per peer node, pushed back by every batch from it. When a peer stays
 // silent for LivenessTimeout (an election timeout by default) the timer
-// fires once and wakes exactly the hibernating groups whose leader lived
-// on that node, as followers without a leader; they elect a new leader
-// within their normal election timeouts. Groups led by other nodes, and
-// awake groups (their own election timers watch their leader), are not
+// fires once, and the hibernating groups whose leader lived on that node
+// fail over, paced so that a verdict over a third of a million idle
+// groups does not turn into as many elections at one instant:
+//
+//   - The verdict wakes nothing. The host queues the groups in which it
+//     is the first voter alive by its liveness (in Voters' order); in the
+//     others it leaves the group asleep for that voter's host.
+//   - Every sweep (each heartbeat interval) wakes queued groups and makes
+//     each campaign at once, while at most Config.FailoverInFlight
+//     (1024 by default) woken groups know no leader yet. A group leaves
+//     that flight when this host wins its election (and the next queued
+//     group wakes then, so the pace is that of the elections completing
+//     on this host), when a sweep finds its node knows a live leader or
+//     it hibernated again, or after three election timeouts (a group with
+//     no quorum alive gives up its place; its own timers go on).
+//   - The candidate's (pre-)vote requests wake the group's replicas on
+//     the other survivors; a Touch or any message wakes a queued group
+//     at once, as ever.
+//   - A batch from the node (alive again) drops what is left of its
+//     queue: those groups sleep on under a leader that is alive.
+//
+// A replica woken for a leader whose node is dead by liveness resumes
+// knowing that leader, with the last time the host heard its node as its
+// last contact: it has heard nothing since, so the promise it made that
+// leader (election.Node.QuorumContact) runs from then and, LivenessTimeout
+// being at least an election timeout by default, has run out, and it
+// grants the candidate's requests at once (resumed without a leader, it
+// would promise afresh and refuse every candidate, itself included, for
+// an election timeout). Stats.FailoverQueued and FailoverInFlight show a
+// failover's progress; LivenessWakes counts the groups it woke. So a
+// group whose leader's node died, and which nothing else wakes, has a new
+// leader within LivenessTimeout, a sweep, and its place in the queue: at
+// most ceil(queued/FailoverInFlight) times three election timeouts, and
+// in practice the time its election takes times queued/FailoverInFlight
+// (raftsim multiraft: 20,000 groups of a crashed host of five, all led
+// again within 1.12s, liveness included, at a 1ms network latency).
+//
+// Groups led by other nodes, and awake groups (their own election timers
+// watch their leader; see below for how they fail over), are not
 // touched. A batch from the node marks it alive again, and wakes the
 // groups this host leads that hibernated without that node's replica
 // (liveness had it for dead): their heartbeats bring it up to date, so a
@@ -189,12 +224,18 @@
 //     each answer echoes it (election.Message.Sent), so the lease
 //     (Status.Lease) runs from when the answered heartbeats were sent,
 //     however long the batches waited in queues.
-//   - Liveness only wakes groups; a wrong verdict (a partition) costs at
-//     most an election, never safety: the woken followers' pre-votes are
-//     refused while the leader is alive for the others. LivenessTimeout is
-//     at least the lease plus the coalescing window (Validate), so a
-//     follower woken leaderless heard nothing from the leader's node for
-//     longer than the leader counts its last answer in its lease.
+//   - Liveness only wakes groups; a wrong verdict (a partition, or a
+//     host that stalled past LivenessTimeout) costs at most an election
+//     per group woken, never safety, and wakes at most FailoverInFlight
+//     groups at a time until the node is heard again: the woken
+//     candidates' pre-votes are refused while the leader is alive for the
+//     others. LivenessTimeout is at least the lease plus the coalescing
+//     window (Validate), so a replica woken for failover heard nothing
+//     from the leader's node for longer than the leader counts its last
+//     answer in its lease; it resumes with that node's last batch (or its
+//     own last answer asleep, or the host's start, whichever is latest)
+//     as its last contact, so its promise is kept from the latest moment
+//     it could have answered that leader, and may campaign at once.
 //   - A woken follower does not campaign before it could have heard from a
 //     live leader: it waits a full fresh election timeout and asks the
 //     leader to wake; a woken leader heartbeats at once and holds no lease
@@ -262,17 +303,23 @@
 // two election timeouts more) while batches of other peers were, for at
 // least half of it (otherwise the verdict waits one more LivenessTimeout,
 // once). A
-// down peer's groups fail over at once: the first of each group's voters
-// that liveness counts alive campaigns, and the others give it two
-// election timeouts before their own timers act.
+// down peer's awake groups fail over at once: the first of each group's
+// voters that liveness counts alive campaigns, and the others give it
+// two election timeouts, from the verdict or from when they woke if
+// later, before their own timers act. Its hibernating groups fail over
+// through the queue above, at most FailoverInFlight at a time per host.
 //
 // The guarantee, measured in a deterministic model of the hosts'
 // processors (TestOverloadFailover; ElectionTimeout 150ms, heartbeats
 // 50ms, LivenessTimeout 200ms, 900 to 2,000 groups on three hosts, five
-// seeds): a group whose leader's host died has a new leader within 5
-// election timeouts (4.9 at most) while the survivors get at least a
-// third of the processor time their work needs, and within 10 (9.1) at a
-// sixth; no group whose leader lives starts an election. A host that
+// seeds; every group awake): a group whose leader's host died has a new
+// leader within 5 election timeouts (4.9 at most) while the survivors
+// get at least a third of the processor time their work needs, and
+// within 10 (9.1) at a sixth; no group whose leader lives starts an
+// election. Hibernating groups add at most FailoverInFlight elections at
+// a time to a survivor's work, however many the dead host led
+// (TestFailoverBoundedFlight), and their failover takes as long as
+// those elections take, in rounds of FailoverInFlight. A host that
 // cannot keep up still sends every heartbeat its tick makes, but its
 // tick, re-armed when it has run, comes later: its heartbeat rate, and
 // with it the work it makes its peers, falls to what its processor can

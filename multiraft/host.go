@@ -20,7 +20,8 @@ import (
 // Host runs the replicas of many Raft groups that live on one node: their
 // election.Nodes share one wheel and one Transport, heartbeats are
 // coalesced per peer node, idle groups hibernate, and one liveness timer
-// per peer node wakes the hibernating groups whose leader it was. Create
+// per peer node fails over the hibernating groups whose leader it was,
+// a bounded number at a time. Create
 // it with NewHost, add groups with AddGroup and hand every inbound Batch
 // to Step. All methods are safe for concurrent use.
 //

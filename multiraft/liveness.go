@@ -13,7 +13,8 @@ func (h *Host) leaderAlive(id election.ID) bool {
 }
 
 // heard records a batch from p: it is alive, and its timer restarts for
-// livenessWait.
+// livenessWait. If p was down, the groups still queued for failover from
+// it stay asleep.
 func (h *Host) heard(p *peer) {
 	p.timer.Reset(h.livenessWait(p))
 	p.heldOnce = false
@@ -40,8 +41,9 @@ func (h *Host) heard(p *peer) {
 // liveness timeout. If the host has been stepping batches of other peers
 // for at least half a liveness timeout since p's last, it is processing
 // what reaches it, and p is silent: p is down, every hold on p's silence
-// ends (see overload.go), and every hibernating group whose leader p was
-// wakes without a leader, to elect another. If not (it stepped nothing
+// ends (see overload.go), the awake groups it led that this host is the
+// first voter alive of campaign, and the hibernating ones are queued for
+// failover (see failover.go). If not (it stepped nothing
 // from anyone, or only just started again after a stall, with p's
 // batches perhaps still queued), the silence may be its own backlog: the
 // verdict waits one more liveness timeout, once.

@@ -17,20 +17,22 @@ import (
 // carry group=<ID> (election.Config.MetricsLabels). Every
 // LivenessInterval the host reports:
 //
-//	raftick.host.groups         gauge    groups on the host
-//	raftick.host.hibernating    gauge    of them hibernating
-//	raftick.host.behind         gauge    1 while the host runs late (Stats.Behind)
-//	raftick.host.lateness       gauge    how late its last periodic check ran (ms)
-//	raftick.host.batches_in     counter  batches received since the last report
-//	raftick.host.batches_out    counter  batches sent since the last report
-//	raftick.host.wakes          counter  groups woken since the last report
-//	raftick.host.lagging_skips  counter  silences held as a backlog's (Stats.LaggingSkips)
+//	raftick.host.groups               gauge    groups on the host
+//	raftick.host.hibernating          gauge    of them hibernating
+//	raftick.host.behind               gauge    1 while the host runs late (Stats.Behind)
+//	raftick.host.lateness             gauge    how late its last periodic check ran (ms)
+//	raftick.host.failover_queued      gauge    groups queued to fail over (Stats.FailoverQueued)
+//	raftick.host.failover_in_flight   gauge    woken to fail over, no leader yet
+//	raftick.host.batches_in           counter  batches received since the last report
+//	raftick.host.batches_out          counter  batches sent since the last report
+//	raftick.host.wakes                counter  groups woken since the last report
+//	raftick.host.lagging_skips        counter  silences held as a backlog's (Stats.LaggingSkips)
 //
 // With Coalesce, every heartbeat tick also samples
 //
-//	raftick.host.tick_lateness  sample   how late the tick began (ms): every
-//	                                     leader's CheckQuorum judged in it
-//	                                     was due at its deadline
+//	raftick.host.tick_lateness        sample   how late the tick began (ms): every
+//	                                           leader's CheckQuorum judged in it
+//	                                           was due at its deadline
 //
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a
@@ -44,6 +46,8 @@ var (
 	keyHostHibernating  = []string{"raftick", "host", "hibernating"}
 	keyHostBehind       = []string{"raftick", "host", "behind"}
 	keyHostLateness     = []string{"raftick", "host", "lateness"}
+	keyHostFoQueued     = []string{"raftick", "host", "failover_queued"}
+	keyHostFoInFlight   = []string{"raftick", "host", "failover_in_flight"}
 	keyHostBatchesIn    = []string{"raftick", "host", "batches_in"}
 	keyHostBatchesOut   = []string{"raftick", "host", "batches_out"}
 	keyHostWakes        = []string{"raftick", "host", "wakes"}
@@ -86,6 +90,8 @@ func (m *hostMetrics) report(s Stats) {
 	}
 	k.SetGaugeWithLabels(keyHostBehind, behind, l)
 	k.SetGaugeWithLabels(keyHostLateness, float32(s.Lateness.Seconds()*1000), l)
+	k.SetGaugeWithLabels(keyHostFoQueued, float32(s.FailoverQueued), l)
+	k.SetGaugeWithLabels(keyHostFoInFlight, float32(s.FailoverInFlight), l)
 	k.IncrCounterWithLabels(keyHostBatchesIn, float32(s.BatchesReceived-m.last.BatchesReceived), l)
 	k.IncrCounterWithLabels(keyHostBatchesOut, float32(s.Batches-m.last.Batches), l)
 	k.IncrCounterWithLabels(keyHostWakes, float32(s.Wakes-m.last.Wakes), l)
