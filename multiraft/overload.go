@@ -102,8 +102,11 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 	}
 	if !p.up.Load() {
 		// The leader's host is down: the group's first voter alive
-		// campaigns at once (campaignForDown); the others give it
-		// deferFirst to win before their own timers act.
+		// campaigns at once (campaignForDown, or failover.go if the group
+		// slept); the others give it deferFirst to win before their own
+		// timers act, from the verdict or from when the group woke here,
+		// if later (a group that slept wakes when the first voter's
+		// failover reaches it, perhaps long after the verdict).
 		if s.Answers {
 			return false
 		}
@@ -152,8 +155,9 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 
 // deferFirst is how many election timeouts the survivors of a group
 // whose leader's host went down wait for its first voter alive to win
-// before their own timers act: that, or three times the first voter's
-// recent answer round trip if longer (a round takes two), at most 100.
+// before their own timers act (counted from the verdict, or from the
+// group's wake if later): that, or three times the first voter's recent
+// answer round trip if longer (a round takes two), at most 100.
 const deferFirst = 2
 
 // firstUp is firstAlive without Host.mu, for lagging.
