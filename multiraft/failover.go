@@ -18,12 +18,15 @@ import (
 // from the queue at a pace the elections set:
 //
 //   - At a verdict the host queues (per dead leader's host) the
-//     hibernating groups whose leader's host is dead by its liveness and
-//     in which it is the first voter alive (firstAlive, the rule
-//     campaignForDown follows for awake groups). It wakes none of them.
-//     A group in which another survivor comes first stays asleep here:
-//     that survivor's (pre-)vote request wakes it, leaderless (wakeFor),
-//     so that one candidate per group asks and the others answer.
+//     hibernating groups whose leader's host is dead by its liveness, in
+//     which it is the first voter alive (firstAlive, the rule
+//     campaignForDown follows for awake groups), and of which a quorum of
+//     voters is alive. It wakes none of them. A group in which another
+//     survivor comes first stays asleep here: that survivor's (pre-)vote
+//     request wakes it (wakeFor), so that one candidate per group asks
+//     and the others answer. A group with no quorum alive could not elect
+//     and stays asleep; when a voter's host is heard again, the host
+//     queues what then qualifies (heard).
 //   - Every sweep (each heartbeat interval) wakes queued groups
 //     leaderless and makes each campaign at once, while at most
 //     Config.FailoverInFlight of them are in flight: woken by failover,
@@ -39,8 +42,9 @@ import (
 //   - A batch from the dead host (alive again: heard) drops what is left
 //     of its queue: those groups sleep on under a leader that is alive.
 //     A group that wakes otherwise while queued (a Touch, a message)
-//     leaves the queue; a queued group whose first voter alive is no
-//     longer this host when its turn comes stays asleep.
+//     leaves the queue; a queued group that no longer qualifies when its
+//     turn comes (its first voter alive is another, or its quorum is
+//     gone) stays asleep.
 //
 // So a verdict, right or wrong, costs at most FailoverInFlight elections
 // at a time on each survivor, and a wrong one (a host that stalled past
@@ -75,20 +79,17 @@ const (
 	foQueued = -1 // in a peer's failover queue
 )
 
-// queueFailover queues for failover every hibernating group that this
-// host is the first voter alive of and whose leader's host is dead by
-// its liveness (the verdict that just came in, or an earlier one whose
-// groups had another voter first, now dead too). h.mu is held.
+// queueFailover queues for failover every hibernating group that needs
+// this host to fail over (see orphan): after a verdict, the dead host's
+// groups, and those of an earlier verdict whose first voter alive was
+// the host now dead; after a voter's host is heard again, the groups
+// whose quorum it completes. h.mu is held.
 func (h *Host) queueFailover() {
 	for _, g := range h.all {
-		if g.node != nil || g.fo != foNone {
+		if g.node != nil || g.fo != foNone || !h.orphan(g) {
 			continue
 		}
-		l := g.dormant.Leader
-		if l == h.id || h.leaderAlive(l) || h.firstAlive(g) != h.id {
-			continue
-		}
-		p := h.peers[l]
+		p := h.peers[g.dormant.Leader]
 		p.failover = append(p.failover, g)
 		g.fo = foQueued
 		h.stats.FailoverQueued++
@@ -115,6 +116,24 @@ func (h *Host) unqueue(g *group) {
 		g.fo = foNone
 		h.stats.FailoverQueued--
 	}
+}
+
+// orphan reports whether g, hibernating, needs this host to fail over:
+// its leader's host is dead by liveness, this host is its first voter
+// alive, and a quorum of its voters is alive (a group that cannot elect
+// is left asleep rather than woken to campaign in vain). h.mu is held.
+func (h *Host) orphan(g *group) bool {
+	l := g.dormant.Leader
+	if l == h.id || h.leaderAlive(l) || h.firstAlive(g) != h.id {
+		return false
+	}
+	alive := 0
+	for _, id := range g.voters.ids {
+		if id == h.id || h.leaderAlive(id) {
+			alive++
+		}
+	}
+	return 2*alive > len(g.voters.ids)
 }
 
 // landFailovers ends the flight of the groups that know a leader, sleep,
@@ -171,8 +190,7 @@ func (h *Host) launchFailovers(now time.Duration) {
 				continue
 			}
 			h.unqueue(g)
-			d := g.dormant
-			if g.node != nil || d.Leader != p.id || p.alive || h.firstAlive(g) != h.id {
+			if g.node != nil || g.dormant.Leader != p.id || !h.orphan(g) {
 				continue
 			}
 			if h.wake(g, h.orphaned(g, p, true), false) != nil {

@@ -14,7 +14,7 @@ func (h *Host) leaderAlive(id election.ID) bool {
 
 // heard records a batch from p: it is alive, and its timer restarts for
 // livenessWait. If p was down, the groups still queued for failover from
-// it stay asleep.
+// it stay asleep, and those whose quorum p completes are queued.
 func (h *Host) heard(p *peer) {
 	p.timer.Reset(h.livenessWait(p))
 	p.heldOnce = false
@@ -25,6 +25,8 @@ func (h *Host) heard(p *peer) {
 	p.up.Store(true)
 	h.stats.PeersUp++
 	h.dropFailover(p)
+	// Groups left asleep for lack of a quorum alive may have one now.
+	h.queueFailover()
 	// The groups this host leads that hibernated without p's replica
 	// wake, so that their heartbeats bring it up to date (it may believe
 	// in an older term's leader, or lead one itself).
