@@ -142,15 +142,17 @@
 //
 //   - The verdict wakes nothing. The host queues the groups in which it
 //     is the first voter alive by its liveness (in Voters' order); in the
-//     others it leaves the group asleep for that voter's host.
+//     others it leaves the group asleep for that voter's host. A group
+//     with no quorum of voters alive stays asleep (it could not elect)
+//     until a batch from one of them comes in.
 //   - Every sweep (each heartbeat interval) wakes queued groups and makes
 //     each campaign at once, while at most Config.FailoverInFlight
 //     (1024 by default) woken groups know no leader yet. A group leaves
 //     that flight when this host wins its election (and the next queued
 //     group wakes then, so the pace is that of the elections completing
 //     on this host), when a sweep finds its node knows a live leader or
-//     it hibernated again, or after three election timeouts (a group with
-//     no quorum alive gives up its place; its own timers go on).
+//     it hibernated again, or after three election timeouts (a group that
+//     cannot win gives up its place; its own timers go on).
 //   - The candidate's (pre-)vote requests wake the group's replicas on
 //     the other survivors; a Touch or any message wakes a queued group
 //     at once, as ever.
