@@ -27,6 +27,14 @@ func failoverCluster(t *testing.T, hosts, groups, replicas, limit int) *cluster 
 	return c
 }
 
+// threeHosts is failoverCluster on three hosts, all voters of every
+// group; it returns the groups host 1 leads and host 2, their first
+// voter after host 1.
+func threeHosts(t *testing.T, groups, limit int) (*cluster, []groupDef, *multiraft.Host) {
+	c := failoverCluster(t, 3, groups, 3, limit)
+	return c, c.bootLedBy(1), c.hosts[2]
+}
+
 // bootLedBy returns the groups bootstrapped with leader id.
 func (c *cluster) bootLedBy(id election.ID) []groupDef {
 	var out []groupDef
@@ -65,6 +73,13 @@ func (c *cluster) newLeaders(gs []groupDef, dead election.ID) bool {
 	return true
 }
 
+// until advances c a millisecond at a time until done reports true.
+func (c *cluster) until(done func() bool) {
+	for !done() {
+		c.advance(time.Millisecond)
+	}
+}
+
 // elections returns, per host, the elections (pre-votes and campaigns)
 // the trace saw start.
 func (c *cluster) elections() map[election.ID]int {
@@ -84,10 +99,9 @@ func (c *cluster) elections() map[election.ID]int {
 // ends with a leader.
 func TestFailoverBoundedFlight(t *testing.T) {
 	const limit = 8
-	c := failoverCluster(t, 3, 600, 3, limit)
-	dead := c.bootLedBy(1)
+	c, dead, h2 := threeHosts(t, 600, limit)
 	c.crash(1)
-	h2, h3 := c.hosts[2], c.hosts[3]
+	h3 := c.hosts[3]
 	most, mostStat := 0, int64(0)
 	for range 3000 {
 		c.advance(time.Millisecond)
@@ -173,19 +187,13 @@ func firstAlive(d groupDef, dead election.ID) election.ID {
 // queue stays asleep under host 1.
 func TestFailoverStopsWhenHeard(t *testing.T) {
 	const limit = 4
-	c := failoverCluster(t, 3, 300, 3, limit)
-	dead := c.bootLedBy(1)
-	h2 := c.hosts[2]
+	c, dead, h2 := threeHosts(t, 300, limit)
 	lost := true
 	c.drop = func(b multiraft.Batch) bool { return lost && b.From == 1 }
-	for h2.Stats().FailoverQueued == 0 {
-		c.advance(time.Millisecond)
-	}
+	c.until(func() bool { return h2.Stats().FailoverQueued != 0 })
 	c.advance(20 * time.Millisecond)
 	lost = false
-	for h2.Stats().PeersUp == 0 {
-		c.advance(time.Millisecond)
-	}
+	c.until(func() bool { return h2.Stats().PeersUp != 0 })
 	s := h2.Stats()
 	require.Zero(t, s.FailoverQueued)
 	require.Positive(t, s.LivenessWakes)
@@ -207,13 +215,9 @@ func TestFailoverStopsWhenHeard(t *testing.T) {
 
 // Touch wakes a queued group at once, and it leaves the queue.
 func TestFailoverTouchWakesQueued(t *testing.T) {
-	c := failoverCluster(t, 3, 300, 3, 1)
-	dead := c.bootLedBy(1)
-	h2 := c.hosts[2]
+	c, dead, h2 := threeHosts(t, 300, 1)
 	c.crash(1)
-	for h2.Stats().FailoverQueued == 0 {
-		c.advance(time.Millisecond)
-	}
+	c.until(func() bool { return h2.Stats().FailoverQueued != 0 })
 	last := dead[len(dead)-1].id
 	st, err := h2.Status(last)
 	require.NoError(t, err)
@@ -236,8 +240,7 @@ func TestFailoverTouchWakesQueued(t *testing.T) {
 // election timeouts, and the queue moves on.
 func TestFailoverExpires(t *testing.T) {
 	const limit = 4
-	c := failoverCluster(t, 3, 60, 3, limit)
-	h2 := c.hosts[2]
+	c, _, h2 := threeHosts(t, 60, limit)
 	c.drop = func(b multiraft.Batch) bool { return b.From == 3 && len(b.Msgs) > 0 }
 	c.crash(1)
 	c.advance(1500 * time.Millisecond)
@@ -251,17 +254,11 @@ func TestFailoverExpires(t *testing.T) {
 // A group with no quorum alive stays asleep; when a voter's host is heard
 // again, the group fails over.
 func TestFailoverWaitsForQuorum(t *testing.T) {
-	c := failoverCluster(t, 3, 60, 3, 4)
-	dead := c.bootLedBy(1)
-	h2 := c.hosts[2]
+	c, dead, h2 := threeHosts(t, 60, 4)
 	c.crash(3)
-	for h2.Stats().PeersDown == 0 {
-		c.advance(time.Millisecond)
-	}
+	c.until(func() bool { return h2.Stats().PeersDown != 0 })
 	c.crash(1)
-	for h2.Stats().PeersDown < 2 {
-		c.advance(time.Millisecond)
-	}
+	c.until(func() bool { return h2.Stats().PeersDown >= 2 })
 	c.advance(time.Second)
 	s := h2.Stats()
 	require.Zero(t, s.LivenessWakes, "no group can elect with host 2 alone")
