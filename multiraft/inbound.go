@@ -196,9 +196,14 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 				// The node recalled takes it lock-free, or the entry is
 				// looked up as if nothing were recalled: the group may
 				// have slept, woken on a new node, or be unknown.
-				if n != nil && h.tryFast(n, hbs, from, id, m, now, &answers) {
-					in.delivered++
-					continue
+				if n != nil {
+					if took, ans := h.tryFast(n, hbs, from, m, now); took {
+						if ans {
+							answers = append(answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
+						}
+						in.delivered++
+						continue
+					}
 				}
 				e := &chunk[i]
 				h.gmu.RLock()
@@ -212,7 +217,10 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 				continue
 			}
 			in.delivered++
-			if h.tryFast(n, hbs, from, id, m, now, &answers) {
+			if took, ans := h.tryFast(n, hbs, from, m, now); took {
+				if ans {
+					answers = append(answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
+				}
 				continue
 			}
 			if r, direct := n.StepAt(m, now); direct {
@@ -224,7 +232,7 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 			}
 		}
 		if len(answers) > 0 {
-			h.sendAnswers(from, answers)
+			h.sendAnswers(from, answers, len(es)-base)
 			answers = answers[:0]
 		}
 	}
@@ -246,18 +254,17 @@ func (h *Host) resolve(e *fastEntry, g *group, from election.ID, in *inbound, sl
 	}
 }
 
-// tryFast offers coalesced entry m of group id from peer from to node n's
-// lock-free path: a heartbeat (its answer joins answers) or a granted
-// answer. It reports whether n took it.
-func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, id GroupID, m election.Message, now time.Duration, answers *[]HeartbeatResponse) bool {
+// tryFast offers coalesced entry m from peer from to node n's lock-free
+// path: a heartbeat or a granted answer. It reports whether n took it,
+// and whether the caller owes the peer an answer (a heartbeat taken: the
+// answer grants m's term and echoes m.Sent). The answer is the caller's
+// to queue so that stepFast's chunk buffer stays on its stack.
+func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, m election.Message, now time.Duration) (took, answer bool) {
 	if hbs {
-		if h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now) {
-			*answers = append(*answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
-			return true
-		}
-		return false
+		took = h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now)
+		return took, took
 	}
-	return m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now)
+	return m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now), false
 }
 
 // recall is what stepFast remembers of a peer's last coalesced batch of

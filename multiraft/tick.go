@@ -179,8 +179,8 @@ func (h *Host) sendHeartbeats() {
 		to := out[0].To
 		ob := h.outboxOf(to)
 		ob.mu.Lock()
-		if ob.b.Heartbeats == nil {
-			ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+		if cap(ob.b.Heartbeats) < ob.hbCap {
+			ob.b.Heartbeats = reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
 		}
 		n := 0
 		for i := range out {
