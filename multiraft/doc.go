@@ -319,7 +319,8 @@
 //     index, stepped without it at one clock read, answered with one
 //     lock of the outbox.
 //   - Touch of an awake group takes no host-wide lock: it stores the time
-//     of the touch and reads the group's awake flag, both atomic
+//     of the touch (the host's clock stamp, unless the word holds it
+//     already) and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the
 //     touch stops the hibernation or Touch sees the group asleep). Touch
 //     of a sleeping group queues it and returns; the host's waker

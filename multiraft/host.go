@@ -65,6 +65,9 @@ type Host struct {
 	// read it under gmu alone.
 	gmu    sync.RWMutex
 	groups groupIndex
+	// stamp is the wheel time Touch records on a real-time wheel (see
+	// touchTime); atomic, written without mu.
+	stamp stampClock
 	// pend are the sleeping groups Touch found while mu was busy; mu's
 	// holder wakes them (unlock). pend is guarded by pendMu; npend is
 	// len(pend), atomic, read without pendMu.
@@ -295,6 +298,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
+	h.stamp.refresh(w.Now())
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}

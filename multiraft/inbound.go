@@ -186,6 +186,7 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 			h.gmu.RUnlock()
 		}
 		now := h.w.Now()
+		h.stamp.refresh(now)
 		for i := range chunk {
 			n := chunk[i].n
 			if j := i + lookDist; j < len(chunk) && chunk[j].n != nil {

@@ -15,6 +15,7 @@ func (h *Host) onSweep() {
 		return
 	}
 	now := h.w.Now()
+	h.stamp.refresh(now)
 	h.noteLateness(now, now-h.sweepDue)
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
 	h.sweepDue = now + h.ecfg.HeartbeatInterval
@@ -100,6 +101,7 @@ func (h *Host) tick() {
 		return
 	}
 	now := h.w.Now()
+	h.stamp.refresh(now)
 	if h.metrics != nil {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
