@@ -291,10 +291,7 @@ func (h *Host) Touch(gid GroupID) error {
 		h.pendMu.Unlock()
 	}
 	if h.wakeKick != nil {
-		select {
-		case h.wakeKick <- struct{}{}:
-		default:
-		}
+		h.kickWaker()
 	} else if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
@@ -351,14 +348,37 @@ func (h *Host) wakeLoop() {
 	}
 }
 
-// wakePending wakes the groups Touch queued. A wake that fails (the
-// Storage's error) is counted in Stats.WakeFailures, as Touch returned
-// already. h.mu is held.
+// kickWaker asks the waker goroutine (real-time wheels) to wake what
+// Touch queued.
+func (h *Host) kickWaker() {
+	select {
+	case h.wakeKick <- struct{}{}:
+	default:
+	}
+}
+
+// wakeChunk is the most queued groups a holder of the host's lock wakes
+// before it lets go, on a real-time wheel. A wake builds a node; the
+// wheel's one driver goroutine waits for the lock to run the host's tick
+// and sweep (and every other host's timers wait for it), and a queue of
+// every group a caller touched at once (all of them after a start or a
+// stall) woken in one hold stalled the driver for seconds on a busy
+// processor.
+const wakeChunk = 64
+
+// wakePending wakes the groups Touch queued, in the order queued: all of
+// them on a virtual wheel, the first wakeChunk on a real-time one. A wake
+// that fails (the Storage's error) is counted in Stats.WakeFailures, as
+// Touch returned already. h.mu is held.
 func (h *Host) wakePending() {
 	h.pendMu.Lock()
 	gs := h.pend
-	h.pend = nil
-	h.npend.Store(0)
+	if h.wakeKick != nil && len(gs) > wakeChunk {
+		gs, h.pend = gs[:wakeChunk:wakeChunk], gs[wakeChunk:]
+	} else {
+		h.pend = nil
+	}
+	h.npend.Store(int32(len(h.pend)))
 	h.pendMu.Unlock()
 	for _, g := range gs {
 		g.queued.Store(false)

@@ -205,3 +205,36 @@ func TestTouchRecordsTheStamp(t *testing.T) {
 		}
 	})
 }
+
+// TestWakesGoInChunks: on a real-time wheel a holder of the host's lock
+// wakes at most wakeChunk of the groups Touch queued, so the wheel's
+// driver never waits behind a whole queue of wakes; the waker goroutine
+// wakes the rest, a chunk per hold of the lock.
+func TestWakesGoInChunks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wcfg := wheel.DefaultConfig()
+		wcfg.Metrics = &metrics.BlackholeSink{}
+		w, err := wheeltest.NewInBubble(wcfg)
+		require.NoError(t, err)
+		defer func() {
+			w.Stop()
+			<-w.Done()
+		}()
+		h := quietHost(t, w)
+		defer h.Stop()
+		const n = 3*wakeChunk + 5
+		for id := GroupID(2); id <= n; id++ {
+			require.NoError(t, h.AddGroup(GroupConfig{ID: id, Voters: []election.ID{1, 2, 3}, Leader: 2}))
+		}
+		h.lock()
+		for id := GroupID(1); id <= n; id++ {
+			require.NoError(t, h.Touch(id))
+		}
+		h.wakePending()
+		asleep := h.stats.Hibernating
+		h.unlock()
+		require.EqualValues(t, n-wakeChunk, asleep, "one chunk woken per hold")
+		synctest.Wait()
+		require.Zero(t, h.Stats().Hibernating, "the waker woke the rest")
+	})
+}
