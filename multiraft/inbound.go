@@ -37,6 +37,7 @@ func (h *Host) step(b Batch) {
 		return
 	}
 	var in inbound
+	begun := h.w.Now() // before any entry's contact (see peer.tickAt)
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
 	slowHB := stepFast(h, &in, b.From, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
 		hb.Term, hb.Sent = e.Term, e.Sent
@@ -84,7 +85,7 @@ func (h *Host) step(b Batch) {
 		h.onControl(b.From, c)
 	}
 	if p := h.peers[b.From]; p != nil {
-		h.processed(p, &b)
+		h.processed(p, &b, begun)
 	}
 }
 
