@@ -52,7 +52,11 @@ type Config struct {
 
 	// HibernateAfter is how long a group's leader must see no activity
 	// (Touch, a new term, a wake) before it hibernates the group; >= 0,
-	// 0 means never. It is checked every heartbeat interval.
+	// 0 means never. It is checked every heartbeat interval. On a
+	// real-time wheel a Touch is timed by the host's clock stamp (see
+	// Host.Touch), up to a heartbeat interval early, so a group may sleep
+	// up to that much sooner after its last Touch; never before the sweep
+	// after one.
 	HibernateAfter time.Duration
 
 	// Coalesce sends the heartbeats of all groups, and their answers,

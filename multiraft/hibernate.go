@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/raftick/raftick/election"
@@ -254,8 +255,13 @@ func (h *Host) wakeLocal(g *group) error {
 // many sleeping groups (every active group after a start or a stall)
 // keeps its pace. On a virtual wheel the group is woken at once if the
 // host is idle, on the caller's goroutine (reproducibly).
+//
+// Touch reads no clock on a real-time wheel: it records the host's
+// stamp, the wheel time of its last sweep, tick or chunk of a Step, so
+// at most a heartbeat interval old (see Config.HibernateAfter), and a
+// group touched again within the same stamp costs a load.
 func (h *Host) Touch(gid GroupID) error {
-	now := h.w.Now()
+	now := h.touchTime()
 	var g *group
 	awake := false
 	h.gmu.RLock()
@@ -289,14 +295,47 @@ func (h *Host) Touch(gid GroupID) error {
 		h.pendMu.Unlock()
 	}
 	if h.wakeKick != nil {
-		select {
-		case h.wakeKick <- struct{}{}:
-		default:
-		}
+		h.kickWaker()
 	} else if h.tryLock() { // the holder may have let go before it saw g
 		h.unlock()
 	}
 	return nil
+}
+
+// stampClock is a wheel time that a host's busy paths keep recent, for
+// Touch to record without a clock read of its own (on a real-time wheel
+// a clock read costs as much as the rest of a Touch of an awake group).
+// It lives on a cache line of its own: Touch callers read it on every
+// call, and the host writes it a few thousand times a second.
+type stampClock struct {
+	_ [64]byte
+	t atomic.Int64
+	_ [56]byte
+}
+
+// refresh records now, a time just read from the wheel; the stamp never
+// moves back by more than two concurrent refreshes' distance.
+func (c *stampClock) refresh(now time.Duration) {
+	if int64(now) > c.t.Load() {
+		c.t.Store(int64(now))
+	}
+}
+
+// touchTime is the time Touch records. On a virtual wheel it is Now. On
+// a real-time wheel it is the host's stamp: the wheel time of the host's
+// last sweep, tick, or chunk of a Step (whichever came last), so at most
+// a heartbeat interval behind now while the wheel's driver keeps up, and
+// usually well under a millisecond when groups are active. A group's
+// idleness (HibernateAfter) is measured from the stamp: a group may
+// hibernate up to that much sooner after its last Touch, never sooner
+// after a Touch since the sweep before (hibernate compares with the
+// sweep's own time, which the stamp reached before any later Touch read
+// it).
+func (h *Host) touchTime() time.Duration {
+	if h.w.IsVirtual() {
+		return h.w.Now()
+	}
+	return time.Duration(h.stamp.t.Load())
 }
 
 // wakeLoop is the host's waker goroutine on a real-time wheel: it wakes
@@ -313,14 +352,37 @@ func (h *Host) wakeLoop() {
 	}
 }
 
-// wakePending wakes the groups Touch queued. A wake that fails (the
-// Storage's error) is counted in Stats.WakeFailures, as Touch returned
-// already. h.mu is held.
+// kickWaker asks the waker goroutine (real-time wheels) to wake what
+// Touch queued.
+func (h *Host) kickWaker() {
+	select {
+	case h.wakeKick <- struct{}{}:
+	default:
+	}
+}
+
+// wakeChunk is the most queued groups a holder of the host's lock wakes
+// before it lets go, on a real-time wheel. A wake builds a node; the
+// wheel's one driver goroutine waits for the lock to run the host's tick
+// and sweep (and every other host's timers wait for it), and a queue of
+// every group a caller touched at once (all of them after a start or a
+// stall) woken in one hold stalled the driver for seconds on a busy
+// processor.
+const wakeChunk = 64
+
+// wakePending wakes the groups Touch queued, in the order queued: all of
+// them on a virtual wheel, the first wakeChunk on a real-time one. A wake
+// that fails (the Storage's error) is counted in Stats.WakeFailures, as
+// Touch returned already. h.mu is held.
 func (h *Host) wakePending() {
 	h.pendMu.Lock()
 	gs := h.pend
-	h.pend = nil
-	h.npend.Store(0)
+	if h.wakeKick != nil && len(gs) > wakeChunk {
+		gs, h.pend = gs[:wakeChunk:wakeChunk], gs[wakeChunk:]
+	} else {
+		h.pend = nil
+	}
+	h.npend.Store(int32(len(h.pend)))
 	h.pendMu.Unlock()
 	for _, g := range gs {
 		g.queued.Store(false)

@@ -52,8 +52,9 @@ type Host struct {
 	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
-	store  Store        // Config.Store, or a MemoryStore
-	logger hclog.Logger // the template's, named "multiraft"
+	startAt time.Duration // the wheel's time at NewHost
+	store   Store         // Config.Store, or a MemoryStore
+	logger  hclog.Logger  // the template's, named "multiraft"
 
 	// mu guards every field below up to outMu, unless a field says
 	// otherwise, and each group's node, a, dormant and behind.
@@ -67,6 +68,9 @@ type Host struct {
 	// read it under gmu alone.
 	gmu    sync.RWMutex
 	groups groupIndex
+	// stamp is the wheel time Touch records on a real-time wheel (see
+	// touchTime); atomic, written without mu.
+	stamp stampClock
 	// pend are the sleeping groups Touch found while mu was busy; mu's
 	// holder wakes them (unlock). pend is guarded by pendMu; npend is
 	// len(pend), atomic, read without pendMu.
@@ -228,8 +232,11 @@ type peer struct {
 	timer wheel.Timer
 	// up is alive, read by Config.Lagging without Host.mu.
 	up atomic.Bool
-	// tickAt is the wheel time at which this host finished stepping the
-	// peer's last tick batch (Batch.Tick); answered is the latest send time
+	// tickAt is the wheel time at which this host began stepping the
+	// peer's last tick batch (Batch.Tick), before any of its entries, so
+	// that every contact a tick batch brought is at tickAt or later: a
+	// follower last heard before tickAt was not in it. answered is the
+	// latest send time
 	// (this host's wheel) of a heartbeat whose coalesced answer from the
 	// peer it stepped, answeredAt when it stepped it. -1: none yet.
 	// Written under Host.mu at the end of a Step, read without it.
@@ -309,6 +316,8 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
+	h.startAt = w.Now()
+	h.stamp.refresh(h.startAt)
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}

@@ -37,16 +37,11 @@ func (h *Host) step(b Batch) {
 		return
 	}
 	var in inbound
+	begun := h.w.Now() // before any entry's contact (see peer.tickAt)
 	hb := election.Message{Type: election.MsgHeartbeat, From: b.From, To: h.id}
-	slowHB := stepFast(h, &in, b.From, b.Heartbeats, func(e Heartbeat) (GroupID, election.Message) {
-		hb.Term, hb.Sent = e.Term, e.Sent
-		return e.Group, hb
-	})
+	slowHB := stepFast(h, &in, b.Heartbeats, hb, heartbeatEntry)
 	resp := election.Message{Type: election.MsgHeartbeatResp, From: b.From, To: h.id}
-	slowResp := stepFast(h, &in, b.From, b.Responses, func(e HeartbeatResponse) (GroupID, election.Message) {
-		resp.Term, resp.Granted, resp.Sent = e.Term, e.Granted, e.Sent
-		return e.Group, resp
-	})
+	slowResp := stepFast(h, &in, b.Responses, resp, answerEntry)
 
 	h.lock()
 	defer h.unlock()
@@ -84,7 +79,7 @@ func (h *Host) step(b Batch) {
 		h.onControl(b.From, c)
 	}
 	if p := h.peers[b.From]; p != nil {
-		h.processed(p, &b)
+		h.processed(p, &b, begun)
 	}
 }
 
@@ -118,7 +113,10 @@ type inbound struct{ delivered, ignored int64 }
 const fastChunk = 256
 
 // stepFast steps the coalesced entries es of awake groups, from peer
-// from, each as the message msg makes of it, without the host's lock: an
+// tmpl.From, each as the message tmpl with the fields entry reads of it
+// (entry's plain function keeps the per-entry work to a few loads; the
+// message is made only for an entry stepped under the node's lock),
+// without the host's lock: an
 // awake group's node and acks are published in group.fast, and a node
 // serializes its own messages. Entries go in chunks of fastChunk: the
 // chunk's groups are looked up under h.gmu (read), then stepped with it
@@ -141,7 +139,7 @@ const fastChunk = 256
 // chunk is stepped. A batch whose groups are those of the peer's last
 // batch of the kind, in the same order, is not looked up: its entries go
 // to the nodes recalled from that batch (see recall).
-func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E) (GroupID, election.Message)) (slow []int) {
+func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry func(*E) fastMsg) (slow []int) {
 	if len(es) == 0 {
 		return nil
 	}
@@ -151,13 +149,14 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 		ansBuf [fastChunk]HeartbeatResponse
 	)
 	answers := ansBuf[:0]
-	_, m0 := msg(es[0])
-	hbs := m0.Type == election.MsgHeartbeat // a batch's entries are of one kind
+	from := tmpl.From
+	hbs := tmpl.Type == election.MsgHeartbeat // a batch's entries are of one kind
+	groupOf := func(i int) GroupID { return entry(&es[i]).group }
 	rc := h.recallOf(from, hbs)
 	recalled := false
 	if rc != nil {
 		defer rc.mu.Unlock()
-		recalled = rc.matches(len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+		recalled = rc.matches(len(es), groupOf)
 		if !recalled {
 			rc.reset(len(es))
 		}
@@ -172,33 +171,39 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 		} else {
 			h.gmu.RLock()
 			if base == 0 {
-				ahead.start(h, len(es), func(i int) GroupID { id, _ := msg(es[i]); return id })
+				ahead.start(h, len(es), groupOf)
 			}
 			for i := base; i < end; i++ {
 				e := &chunk[i-base]
 				*e = fastEntry{}
 				h.resolve(e, ahead.next(h, i), from, in, &slow, i)
 				if rc != nil {
-					id, _ := msg(es[i])
-					rc.ids, rc.nodes = append(rc.ids, id), append(rc.nodes, e.n)
+					rc.ids, rc.nodes = append(rc.ids, groupOf(i)), append(rc.nodes, e.n)
 				}
 			}
 			h.gmu.RUnlock()
 		}
 		now := h.w.Now()
+		h.stamp.refresh(now)
 		for i := range chunk {
 			n := chunk[i].n
 			if j := i + lookDist; j < len(chunk) && chunk[j].n != nil {
 				prefetchEntry(chunk[j].n, hbs)
 			}
-			id, m := msg(es[base+i])
+			f := entry(&es[base+i])
+			id := f.group
 			if recalled {
 				// The node recalled takes it lock-free, or the entry is
 				// looked up as if nothing were recalled: the group may
 				// have slept, woken on a new node, or be unknown.
-				if n != nil && h.tryFast(n, hbs, from, id, m, now, &answers) {
-					in.delivered++
-					continue
+				if n != nil {
+					if took, ans := h.tryFast(n, hbs, from, f, now); took {
+						if ans {
+							answers = append(answers, HeartbeatResponse{Group: id, Term: f.term, Granted: true, Sent: f.sent})
+						}
+						in.delivered++
+						continue
+					}
 				}
 				e := &chunk[i]
 				h.gmu.RLock()
@@ -212,9 +217,14 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 				continue
 			}
 			in.delivered++
-			if h.tryFast(n, hbs, from, id, m, now, &answers) {
+			if took, ans := h.tryFast(n, hbs, from, f, now); took {
+				if ans {
+					answers = append(answers, HeartbeatResponse{Group: id, Term: f.term, Granted: true, Sent: f.sent})
+				}
 				continue
 			}
+			m := tmpl
+			m.Term, m.Granted, m.Sent = f.term, f.granted, f.sent
 			if r, direct := n.StepAt(m, now); direct {
 				if h.cfg.Coalesce {
 					answers = append(answers, HeartbeatResponse{Group: id, Term: r.Term, Granted: r.Granted, Sent: r.Sent})
@@ -224,7 +234,7 @@ func stepFast[E any](h *Host, in *inbound, from election.ID, es []E, msg func(E)
 			}
 		}
 		if len(answers) > 0 {
-			h.sendAnswers(from, answers)
+			h.sendAnswers(from, answers, len(es)-base)
 			answers = answers[:0]
 		}
 	}
@@ -246,18 +256,34 @@ func (h *Host) resolve(e *fastEntry, g *group, from election.ID, in *inbound, sl
 	}
 }
 
-// tryFast offers coalesced entry m of group id from peer from to node n's
-// lock-free path: a heartbeat (its answer joins answers) or a granted
-// answer. It reports whether n took it.
-func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, id GroupID, m election.Message, now time.Duration, answers *[]HeartbeatResponse) bool {
+// tryFast offers coalesced entry m from peer from to node n's lock-free
+// path: a heartbeat or a granted answer. It reports whether n took it,
+// and whether the caller owes the peer an answer (a heartbeat taken: the
+// answer grants m's term and echoes m.Sent). The answer is the caller's
+// to queue so that stepFast's chunk buffer stays on its stack.
+func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, f fastMsg, now time.Duration) (took, answer bool) {
 	if hbs {
-		if h.cfg.Coalesce && n.TryHeartbeat(from, m.Term, now) {
-			*answers = append(*answers, HeartbeatResponse{Group: id, Term: m.Term, Granted: true, Sent: m.Sent})
-			return true
-		}
-		return false
+		took = h.cfg.Coalesce && n.TryHeartbeat(from, f.term, now)
+		return took, took
 	}
-	return m.Granted && n.TryHeartbeatResp(from, m.Term, m.Sent, now)
+	return f.granted && n.TryHeartbeatResp(from, f.term, f.sent, now), false
+}
+
+// fastMsg is what stepFast reads of a coalesced entry: its group and the
+// fields of the message it stands for that differ from entry to entry.
+type fastMsg struct {
+	group   GroupID
+	term    uint64
+	sent    time.Duration
+	granted bool
+}
+
+func heartbeatEntry(e *Heartbeat) fastMsg {
+	return fastMsg{group: e.Group, term: e.Term, sent: e.Sent}
+}
+
+func answerEntry(e *HeartbeatResponse) fastMsg {
+	return fastMsg{group: e.Group, term: e.Term, sent: e.Sent, granted: e.Granted}
 }
 
 // recall is what stepFast remembers of a peer's last coalesced batch of

@@ -81,11 +81,15 @@ type touchWord struct{ v atomic.Uint64 }
 const awakeBit = 1
 
 // touch records a Touch at now and reports whether the group was awake
-// at that instant.
+// at that instant. A word that holds a Touch at now or later already is
+// only read: a group touched all the time keeps its line shared.
 func (w *touchWord) touch(now time.Duration) (awake bool) {
 	t := uint64(now+1) << 1
 	for {
 		old := w.v.Load()
+		if old&^awakeBit >= t {
+			return old&awakeBit != 0
+		}
 		if w.v.CompareAndSwap(old, t|old&awakeBit) {
 			return old&awakeBit != 0
 		}

@@ -105,6 +105,11 @@ func TestTouchWord(t *testing.T) {
 	require.False(t, w.awake(), "a Touch does not wake")
 	at, _ = w.last()
 	require.Equal(t, 9*time.Second, at)
+	w.setAwake()
+	require.True(t, w.touch(8*time.Second), "an older touch only reads the word")
+	at, _ = w.last()
+	require.Equal(t, 9*time.Second, at, "a touch never moves the time back")
+	require.True(t, w.awake())
 
 	var x groupIndex
 	g := &group{id: 3}

@@ -44,10 +44,12 @@ func (h *Host) tryLock() bool {
 }
 
 // unlock releases h.mu, first waking the groups that Touch queued while
-// the lock was held; it retakes the lock to wake those queued while it
-// was letting go, unless another holder took it (which wakes them). Then
-// it runs the effects queued meanwhile, unless another goroutine is
-// running them.
+// the lock was held (on a real-time wheel at most wakeChunk of them, the
+// rest on the waker goroutine, a chunk per hold of the lock); on a
+// virtual wheel it retakes the lock to wake those queued while it was
+// letting go, unless another holder took it (which wakes them). Then it
+// runs the effects queued meanwhile, unless another goroutine is running
+// them.
 func (h *Host) unlock() {
 	for {
 		if h.npend.Load() > 0 {
@@ -55,7 +57,14 @@ func (h *Host) unlock() {
 		}
 		h.collecting.Store(false)
 		h.mu.Unlock()
-		if h.npend.Load() == 0 || !h.tryLock() {
+		if h.npend.Load() == 0 {
+			break
+		}
+		if h.wakeKick != nil {
+			h.kickWaker()
+			break
+		}
+		if !h.tryLock() {
 			break
 		}
 	}

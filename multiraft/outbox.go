@@ -15,9 +15,9 @@ type outbox struct {
 	mu   sync.Mutex
 	b    Batch
 	sent bool // something was sent since the last liveness tick
-	// hbCap and respCap are the capacities of the next batch's
-	// Heartbeats and Responses.
-	hbCap, respCap int
+	// hbCap is the number of heartbeats the last tick sent this peer:
+	// the next tick's batch is made that large at once.
+	hbCap int
 	// answering counts the Steps delivering heartbeats from this peer:
 	// their answers to it leave when they end (endAnswers).
 	answering int
@@ -33,6 +33,17 @@ type outbox struct {
 
 // minCap is the least capacity of an outbox's heartbeat slices.
 const minCap = 8
+
+// reserve returns s with room for n more elements: s itself if it has
+// it, else a copy with exactly that room. The batches' slices belong to
+// the Transport once sent, so each is made once, at the size its flush
+// needs, rather than grown by doubling (which allocates it twice over).
+func reserve[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	return append(make([]T, 0, len(s)+n), s...)
+}
 
 // outStats counts what the host sent to one peer; guarded by outbox.mu.
 type outStats struct {
@@ -67,7 +78,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 		switch m.Type {
 		case election.MsgHeartbeat:
 			if ob.b.Heartbeats == nil {
-				ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+				ob.b.Heartbeats = make([]Heartbeat, 0, minCap)
 			}
 			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term, Sent: m.Sent})
 			// A heartbeat of the tick leaves with the tick's batch; any
@@ -80,7 +91,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 			return
 		case election.MsgHeartbeatResp:
 			if ob.b.Responses == nil {
-				ob.b.Responses = make([]HeartbeatResponse, 0, ob.respCap)
+				ob.b.Responses = make([]HeartbeatResponse, 0, minCap)
 			}
 			ob.b.Responses = append(ob.b.Responses, HeartbeatResponse{Group: g, Term: m.Term, Granted: m.Granted, Sent: m.Sent})
 			// An answer made while a Step delivers heartbeats from its
@@ -99,16 +110,16 @@ func (h *Host) send(g GroupID, m election.Message) {
 }
 
 // sendAnswers queues the coalesced answers rs to peer to, as send
-// queues one each, with one lock of the outbox. The caller keeps rs.
-func (h *Host) sendAnswers(to election.ID, rs []HeartbeatResponse) {
+// queues one each, with one lock of the outbox; more is how many answers
+// at most the caller's Step may still queue, rs included, so that the
+// outbox's slice is made once per batch of answers. The caller keeps rs.
+func (h *Host) sendAnswers(to election.ID, rs []HeartbeatResponse, more int) {
 	ob := h.outboxOf(to)
 	ob.mu.Lock()
 	n := int64(len(rs))
 	ob.stats.messages += n
 	ob.stats.heartbeats += n
-	if ob.b.Responses == nil {
-		ob.b.Responses = make([]HeartbeatResponse, 0, max(ob.respCap, len(rs)))
-	}
+	ob.b.Responses = reserve(ob.b.Responses, max(more, len(rs)))
 	ob.b.Responses = append(ob.b.Responses, rs...)
 	ob.loose = ob.loose || ob.answering == 0
 	ob.mu.Unlock()
@@ -164,16 +175,11 @@ func (h *Host) outboxFor(to election.ID) *outbox {
 func (h *Host) take(to election.ID, ob *outbox, hbs, resps bool) Batch {
 	b := Batch{From: h.id, To: to, Msgs: ob.b.Msgs, Controls: ob.b.Controls}
 	ob.b.Msgs, ob.b.Controls = nil, nil
-	// The next batch's slices start at this one's size (the Transport
-	// owns this one's): a host sends about as many heartbeats each
-	// window, and growing them by doubling allocates twice over.
 	if hbs {
 		b.Heartbeats, ob.b.Heartbeats = ob.b.Heartbeats, nil
-		ob.hbCap = max(len(b.Heartbeats), minCap)
 	}
 	if resps {
 		b.Responses, ob.b.Responses = ob.b.Responses, nil
-		ob.respCap = max(len(b.Responses), minCap)
 	}
 	if ob.b.Len() == 0 {
 		ob.loose = false
@@ -242,6 +248,8 @@ func (h *Host) endTick() {
 		if len(ob.b.Heartbeats) > 0 || resps && len(ob.b.Responses) > 0 {
 			b := h.take(to, ob, true, resps)
 			b.Tick = len(b.Heartbeats) > 0
+			// The next tick sends about as many heartbeats to this peer.
+			ob.hbCap = max(len(b.Heartbeats), minCap)
 			batches = append(batches, b)
 			ob.stats.tick++
 		}

@@ -45,6 +45,13 @@ import (
 // answered): a peer whose host stopped ticking or answering while it
 // still sends other batches is held for at most holdLimit, ten election
 // timeouts unless the peer's recent pace was slower (at most maxHold).
+// Until a peer's first answer is stepped, the host's own start stands
+// for the answer evidence: a host that starts behind (every group woken
+// at once on a busy processor) has heard no answer yet, and a peer it has
+// never heard answer is as likely behind as gone, which liveness decides.
+// (A follower's tick evidence has no such stand-in: a peer whose groups
+// all sleep sends no tick batch, and its woken followers must not wait
+// holdLimit on it.)
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
@@ -128,8 +135,8 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 	if s.Answers {
 		// The peer has answered nothing sent since s.Since, but answered
 		// something sent within holdLimit: it is behind, not silent.
-		a := p.answered.Load()
-		if a < 0 || a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
+		a := h.orStart(p.answered.Load())
+		if a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
 			return false
 		}
 	} else {
@@ -153,6 +160,15 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 	return true
 }
 
+// orStart returns the time of a peer's evidence (tickAt, answered), or
+// the host's start if there is none yet (-1).
+func (h *Host) orStart(t int64) int64 {
+	if t < 0 {
+		return int64(h.startAt)
+	}
+	return t
+}
+
 // deferFirst is how many election timeouts the survivors of a group
 // whose leader's host went down wait for its first voter alive to win
 // before their own timers act (counted from the verdict, or from the
@@ -170,10 +186,10 @@ func (h *Host) firstUp(g *group, tab map[election.ID]*peer) election.ID {
 	return election.None
 }
 
-// processed records that the host finished stepping batch b from peer p:
-// a tick batch's time, the latest send time its answers echo. h.mu is
-// held.
-func (h *Host) processed(p *peer, b *Batch) {
+// processed records that the host finished stepping batch b from peer p,
+// which it began to step at begun: a tick batch's begun, the latest send
+// time its answers echo. h.mu is held.
+func (h *Host) processed(p *peer, b *Batch, begun time.Duration) {
 	now := h.w.Now()
 	// p's silence, if any, starts counting the others' batches afresh;
 	// the others' silences have a batch of p stepped since they began.
@@ -184,11 +200,11 @@ func (h *Host) processed(p *peer, b *Batch) {
 		}
 	}
 	halfLife := 2 * h.ecfg.ElectionTimeout
-	if b.Tick {
-		if last := p.tickAt.Load(); last >= 0 {
-			p.tickPace.Store(int64(p.tickGap.note(now-time.Duration(last), now, halfLife)))
+	if last := p.tickAt.Load(); b.Tick && int64(begun) > last {
+		if last >= 0 {
+			p.tickPace.Store(int64(p.tickGap.note(begun-time.Duration(last), now, halfLife)))
 		}
-		p.tickAt.Store(int64(now))
+		p.tickAt.Store(int64(begun))
 	}
 	if len(b.Responses) == 0 {
 		return

@@ -15,6 +15,7 @@ func (h *Host) onSweep() {
 		return
 	}
 	now := h.w.Now()
+	h.stamp.refresh(now)
 	h.noteLateness(now, now-h.sweepDue)
 	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
 	h.sweepDue = now + h.ecfg.HeartbeatInterval
@@ -103,6 +104,7 @@ func (h *Host) tick() {
 		return
 	}
 	now := h.w.Now()
+	h.stamp.refresh(now)
 	if h.metrics != nil {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
@@ -182,8 +184,8 @@ func (h *Host) sendHeartbeats() {
 		to := out[0].To
 		ob := h.outboxOf(to)
 		ob.mu.Lock()
-		if ob.b.Heartbeats == nil {
-			ob.b.Heartbeats = make([]Heartbeat, 0, ob.hbCap)
+		if cap(ob.b.Heartbeats) < ob.hbCap {
+			ob.b.Heartbeats = reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
 		}
 		n := 0
 		for i := range out {

@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/wheel"
 )
 
 // TestNextTickKeepsTheRate: a tick that runs a little late keeps the
@@ -21,4 +24,49 @@ func TestNextTickKeepsTheRate(t *testing.T) {
 	} {
 		require.Equal(t, tc.want, nextTick(tc.due, tc.now, 45*ms), "due %v, run at %v", tc.due, tc.now)
 	}
+}
+
+// TestTickEvidenceStartsWithTheBatch: a tick batch counts as stepped
+// from when the host began stepping it, so a follower whose last contact
+// came from that batch (no earlier than its start) is not taken for left
+// out of it, however long the batch took; one last heard before the
+// batch began was left out of it.
+func TestTickEvidenceStartsWithTheBatch(t *testing.T) {
+	const ms = time.Millisecond
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	h := quietHost(t, v.Wheel)
+	defer h.Stop()
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
+	g := h.groups.get(9)
+	v.AdvanceBy(130 * ms)
+	h.lock()
+	p := h.peers[2]
+	// An answer of peer 2 to a heartbeat sent at 50ms, then a tick batch
+	// of it stepped from 100ms to now (130ms).
+	h.processed(p, &Batch{From: 2, To: 1, Responses: []HeartbeatResponse{{Group: 9, Term: 1, Granted: true, Sent: 50 * ms}}}, 120*ms)
+	h.processed(p, &Batch{From: 2, To: 1, Tick: true}, 100*ms)
+	h.unlock()
+	require.True(t, h.lagging(g, election.Silence{Peer: 2, Since: 110 * ms}), "heard at 110ms, within the batch")
+	require.False(t, h.lagging(g, election.Silence{Peer: 2, Since: 90 * ms}), "heard at 90ms, before the batch")
+}
+
+// TestAnswerEvidenceStartsWithTheHost: until a peer's first answer, the
+// host's start stands for the peer's answer evidence, so a leader's
+// CheckQuorum holds a voter that has answered nothing yet, for holdLimit
+// after the host started, not longer.
+func TestAnswerEvidenceStartsWithTheHost(t *testing.T) {
+	const ms = time.Millisecond
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	h := quietHost(t, v.Wheel)
+	defer h.Stop()
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
+	g := h.groups.get(9)
+	v.AdvanceBy(300 * ms)
+	require.True(t, h.lagging(g, election.Silence{Peer: 2, Since: 50 * ms, Answers: true}), "no answer yet, just started")
+	v.AdvanceBy(h.holdLimit(0))
+	require.False(t, h.lagging(g, election.Silence{Peer: 2, Since: 50 * ms, Answers: true}), "no answer for holdLimit since the start")
 }

@@ -2,6 +2,7 @@ package multiraft
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/raftick/raftick/election"
 	"github.com/raftick/raftick/wheel"
+	"github.com/raftick/raftick/wheel/wheeltest"
 )
 
 // TestTouchNeverWaits holds the host's lock, as a long Step does, while
@@ -149,4 +151,90 @@ func TestHibernateSeesTouch(t *testing.T) {
 	require.NotNil(t, g.node, "woken by the Touch")
 	require.True(t, awake())
 	require.EqualValues(t, 0, h.Stats().Hibernating)
+}
+
+// TestTouchRecordsTheStamp runs a host on a real-time wheel in a
+// testing/synctest bubble, its sweep every 100ms: a Touch records the
+// host's stamp rather than reading the clock, and the stamp is never
+// later than the Touch nor more than a sweep period (plus the wheel's
+// tick) earlier, so a group touched since the last sweep is never taken
+// for idle.
+func TestTouchRecordsTheStamp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wcfg := wheel.DefaultConfig()
+		wcfg.Metrics = &metrics.BlackholeSink{}
+		w, err := wheeltest.NewInBubble(wcfg)
+		require.NoError(t, err)
+		defer func() {
+			w.Stop()
+			<-w.Done()
+		}()
+		cfg := DefaultConfig()
+		cfg.ID = 1
+		cfg.Election.Metrics = &metrics.BlackholeSink{}
+		cfg.Election.ElectionTimeout = time.Hour
+		cfg.Election.HeartbeatInterval = 100 * time.Millisecond
+		cfg.LivenessInterval = 10 * time.Minute
+		cfg.LivenessTimeout = 2 * time.Hour
+		cfg.HibernateAfter = 300 * time.Millisecond
+		h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
+		require.NoError(t, err)
+		defer h.Stop()
+		require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
+		require.NoError(t, h.Touch(1))
+		synctest.Wait()
+		require.True(t, awakeCheck(h, 1)(), "woken by the waker")
+		g := h.groups.get(1)
+		word := func() *touchWord {
+			h.gmu.RLock()
+			defer h.gmu.RUnlock()
+			return &h.groups.find(1).touch
+		}()
+		for i := range 40 {
+			time.Sleep(37 * time.Millisecond)
+			before := w.Now()
+			require.NoError(t, h.Touch(1))
+			at, ok := word.last()
+			require.True(t, ok)
+			require.LessOrEqual(t, at, before, "touch %d recorded a time after it", i)
+			require.Less(t, before-at, cfg.Election.HeartbeatInterval+2*w.Tick(), "touch %d recorded a stale stamp", i)
+			h.lock()
+			slept := h.hibernate(g)
+			h.unlock()
+			require.False(t, slept, "touch %d: hibernated just after a Touch", i)
+		}
+	})
+}
+
+// TestWakesGoInChunks: on a real-time wheel a holder of the host's lock
+// wakes at most wakeChunk of the groups Touch queued, so the wheel's
+// driver never waits behind a whole queue of wakes; the waker goroutine
+// wakes the rest, a chunk per hold of the lock.
+func TestWakesGoInChunks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wcfg := wheel.DefaultConfig()
+		wcfg.Metrics = &metrics.BlackholeSink{}
+		w, err := wheeltest.NewInBubble(wcfg)
+		require.NoError(t, err)
+		defer func() {
+			w.Stop()
+			<-w.Done()
+		}()
+		h := quietHost(t, w)
+		defer h.Stop()
+		const n = 3*wakeChunk + 5
+		for id := GroupID(2); id <= n; id++ {
+			require.NoError(t, h.AddGroup(GroupConfig{ID: id, Voters: []election.ID{1, 2, 3}, Leader: 2}))
+		}
+		h.lock()
+		for id := GroupID(1); id <= n; id++ {
+			require.NoError(t, h.Touch(id))
+		}
+		h.wakePending()
+		asleep := h.stats.Hibernating
+		h.unlock()
+		require.EqualValues(t, n-wakeChunk, asleep, "one chunk woken per hold")
+		synctest.Wait()
+		require.Zero(t, h.Stats().Hibernating, "the waker woke the rest")
+	})
 }
