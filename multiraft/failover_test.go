@@ -287,3 +287,33 @@ func TestFailoverInFlightDefault(t *testing.T) {
 	t.Cleanup(h.Stop)
 	require.Equal(t, multiraft.DefaultFailoverInFlight, h.Config().FailoverInFlight)
 }
+
+// A replica woken long after the verdict (its group's turn came late)
+// gives the first voter alive its two election timeouts from the wake,
+// not from the verdict: here the candidate's first vote requests are
+// lost, and the other survivor's election timer comes due before the
+// candidate's second round, which still wins alone.
+func TestFailoverLateWakeDefersToFirst(t *testing.T) {
+	c, dead, h2 := threeHosts(t, 300, 1)
+	late := dead[len(dead)-1].id // woken last, about half a second after the verdict
+	lost := false
+	c.drop = func(b multiraft.Batch) bool {
+		for _, gm := range b.Msgs {
+			if b.From == 2 && b.To == 3 && gm.Group == late && gm.Msg.Type == election.MsgVote && !lost {
+				lost = true
+				return true
+			}
+		}
+		return false
+	}
+	c.crash(1)
+	c.until(func() bool { return h2.Stats().PeersDown != 0 })
+	verdict := c.v.Now()
+	c.until(func() bool { return c.newLeaders(dead, 1) })
+	require.True(t, lost, "the first vote requests of the last group were lost")
+	t.Logf("all %d groups led again %v after the verdict", len(dead), c.v.Now()-verdict)
+	el := c.elections()
+	require.Zero(t, el[3], "host 3 started no election")
+	require.Equal(t, len(dead)+1, el[2], "host 2 pre-voted once per group, twice for the last")
+	require.NoError(t, c.err())
+}
