@@ -27,18 +27,21 @@ import (
 //     and the others answer. A group with no quorum alive could not elect
 //     and stays asleep; when a voter's host is heard again, the host
 //     queues what then qualifies (heard).
-//   - Every sweep (each heartbeat interval) wakes queued groups
-//     leaderless and makes each campaign at once, while at most
-//     Config.FailoverInFlight of them are in flight: woken by failover,
-//     with no leader known. Campaigning at once is safe because
-//     LivenessTimeout is at least the lease plus the coalescing window
-//     (Validate): a leader that still counted this replica in its lease
-//     would have been heard from since.
+//   - Every sweep (each heartbeat interval) wakes queued groups and makes
+//     each campaign at once, while at most Config.FailoverInFlight of
+//     them are in flight: woken by failover, with no live leader known.
+//     Campaigning at once is safe because LivenessTimeout is at least the
+//     lease plus the coalescing window (Validate): a leader that still
+//     counted this replica in its lease would have been heard from since.
+//     A replica woken so resumes knowing its dead leader, last heard when
+//     its host last heard that leader's host (see orphaned), so that its
+//     promise to that leader has run out and its vote, and the other
+//     survivors' (woken by its requests the same way), count at once.
 //   - A group leaves the flight when this host wins its election (the
 //     next queued group wakes at once, so the pace is that of the
 //     elections completing), when a sweep finds its node knows a leader
 //     or it hibernated again, or after failoverWait (so that a group
-//     that cannot win, with no quorum alive, does not hold its place).
+//     that cannot win does not hold its place; its own timers go on).
 //   - A batch from the dead host (alive again: heard) drops what is left
 //     of its queue: those groups sleep on under a leader that is alive.
 //     A group that wakes otherwise while queued (a Touch, a message)
