@@ -168,12 +168,14 @@
 // would promise afresh and refuse every candidate, itself included, for
 // an election timeout). Stats.FailoverQueued and FailoverInFlight show a
 // failover's progress; LivenessWakes counts the groups it woke. So a
-// group whose leader's node died, and which nothing else wakes, has a new
-// leader within LivenessTimeout, a sweep, and its place in the queue: at
-// most ceil(queued/FailoverInFlight) times three election timeouts, and
-// in practice the time its election takes times queued/FailoverInFlight
-// (raftsim multiraft: 20,000 groups of a crashed host of five, all led
-// again within 1.12s, liveness included, at a 1ms network latency).
+// group whose leader's node died, and which nothing else wakes, campaigns
+// within LivenessTimeout, a heartbeat interval, and the wait for the
+// groups queued ahead of it: at most ceil(ahead/FailoverInFlight) rounds
+// of three election timeouts and a heartbeat interval, in practice
+// ahead/FailoverInFlight times the time an election takes on the host;
+// then it elects as an awake group does (raftsim multiraft: the 20,000
+// groups of a crashed host of five, all led again within 1.12s of the
+// crash, the 1s LivenessTimeout included, at a 1ms network latency).
 //
 // Groups led by other nodes, and awake groups (their own election timers
 // watch their leader; see below for how they fail over), are not
