@@ -101,6 +101,19 @@ func (b Batch) Len() int {
 	return len(b.Msgs) + len(b.Heartbeats) + len(b.Responses) + len(b.Controls)
 }
 
+// Release gives b's coalesced entries (Heartbeats, Responses) back for
+// the Hosts of this process to reuse in the batches they make, and
+// empties b. A Transport calls it when nothing reads the batch any more:
+// once it has encoded it, or once Host.Step returned for it and no other
+// delivery of it is pending. It is optional (a batch never released is
+// garbage like any other) and once per batch: the entries of a released
+// batch may already be another batch's.
+func (b *Batch) Release() {
+	hbPool.put(b.Heartbeats)
+	respPool.put(b.Responses)
+	*b = Batch{}
+}
+
 // Transport carries a host's batches to its peer hosts. The Host calls
 // Send with no lock of its own held, so Send may deliver synchronously,
 // into any Host, the sender included. It should not block for long: the

@@ -269,7 +269,11 @@
 // simulator. The Transport is the application's: Send hands the Batch (a
 // plain value; encode it as you like) to the connection or queue of peer
 // b.To and returns; the connection's reader calls Step on the receiving
-// host with every Batch it decodes. Call Touch whenever a group does work
+// host with every Batch it decodes. A Transport that calls
+// Batch.Release once it has encoded a batch (or once the receiver's Step
+// returned, in one process) lets the hosts reuse its entries: with it a
+// host in steady state allocates nothing per heartbeat
+// (multiraft/tcptransport does). Call Touch whenever a group does work
 // (a proposal, a read) so that it stays awake; Stats reports how many
 // groups sleep and what was sent, and Config.Observer sees every election
 // event with its group (count EventElectionStart to find spurious

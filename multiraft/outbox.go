@@ -34,15 +34,48 @@ type outbox struct {
 // minCap is the least capacity of an outbox's heartbeat slices.
 const minCap = 8
 
+// slicePool keeps the entry slices of released batches (Batch.Release)
+// for the outboxes of every Host in the process. Only slices of at least
+// minPooled entries are kept, and taken for as many: the tick's and the
+// answers' batches, of about the same size from one flush to the next,
+// and not the few loose entries of the others.
+type slicePool[T any] struct{ p sync.Pool }
+
+// minPooled is the least capacity a pooled slice has.
+const minPooled = 256
+
+var (
+	hbPool   slicePool[Heartbeat]
+	respPool slicePool[HeartbeatResponse]
+)
+
+// put keeps s's array for reuse.
+func (p *slicePool[T]) put(s []T) {
+	if cap(s) >= minPooled {
+		s = s[:0]
+		p.p.Put(&s)
+	}
+}
+
 // reserve returns s with room for n more elements: s itself if it has
-// it, else a copy with exactly that room. The batches' slices belong to
-// the Transport once sent, so each is made once, at the size its flush
-// needs, rather than grown by doubling (which allocates it twice over).
-func reserve[T any](s []T, n int) []T {
+// it, else a copy with exactly that room, in a pooled array when one is
+// large enough. The batches' slices belong to the Transport once sent,
+// so each is made once, at the size its flush needs, rather than grown
+// by doubling (which allocates it twice over).
+func (p *slicePool[T]) reserve(s []T, n int) []T {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	return append(make([]T, 0, len(s)+n), s...)
+	want := len(s) + n
+	if want >= minPooled {
+		if v, _ := p.p.Get().(*[]T); v != nil {
+			if r := *v; cap(r) >= want {
+				return append(r, s...)
+			}
+			// Too small for this batch: left to the collector.
+		}
+	}
+	return append(make([]T, 0, want), s...)
 }
 
 // outStats counts what the host sent to one peer; guarded by outbox.mu.
@@ -119,7 +152,7 @@ func (h *Host) sendAnswers(to election.ID, rs []HeartbeatResponse, more int) {
 	n := int64(len(rs))
 	ob.stats.messages += n
 	ob.stats.heartbeats += n
-	ob.b.Responses = reserve(ob.b.Responses, max(more, len(rs)))
+	ob.b.Responses = respPool.reserve(ob.b.Responses, max(more, len(rs)))
 	ob.b.Responses = append(ob.b.Responses, rs...)
 	ob.loose = ob.loose || ob.answering == 0
 	ob.mu.Unlock()

@@ -185,7 +185,7 @@ func (h *Host) sendHeartbeats() {
 		ob := h.outboxOf(to)
 		ob.mu.Lock()
 		if cap(ob.b.Heartbeats) < ob.hbCap {
-			ob.b.Heartbeats = reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
+			ob.b.Heartbeats = hbPool.reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
 		}
 		n := 0
 		for i := range out {

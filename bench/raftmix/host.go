@@ -198,10 +198,11 @@ func (n *hostNet) loop(i int) {
 			return
 		}
 		var hbs int64
-		for k, b := range work {
-			n.hosts[i].Step(b)
-			hbs += heartbeats(&b)
-			work[k] = multiraft.Batch{}
+		for k := range work {
+			b := &work[k]
+			n.hosts[i].Step(*b)
+			hbs += heartbeats(b)
+			b.Release() // delivered once: its entries go back to the senders
 		}
 		if hbs > 0 {
 			n.hbs.Add(hbs)

@@ -313,6 +313,7 @@ func (p *peer) write(conn net.Conn) error {
 			// Encode in place in the writer's buffer when the frame fits
 			// (AppendBatch grows a copy otherwise).
 			frame := multiraft.AppendBatch(w.AvailableBuffer(), &b)
+			b.Release() // encoded: its entries go back to the Hosts
 			if _, err := w.Write(frame); err != nil {
 				t.stats.dropped.Add(1)
 				return err
