@@ -21,9 +21,9 @@ import (
 // election.Nodes share one wheel and one Transport, heartbeats are
 // coalesced per peer node, idle groups hibernate, and one liveness timer
 // per peer node fails over the hibernating groups whose leader it was,
-// a bounded number at a time. Create
-// it with NewHost, add groups with AddGroup and hand every inbound Batch
-// to Step. All methods are safe for concurrent use.
+// a bounded number at a time. Create it with NewHost, add groups with
+// AddGroup and hand every inbound Batch to Step. All methods are safe for
+// concurrent use.
 //
 // Locks, in the order they are taken (never the other way):
 //

@@ -45,10 +45,10 @@ func (h *Host) heard(p *peer) {
 // what reaches it, and p is silent: p is down, every hold on p's silence
 // ends (see overload.go), the awake groups it led that this host is the
 // first voter alive of campaign, and the hibernating ones are queued for
-// failover (see failover.go). If not (it stepped nothing
-// from anyone, or only just started again after a stall, with p's
-// batches perhaps still queued), the silence may be its own backlog: the
-// verdict waits one more liveness timeout, once.
+// failover (see failover.go). If not (it stepped nothing from anyone, or
+// only just started again after a stall, with p's batches perhaps still
+// queued), the silence may be its own backlog: the verdict waits one more
+// liveness timeout, once.
 func (h *Host) onPeerSilent(p *peer) {
 	h.lock()
 	defer h.unlock()
