@@ -52,9 +52,8 @@ type Host struct {
 	// metrics is nil when metrics are off (see hostMetrics).
 	metrics *hostMetrics
 
-	startAt time.Duration // the wheel's time at NewHost
-	store   Store         // Config.Store, or a MemoryStore
-	logger  hclog.Logger  // the template's, named "multiraft"
+	store  Store        // Config.Store, or a MemoryStore
+	logger hclog.Logger // the template's, named "multiraft"
 
 	// mu guards every field below up to outMu, unless a field says
 	// otherwise, and each group's node, a, dormant and behind.
@@ -316,8 +315,7 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if h.rng == nil {
 		h.rng = randsrc.New()
 	}
-	h.startAt = w.Now()
-	h.stamp.refresh(h.startAt)
+	h.stamp.refresh(h.born)
 	if h.store == nil {
 		h.store = NewMemoryStore()
 	}

@@ -164,7 +164,7 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 // the host's start if there is none yet (-1).
 func (h *Host) orStart(t int64) int64 {
 	if t < 0 {
-		return int64(h.startAt)
+		return int64(h.born)
 	}
 	return t
 }
