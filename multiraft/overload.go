@@ -45,13 +45,13 @@ import (
 // answered): a peer whose host stopped ticking or answering while it
 // still sends other batches is held for at most holdLimit, ten election
 // timeouts unless the peer's recent pace was slower (at most maxHold).
-// Until a peer's first answer is stepped, the host's own start stands
-// for the answer evidence: a host that starts behind (every group woken
-// at once on a busy processor) has heard no answer yet, and a peer it has
-// never heard answer is as likely behind as gone, which liveness decides.
-// (A follower's tick evidence has no such stand-in: a peer whose groups
-// all sleep sends no tick batch, and its woken followers must not wait
-// holdLimit on it.)
+// Until a peer's first answer is stepped, a silence waiting on its
+// answers is held for holdLimit from when it began: a host that starts
+// behind (every group woken at once on a busy processor) has heard no
+// answer yet, and a peer it has never heard answer is as likely behind
+// as gone, which liveness decides. (A follower's tick evidence has no
+// such stand-in: a peer whose groups all sleep sends no tick batch, and
+// its woken followers must not wait holdLimit on it.)
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
@@ -135,7 +135,10 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 	if s.Answers {
 		// The peer has answered nothing sent since s.Since, but answered
 		// something sent within holdLimit: it is behind, not silent.
-		a := h.orStart(p.answered.Load())
+		a := p.answered.Load()
+		if a < 0 {
+			a = int64(s.Since) - 1 // no answer yet (see above)
+		}
 		if a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
 			return false
 		}
@@ -158,15 +161,6 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 	}
 	h.laggingSkips.Add(1)
 	return true
-}
-
-// orStart returns the time of a peer's evidence (tickAt, answered), or
-// the host's start if there is none yet (-1).
-func (h *Host) orStart(t int64) int64 {
-	if t < 0 {
-		return int64(h.born)
-	}
-	return t
 }
 
 // deferFirst is how many election timeouts the survivors of a group
