@@ -378,12 +378,12 @@
 //     already) and reads the group's awake flag, both atomic
 //     (hibernation clears the flag before it reads the time, so either the
 //     touch stops the hibernation or Touch sees the group asleep). Touch
-//     of a sleeping group queues it and returns; whoever holds the lock
-//     wakes up to 64 queued groups before letting go, and the host's
-//     waker goroutine the rest, 64 per hold of the lock, so that the
-//     wheel's driver never waits behind a whole queue of wakes (on a
-//     virtual wheel the holder wakes the whole queue, and Touch wakes
-//     the group itself if the host is idle). Without this, a burst of touches on sleeping groups (every
+//     of a sleeping group queues it and returns; the host's waker
+//     goroutine wakes the queue, 64 groups per hold of the lock, so that
+//     neither the wheel's driver nor a Step waits behind a whole queue
+//     of wakes (on a virtual wheel the lock's holder wakes the whole
+//     queue before letting go, and Touch wakes the group itself if the
+//     host is idle). Without this, a burst of touches on sleeping groups (every
 //     active group after a start or a stall) made the caller wait behind
 //     batches, or build the nodes and run the effects queue itself; its
 //     round over the groups grew longer than HibernateAfter, the groups

@@ -248,12 +248,12 @@ func (h *Host) wakeLocal(g *group) error {
 // Touch never waits for the host: touching an awake group takes no
 // host-wide lock (only a shared read lock on the group index). On a
 // real-time wheel a hibernating group is woken by the host's waker
-// goroutine, at once, or by the Step or timer that holds the host's
-// lock, as soon as it lets go (a wake that fails then is counted in
-// Stats.WakeFailures): the caller never does a wake's work (a node to
+// goroutine, in the order touched, wakeChunk per hold of the host's lock
+// (a wake that fails then is counted in Stats.WakeFailures): neither the
+// caller nor a Step or timer of the host does a wake's work (a node to
 // build, and whatever else waits for the lock), so that a caller touching
 // many sleeping groups (every active group after a start or a stall)
-// keeps its pace. On a virtual wheel the group is woken at once if the
+// keeps its pace, and so do the host's deliveries and ticks. On a virtual wheel the group is woken at once if the
 // host is idle, on the caller's goroutine (reproducibly).
 //
 // Touch reads no clock on a real-time wheel: it records the host's
@@ -347,6 +347,7 @@ func (h *Host) wakeLoop() {
 			return
 		case <-h.wakeKick:
 			h.lock()
+			h.waking = true
 			h.unlock()
 		}
 	}
@@ -361,13 +362,15 @@ func (h *Host) kickWaker() {
 	}
 }
 
-// wakeChunk is the most queued groups a holder of the host's lock wakes
-// before it lets go, on a real-time wheel. A wake builds a node; the
+// wakeChunk is the most queued groups the waker goroutine wakes per hold
+// of the host's lock, on a real-time wheel. A wake builds a node; the
 // wheel's one driver goroutine waits for the lock to run the host's tick
-// and sweep (and every other host's timers wait for it), and a queue of
-// every group a caller touched at once (all of them after a start or a
-// stall) woken in one hold stalled the driver for seconds on a busy
-// processor.
+// and sweep (and every other host's timers wait for it), and a Step
+// holds it to deliver to sleeping groups. A queue of every group a
+// caller touched at once (all of them after a start or a stall) woken in
+// one hold stalled the driver for seconds on a busy processor; woken by
+// whoever let go of the lock, it stretched a Step's deliveries (a wake
+// at every yield) until peers took the host for dead.
 const wakeChunk = 64
 
 // wakePending wakes the groups Touch queued, in the order queued: all of

@@ -43,18 +43,19 @@ func (h *Host) tryLock() bool {
 	return true
 }
 
-// unlock releases h.mu, first waking the groups that Touch queued while
-// the lock was held (on a real-time wheel at most wakeChunk of them, the
-// rest on the waker goroutine, a chunk per hold of the lock); on a
-// virtual wheel it retakes the lock to wake those queued while it was
-// letting go, unless another holder took it (which wakes them). Then it
-// runs the effects queued meanwhile, unless another goroutine is running
-// them.
+// unlock releases h.mu. On a virtual wheel it first wakes the groups
+// that Touch queued while the lock was held, and retakes the lock to wake
+// those queued while it was letting go, unless another holder took it
+// (which wakes them). On a real-time wheel only the waker goroutine wakes
+// them (wakeLoop), wakeChunk per hold of the lock; any other holder
+// kicks it. Then unlock runs the effects queued meanwhile, unless another
+// goroutine is running them.
 func (h *Host) unlock() {
 	for {
-		if h.npend.Load() > 0 {
+		if h.npend.Load() > 0 && (h.wakeKick == nil || h.waking) {
 			h.wakePending()
 		}
+		h.waking = false
 		h.collecting.Store(false)
 		h.mu.Unlock()
 		if h.npend.Load() == 0 {
