@@ -14,3 +14,6 @@ func SetPersistDelay(h *Host, d time.Duration) {
 // Tick runs the host's heartbeat tick now, as its timer does: every
 // leader's CheckQuorum and heartbeats, and the flush of the outboxes.
 func Tick(h *Host) { h.onHeartbeatTick() }
+
+// BubbleWheel is bubbleWheel, for the package's external tests.
+var BubbleWheel = bubbleWheel

@@ -14,7 +14,6 @@ import (
 	"github.com/raftick/raftick/election/electiontest"
 	"github.com/raftick/raftick/multiraft"
 	"github.com/raftick/raftick/wheel"
-	"github.com/raftick/raftick/wheel/wheeltest"
 )
 
 // TestRealTime runs three hosts on a real-time wheel while other
@@ -26,14 +25,7 @@ import (
 func TestRealTime(t *testing.T) { synctest.Test(t, realTime) }
 
 func realTime(t *testing.T) {
-	wcfg := wheel.DefaultConfig()
-	wcfg.Metrics = &metrics.BlackholeSink{}
-	w, err := wheeltest.NewInBubble(wcfg)
-	require.NoError(t, err)
-	defer func() {
-		w.Stop()
-		<-w.Done()
-	}()
+	w := multiraft.BubbleWheel(t)
 	net := multiraft.NewMemNetwork(w, time.Millisecond)
 	var mu sync.Mutex
 	check := electiontest.NewGroups[multiraft.GroupID](func(multiraft.GroupID) int { return 3 })

@@ -33,13 +33,7 @@ func TestNextTickKeepsTheRate(t *testing.T) {
 // batch began was left out of it.
 func TestTickEvidenceStartsWithTheBatch(t *testing.T) {
 	const ms = time.Millisecond
-	v, err := wheel.NewVirtual(wheel.DefaultConfig())
-	require.NoError(t, err)
-	defer v.Stop()
-	h := quietHost(t, v.Wheel)
-	defer h.Stop()
-	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
-	g := h.groups.get(9)
+	v, h, g := evidenceHost(t)
 	v.AdvanceBy(130 * ms)
 	h.lock()
 	p := h.peers[2]
@@ -57,16 +51,22 @@ func TestTickEvidenceStartsWithTheBatch(t *testing.T) {
 // holdLimit from when its silence began, not longer.
 func TestAnswerEvidenceStartsWithTheSilence(t *testing.T) {
 	const ms = time.Millisecond
-	v, err := wheel.NewVirtual(wheel.DefaultConfig())
-	require.NoError(t, err)
-	defer v.Stop()
-	h := quietHost(t, v.Wheel)
-	defer h.Stop()
-	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
-	g := h.groups.get(9)
+	v, h, g := evidenceHost(t)
 	v.AdvanceBy(3 * time.Second)
 	since := v.Now() - 100*ms
 	require.True(t, h.lagging(g, election.Silence{Peer: 2, Since: since, Answers: true}), "no answer yet, silent for 100ms")
 	v.AdvanceBy(h.holdLimit(0))
 	require.False(t, h.lagging(g, election.Silence{Peer: 2, Since: since, Answers: true}), "no answer for holdLimit since the silence began")
+}
+
+// evidenceHost returns quietHost on a virtual wheel with an awake group
+// 9 of voters 1, 2 and 3, both stopped when the test ends.
+func evidenceHost(t *testing.T) (*wheel.Virtual, *Host, *group) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() { v.Stop() })
+	h := quietHost(t, v.Wheel)
+	t.Cleanup(h.Stop)
+	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
+	return v, h, h.groups.get(9)
 }

@@ -90,7 +90,10 @@ func TestTouchWakesOnTheWaker(t *testing.T) {
 // quietHost returns host 1 on w with group 1 (voters 1, 2 and 3, led by
 // 2) asleep, HibernateAfter 1s, and no other timer of the host due
 // within a test.
-func quietHost(t *testing.T, w *wheel.Wheel) *Host {
+func quietHost(t *testing.T, w *wheel.Wheel) *Host { return quietHostWith(t, w, nil) }
+
+// quietHostWith is quietHost with its Config changed by set, if not nil.
+func quietHostWith(t *testing.T, w *wheel.Wheel, set func(*Config)) *Host {
 	cfg := DefaultConfig()
 	cfg.ID = 1
 	cfg.Election.Metrics = &metrics.BlackholeSink{}
@@ -99,6 +102,9 @@ func quietHost(t *testing.T, w *wheel.Wheel) *Host {
 	cfg.LivenessInterval = 10 * time.Minute
 	cfg.LivenessTimeout = time.Hour
 	cfg.HibernateAfter = time.Second
+	if set != nil {
+		set(&cfg)
+	}
 	h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
 	require.NoError(t, err)
 	require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
@@ -161,26 +167,14 @@ func TestHibernateSeesTouch(t *testing.T) {
 // for idle.
 func TestTouchRecordsTheStamp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		wcfg := wheel.DefaultConfig()
-		wcfg.Metrics = &metrics.BlackholeSink{}
-		w, err := wheeltest.NewInBubble(wcfg)
-		require.NoError(t, err)
-		defer func() {
-			w.Stop()
-			<-w.Done()
-		}()
-		cfg := DefaultConfig()
-		cfg.ID = 1
-		cfg.Election.Metrics = &metrics.BlackholeSink{}
-		cfg.Election.ElectionTimeout = time.Hour
-		cfg.Election.HeartbeatInterval = 100 * time.Millisecond
-		cfg.LivenessInterval = 10 * time.Minute
-		cfg.LivenessTimeout = 2 * time.Hour
-		cfg.HibernateAfter = 300 * time.Millisecond
-		h, err := NewHost(cfg, w, TransportFunc(func(Batch) {}))
-		require.NoError(t, err)
+		w := bubbleWheel(t)
+		const hb = 100 * time.Millisecond // the sweep's period
+		h := quietHostWith(t, w, func(cfg *Config) {
+			cfg.Election.HeartbeatInterval = hb
+			cfg.LivenessTimeout = 2 * time.Hour
+			cfg.HibernateAfter = 300 * time.Millisecond
+		})
 		defer h.Stop()
-		require.NoError(t, h.AddGroup(GroupConfig{ID: 1, Voters: []election.ID{1, 2, 3}, Leader: 2}))
 		require.NoError(t, h.Touch(1))
 		synctest.Wait()
 		require.True(t, awakeCheck(h, 1)(), "woken by the waker")
@@ -197,7 +191,7 @@ func TestTouchRecordsTheStamp(t *testing.T) {
 			at, ok := word.last()
 			require.True(t, ok)
 			require.LessOrEqual(t, at, before, "touch %d recorded a time after it", i)
-			require.Less(t, before-at, cfg.Election.HeartbeatInterval+2*w.Tick(), "touch %d recorded a stale stamp", i)
+			require.Less(t, before-at, hb+2*w.Tick(), "touch %d recorded a stale stamp", i)
 			h.lock()
 			slept := h.hibernate(g)
 			h.unlock()
@@ -212,14 +206,7 @@ func TestTouchRecordsTheStamp(t *testing.T) {
 // wakes the rest, a chunk per hold of the lock.
 func TestWakesGoInChunks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		wcfg := wheel.DefaultConfig()
-		wcfg.Metrics = &metrics.BlackholeSink{}
-		w, err := wheeltest.NewInBubble(wcfg)
-		require.NoError(t, err)
-		defer func() {
-			w.Stop()
-			<-w.Done()
-		}()
+		w := bubbleWheel(t)
 		h := quietHost(t, w)
 		defer h.Stop()
 		const n = 3*wakeChunk + 5
@@ -237,4 +224,18 @@ func TestWakesGoInChunks(t *testing.T) {
 		synctest.Wait()
 		require.Zero(t, h.Stats().Hibernating, "the waker woke the rest")
 	})
+}
+
+// bubbleWheel returns a real-time wheel for a testing/synctest bubble
+// (its driver sleeps on the bubble's clock), stopped when the test ends.
+func bubbleWheel(t *testing.T) *wheel.Wheel {
+	wcfg := wheel.DefaultConfig()
+	wcfg.Metrics = &metrics.BlackholeSink{}
+	w, err := wheeltest.NewInBubble(wcfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		w.Stop()
+		<-w.Done()
+	})
+	return w
 }
