@@ -242,6 +242,10 @@ type peer struct {
 	// peer it stepped, answeredAt when it stepped it. -1: none yet.
 	// Written under Host.mu at the end of a Step, read without it.
 	tickAt, answered, answeredAt atomic.Int64
+	// beatsFrom is the wheel time of the first tick batch this host sent
+	// the peer, -1 before: from then on its answers are due (see
+	// lagging). Written by endTick, read without Host.mu.
+	beatsFrom atomic.Int64
 	// downAt is the wheel time of the last verdict that the peer is
 	// down; tickPace and answerPace are tickGap's and answerLag's values
 	// (see holdLimit). Written under Host.mu, read without it.
@@ -521,6 +525,7 @@ func (h *Host) peerFor(id election.ID) *peer {
 	p.tickAt.Store(-1)
 	p.answered.Store(-1)
 	p.answeredAt.Store(-1)
+	p.beatsFrom.Store(-1)
 	_ = p.timer.Init(h.w, func() { h.onPeerSilent(p) })
 	p.timer.Reset(h.cfg.LivenessTimeout)
 	h.peers[id] = p

@@ -283,6 +283,9 @@ func (h *Host) endTick() {
 			b.Tick = len(b.Heartbeats) > 0
 			// The next tick sends about as many heartbeats to this peer.
 			ob.hbCap = max(len(b.Heartbeats), minCap)
+			if p := (*h.peerTab.Load())[to]; b.Tick && p != nil && p.beatsFrom.Load() < 0 {
+				p.beatsFrom.Store(int64(h.w.Now()))
+			}
 			batches = append(batches, b)
 			ob.stats.tick++
 		}

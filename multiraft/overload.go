@@ -46,10 +46,12 @@ import (
 // still sends other batches is held for at most holdLimit, ten election
 // timeouts unless the peer's recent pace was slower (at most maxHold).
 // Until a peer's first answer is stepped, a silence waiting on its
-// answers is held for holdLimit from when it began: a host that starts
-// behind (every group woken at once on a busy processor) has heard no
-// answer yet, and a peer it has never heard answer is as likely behind
-// as gone, which liveness decides. (A follower's tick evidence has no
+// answers is held for holdLimit from when it began, once this host has
+// sent the peer a tick batch (whose answers are then due): a host that
+// starts behind (every group woken at once on a busy processor) has heard
+// no answer yet, and a peer it has never heard answer is as likely behind
+// as gone, which liveness decides. A host that sent the peer no heartbeat
+// has no answer to wait for: a candidate's round there is not held. (A follower's tick evidence has no
 // such stand-in: a peer whose groups all sleep sends no tick batch, and
 // its woken followers must not wait holdLimit on it.)
 //
@@ -137,7 +139,12 @@ func (h *Host) lagging(g *group, s election.Silence) bool {
 		// something sent within holdLimit: it is behind, not silent.
 		a := p.answered.Load()
 		if a < 0 {
-			a = int64(s.Since) - 1 // no answer yet (see above)
+			// No answer yet (see above): held only if this host's
+			// heartbeats went to the peer, whose answers are then due.
+			if p.beatsFrom.Load() < 0 {
+				return false
+			}
+			a = int64(s.Since) - 1
 		}
 		if a >= int64(s.Since) || a < int64(now-h.holdLimit(time.Duration(p.answerPace.Load()))) {
 			return false

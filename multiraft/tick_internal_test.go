@@ -47,13 +47,17 @@ func TestTickEvidenceStartsWithTheBatch(t *testing.T) {
 }
 
 // TestAnswerEvidenceStartsWithTheSilence: until a peer's first answer, a
-// leader's CheckQuorum holds a voter that has answered nothing yet for
-// holdLimit from when its silence began, not longer.
+// leader's CheckQuorum holds a voter that has answered nothing yet, once
+// the host has sent the peer a tick batch, for holdLimit from when its
+// silence began, not longer; a host that sent the peer no heartbeat (a
+// candidate that leads nothing there) holds nothing.
 func TestAnswerEvidenceStartsWithTheSilence(t *testing.T) {
 	const ms = time.Millisecond
 	v, h, g := evidenceHost(t)
 	v.AdvanceBy(3 * time.Second)
 	since := v.Now() - 100*ms
+	require.False(t, h.lagging(g, election.Silence{Peer: 2, Since: since, Answers: true}), "no heartbeat sent, no answer due")
+	(*h.peerTab.Load())[2].beatsFrom.Store(int64(time.Second))
 	require.True(t, h.lagging(g, election.Silence{Peer: 2, Since: since, Answers: true}), "no answer yet, silent for 100ms")
 	v.AdvanceBy(h.holdLimit(0))
 	require.False(t, h.lagging(g, election.Silence{Peer: 2, Since: since, Answers: true}), "no answer for holdLimit since the silence began")
