@@ -304,8 +304,11 @@
 // hold is bounded: it needs the peer's host alive by node liveness, and
 // evidence from it (its last tick stepped, or the send time of the last
 // heartbeat it answered) at most ten election timeouts old, or three
-// times the peer's recent pace if that is slower, and never more than
-// forty. Node liveness
+// times the peer's recent pace if that is slower, and never more than a
+// hundred. A tick batch counts from when its stepping began. A peer that
+// has answered none of the heartbeats sent to it yet (as after a start)
+// is held that long from when the silence began; one sent no heartbeat
+// owes no answer, and its silence is not held. Node liveness
 // is measured the same way: a peer is down when none of its batches was
 // stepped for LivenessTimeout (or twice its recent longest gap, at most
 // two election timeouts more) while batches of other peers were, for at
