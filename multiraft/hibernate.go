@@ -253,8 +253,9 @@ func (h *Host) wakeLocal(g *group) error {
 // caller nor a Step or timer of the host does a wake's work (a node to
 // build, and whatever else waits for the lock), so that a caller touching
 // many sleeping groups (every active group after a start or a stall)
-// keeps its pace, and so do the host's deliveries and ticks. On a virtual wheel the group is woken at once if the
-// host is idle, on the caller's goroutine (reproducibly).
+// keeps its pace, and so do the host's deliveries and ticks. On a
+// virtual wheel the group is woken at once if the host is idle, on the
+// caller's goroutine (reproducibly).
 //
 // Touch reads no clock on a real-time wheel: it records the host's
 // stamp, the wheel time of its last sweep, tick or chunk of a Step, so

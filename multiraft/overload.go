@@ -48,12 +48,13 @@ import (
 // Until a peer's first answer is stepped, a silence waiting on its
 // answers is held for holdLimit from when it began, once this host has
 // sent the peer a tick batch (whose answers are then due): a host that
-// starts behind (every group woken at once on a busy processor) has heard
-// no answer yet, and a peer it has never heard answer is as likely behind
-// as gone, which liveness decides. A host that sent the peer no heartbeat
-// has no answer to wait for: a candidate's round there is not held. (A follower's tick evidence has no
-// such stand-in: a peer whose groups all sleep sends no tick batch, and
-// its woken followers must not wait holdLimit on it.)
+// starts behind (every group woken at once on a busy processor) has
+// heard no answer yet, and a peer it has never heard answer is as likely
+// behind as gone, which liveness decides. A host that sent the peer no
+// heartbeat has no answer to wait for: a candidate's round there is not
+// held. (A follower's tick evidence has no such stand-in: a peer whose
+// groups all sleep sends no tick batch, and its woken followers must not
+// wait holdLimit on it.)
 //
 // The host still measures its own lateness through its sweep timer, due
 // every heartbeat interval (Stats.Lateness, Behind, BehindSpells); it no
