@@ -80,10 +80,10 @@
 // (election.Node.SuperviseContact, a load per follower) and arms the
 // timer, for a fresh random timeout after the last contact, only once
 // the leader has been silent for the election timeout less one and a
-// half heartbeat intervals. So the follower campaigns when a timer re-armed by every
-// heartbeat would have. A leader takes its followers' answers the same
-// way (election.Node.TryHeartbeatResp) between two ticks, and its
-// CheckQuorum and lease count them at the next.
+// half heartbeat intervals. So the follower campaigns when a timer
+// re-armed by every heartbeat would have. A leader takes its followers'
+// answers the same way (election.Node.TryHeartbeatResp) between two
+// ticks, and its CheckQuorum and lease count them at the next.
 //
 // # Hibernation
 //
