@@ -52,7 +52,7 @@ func (n *Node) TransferLeadership(to ID) error {
 		n.mu.Unlock()
 		return ErrNotLeader
 	}
-	if !n.voter[to] {
+	if !n.isVoter(to) {
 		n.mu.Unlock()
 		return fmt.Errorf("%w: %d is not a voter", ErrUnknownNode, to)
 	}

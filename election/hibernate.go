@@ -91,7 +91,7 @@ func (n *Node) Resume(d Dormant) error { return n.start(&d) }
 // resume takes d over after Start loaded the HardState (see Resume) and
 // reports whether it did; n.mu is held.
 func (n *Node) resume(d Dormant) bool {
-	if d.Term != n.term || d.Leader == None || !n.voter[d.Leader] {
+	if d.Term != n.term || d.Leader == None || !n.isVoter(d.Leader) {
 		return false
 	}
 	now := n.w.Now()

@@ -164,7 +164,7 @@ type nodeCold struct {
 	held                 []heldMsg
 	lv                   LogView
 	logger               hclog.Logger
-	voter                map[ID]bool
+	voter                map[ID]bool     // only when nPeers is 0 (see isVoter)
 	majority             quorum.Majority // of cfg.Voters
 
 	// keep forces the next schedule of the election timer to a given
@@ -246,7 +246,6 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 			st:       st,
 			lv:       log,
 			logger:   c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
-			voter:    make(map[ID]bool, len(c.Voters)),
 			majority: quorum.Majority(len(c.Voters)),
 		},
 	}
@@ -254,13 +253,18 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	n.acks = n.ackArr[:0]
 	n.peers = n.peerArr[:0]
 	for _, v := range c.Voters {
-		n.voter[v] = true
 		if v != c.ID {
 			n.peers = append(n.peers, v)
 		}
 	}
 	if len(n.peers) <= len(n.peerArr) {
 		n.nPeers = uint8(len(n.peers))
+	}
+	if n.nPeers == 0 { // a group of one voter, or of more than five
+		n.voter = make(map[ID]bool, len(c.Voters))
+		for _, v := range c.Voters {
+			n.voter[v] = true
+		}
 	}
 	n.targetPriority = c.targetPriority()
 	n.metrics = newNodeMetrics(c)

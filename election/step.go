@@ -86,10 +86,11 @@ func (n *Node) stepAt(m Message, now time.Duration) (answer Message, direct bool
 	return Message{}, false
 }
 
-// isVoter reports whether id is a voter. For groups of up to five voters
-// it scans peerArr instead of looking up the voter map: Step runs on
-// nodes whose memory is cold when a host drives many of them, and the map
-// costs cache misses more than the array inside the Node.
+// isVoter reports whether id is a voter. For groups of two to five
+// voters it scans peerArr, and the node has no voter map: Step runs on
+// nodes whose memory is cold when a host drives many of them, where a
+// map costs cache misses, and building one costs every node an
+// allocation (a host builds a node at every wake).
 func (n *Node) isVoter(id ID) bool {
 	if n.nPeers > 0 {
 		return id == n.id || slices.Contains(n.peerArr[:n.nPeers], id)
