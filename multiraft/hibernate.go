@@ -348,8 +348,8 @@ func (h *Host) wakeLoop() {
 			return
 		case <-h.wakeKick:
 			h.lock()
-			h.waking = true
-			h.unlock()
+			h.wakePending()
+			h.unlock() // kicks this loop again if more are queued
 		}
 	}
 }

@@ -130,8 +130,6 @@ type Host struct {
 	tickDue  time.Duration                           // hbT's deadline; under mu
 	// wakeKick wakes the waker goroutine (real-time wheels; see Touch).
 	wakeKick chan struct{}
-	// waking is set while the waker goroutine holds mu (see unlock).
-	waking bool
 	// tickOut are the heartbeats the tick gathered, tickGroups their
 	// groups; under mu (see sendHeartbeats).
 	tickOut    []election.Message

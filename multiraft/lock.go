@@ -52,10 +52,9 @@ func (h *Host) tryLock() bool {
 // goroutine is running them.
 func (h *Host) unlock() {
 	for {
-		if h.npend.Load() > 0 && (h.wakeKick == nil || h.waking) {
+		if h.wakeKick == nil && h.npend.Load() > 0 {
 			h.wakePending()
 		}
-		h.waking = false
 		h.collecting.Store(false)
 		h.mu.Unlock()
 		if h.npend.Load() == 0 {
