@@ -139,9 +139,11 @@ func TestBinaryProgressWithoutTerminal(t *testing.T) {
 		want string
 	}{
 		{[]string{"failover", "--trials", "5000", "--json"}, "raftsim: failover: "},
-		{[]string{"multiraft", "--groups", "3000", "--json"}, "raftsim: multiraft: "},
+		// 30,000 groups take some 0.7 s on a 2-core machine; 3,000
+		// could end before the first line on a fast one.
+		{[]string{"multiraft", "--groups", "30000", "--json"}, "raftsim: multiraft: "},
 	} {
-		cmd, out, lines, wg := startBinary(t, append(tc.args, "--progress", "50ms")...)
+		cmd, out, lines, wg := startBinary(t, append(tc.args, "--progress", "20ms")...)
 		l := waitLine(t, lines, tc.want)
 		require.Regexp(t, `^raftsim: \S+: (\d+ of \d+ trials \(\d+%.*\)|\d+% done.*|running for .*, no trial finished yet)$`, l)
 		for range lines {
