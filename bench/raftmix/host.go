@@ -297,7 +297,16 @@ func runHost(cfg Config) (Result, error) {
 		}
 	}
 	net := &hostNet{hosts: make([]*multiraft.Host, nodes), queues: make([]*inbox, nodes)}
-	var checks atomic.Int64 // the leaders' CheckQuorum checks
+	// sinks count the leaders' CheckQuorum checks, each its host's (a
+	// counter shared by the hosts' ticks would make them wait for each
+	// other's cache line).
+	sinks := make([]*hostCheckSink, nodes)
+	checks := func() (n int64) {
+		for _, s := range sinks {
+			n += s.checks.Load()
+		}
+		return n
+	}
 	lateRun := &run{cfg: cfg, base: time.Now()}
 	lateSample := &sampler{}
 	for i := range nodes {
@@ -305,7 +314,8 @@ func runHost(cfg Config) (Result, error) {
 		hc.ID = election.ID(i + 1)
 		hc.Election.ElectionTimeout = et
 		hc.Election.HeartbeatInterval = hb
-		hc.Election.Metrics = &hostCheckSink{checks: &checks, r: lateRun, s: lateSample}
+		sinks[i] = &hostCheckSink{r: lateRun, s: lateSample}
+		hc.Election.Metrics = sinks[i]
 		hc.Election.Logger = quietLogger
 		hc.Coalesce = cfg.Coalesce
 		// At least the lease (0.9 election timeouts) plus the coalescing
@@ -432,7 +442,7 @@ func runHost(cfg Config) (Result, error) {
 			}
 		}
 		s.ws, s.touch = w.Stats(), touches.Load()
-		s.checks, s.hbs = checks.Load(), net.hbs.Load()
+		s.checks, s.hbs = checks(), net.hbs.Load()
 		return s
 	}
 	sd := et / 2 // the leaders' step-down interval (election's default)
@@ -467,7 +477,7 @@ func runHost(cfg Config) (Result, error) {
 		}
 	}()
 	ph.counts = func() phaseCounts {
-		c := phaseCounts{hbs: net.hbs.Load(), checks: checks.Load()}
+		c := phaseCounts{hbs: net.hbs.Load(), checks: checks()}
 		for _, h := range net.hosts {
 			st := h.Stats()
 			c.spells += st.BehindSpells
@@ -596,7 +606,7 @@ func runHost(cfg Config) (Result, error) {
 // tick, and every check judged in it, run on the wheel's driver.
 type hostCheckSink struct {
 	checkSink // the methods of no interest; AddSample* below
-	checks    *atomic.Int64
+	checks    atomic.Int64
 	r         *run
 	s         *sampler
 	n         atomic.Int64
