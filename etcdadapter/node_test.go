@@ -121,11 +121,19 @@ func TestRealTimeWheel(t *testing.T) {
 	elected := make(chan uint64, 16)
 	var mu sync.Mutex
 	nodes := map[uint64]*Node{}
+	// Deliveries are counted in wg under mu, and none starts once done
+	// is set: a tick on the wheel's driver may send while the test
+	// closes the nodes, and a WaitGroup must not be added to while it
+	// is waited on.
 	var wg sync.WaitGroup
+	done := false
 	tr := TransportFunc(func(m *pb.Message) {
 		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return
+		}
 		n := nodes[m.GetTo()]
-		mu.Unlock()
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = n.Step(m) }()
 	})
@@ -152,6 +160,9 @@ func TestRealTimeWheel(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no leader within 10s of real time at 1ms ticks")
 	}
+	mu.Lock()
+	done = true
+	mu.Unlock()
 	for _, n := range nodes {
 		n.Close()
 	}
