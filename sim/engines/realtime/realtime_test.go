@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,10 +87,20 @@ func TestCheckRefusesLateness(t *testing.T) {
 
 // TestCarrier: messages arrive in the order of their arrival times (ties
 // in the order sent), late by what the carrier reports, and a stopped
-// carrier refuses more.
+// carrier refuses more. The clock stands still while the messages are
+// sent, so that their arrival times are the delays given however slowly
+// the test runs (a goroutine descheduled between two Sends on a loaded
+// machine reordered them), and runs from the start after.
 func TestCarrier(t *testing.T) {
 	start := time.Now()
-	now := func() time.Duration { return time.Since(start) }
+	var sending atomic.Bool
+	sending.Store(true)
+	now := func() time.Duration {
+		if sending.Load() {
+			return 0
+		}
+		return time.Since(start)
+	}
 	got := make(chan election.Message, 4)
 	c := newCarrier(now, func(m election.Message, due time.Duration) {
 		require.GreaterOrEqual(t, now(), due, "never early")
@@ -98,6 +109,7 @@ func TestCarrier(t *testing.T) {
 	require.NoError(t, c.Send(election.Message{Term: 3}, 3*time.Millisecond))
 	require.NoError(t, c.Send(election.Message{Term: 1}, 0))
 	require.NoError(t, c.Send(election.Message{Term: 2}, time.Millisecond))
+	sending.Store(false)
 	for want := uint64(1); want <= 3; want++ {
 		require.Equal(t, want, (<-got).Term)
 	}
