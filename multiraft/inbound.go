@@ -192,33 +192,28 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 			}
 			f := entry(&es[base+i])
 			id := f.group
-			if recalled {
-				// The node recalled takes it lock-free, or the entry is
-				// looked up as if nothing were recalled: the group may
-				// have slept, woken on a new node, or be unknown.
-				if n != nil {
-					if took, ans := h.tryFast(n, hbs, from, f, now); took {
-						if ans {
-							answers = append(answers, HeartbeatResponse{Group: id, Term: f.term, Granted: true, Sent: f.sent})
-						}
-						in.delivered++
-						continue
-					}
-				}
+			took := n != nil && h.tryFast(n, hbs, from, f, now)
+			if !took && recalled {
+				// The recalled node declined (or there was none): the
+				// entry is looked up as if nothing were recalled, for
+				// the group may have slept, woken on a new node, or be
+				// unknown. A node found again declined just now.
 				e := &chunk[i]
 				h.gmu.RLock()
 				h.resolve(e, h.groups.get(id), from, in, &slow, base+i)
 				h.gmu.RUnlock()
 				rc.nodes[base+i] = e.n
-				if n = e.n; n == nil {
-					continue
+				if e.n != nil && e.n != n {
+					took = h.tryFast(e.n, hbs, from, f, now)
 				}
-			} else if n == nil {
+				n = e.n
+			}
+			if n == nil {
 				continue
 			}
 			in.delivered++
-			if took, ans := h.tryFast(n, hbs, from, f, now); took {
-				if ans {
+			if took {
+				if hbs { // a heartbeat taken: answer it, granting its term
 					answers = append(answers, HeartbeatResponse{Group: id, Term: f.term, Granted: true, Sent: f.sent})
 				}
 				continue
@@ -256,17 +251,16 @@ func (h *Host) resolve(e *fastEntry, g *group, from election.ID, in *inbound, sl
 	}
 }
 
-// tryFast offers coalesced entry m from peer from to node n's lock-free
-// path: a heartbeat or a granted answer. It reports whether n took it,
-// and whether the caller owes the peer an answer (a heartbeat taken: the
-// answer grants m's term and echoes m.Sent). The answer is the caller's
-// to queue so that stepFast's chunk buffer stays on its stack.
-func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, f fastMsg, now time.Duration) (took, answer bool) {
+// tryFast offers coalesced entry f from peer from to node n's lock-free
+// path: a heartbeat or a granted answer. It reports whether n took it; a
+// heartbeat taken is owed an answer that grants its term and echoes its
+// send time, which the caller queues (so that stepFast's chunk buffer
+// stays on its stack).
+func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, f fastMsg, now time.Duration) bool {
 	if hbs {
-		took = h.cfg.Coalesce && n.TryHeartbeat(from, f.term, now)
-		return took, took
+		return h.cfg.Coalesce && n.TryHeartbeat(from, f.term, now)
 	}
-	return f.granted && n.TryHeartbeatResp(from, f.term, f.sent, now), false
+	return f.granted && n.TryHeartbeatResp(from, f.term, f.sent, now)
 }
 
 // fastMsg is what stepFast reads of a coalesced entry: its group and the
