@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/raftick/raftick/election"
+	"github.com/raftick/raftick/internal/quorum"
 )
 
 // Failover of hibernating groups. When node liveness takes a peer host for
@@ -136,7 +137,7 @@ func (h *Host) orphan(g *group) bool {
 			alive++
 		}
 	}
-	return 2*alive > len(g.voters.ids)
+	return quorum.Majority(len(g.voters.ids)).Reached(alive)
 }
 
 // landFailovers ends the flight of the groups that know a leader, sleep,

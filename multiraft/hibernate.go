@@ -340,7 +340,8 @@ func (h *Host) touchTime() time.Duration {
 }
 
 // wakeLoop is the host's waker goroutine on a real-time wheel: it wakes
-// the groups Touch queued (unlock does), until Stop.
+// the groups Touch queued, wakeChunk per hold of the host's lock, until
+// Stop.
 func (h *Host) wakeLoop() {
 	for {
 		select {

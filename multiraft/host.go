@@ -70,9 +70,10 @@ type Host struct {
 	// stamp is the wheel time Touch records on a real-time wheel (see
 	// touchTime); atomic, written without mu.
 	stamp stampClock
-	// pend are the sleeping groups Touch found while mu was busy; mu's
-	// holder wakes them (unlock). pend is guarded by pendMu; npend is
-	// len(pend), atomic, read without pendMu.
+	// pend are the sleeping groups Touch queued: the waker goroutine
+	// wakes them on a real-time wheel, mu's holder (unlock) on a virtual
+	// one. pend is guarded by pendMu; npend is len(pend), atomic, read
+	// without pendMu.
 	pendMu sync.Mutex
 	pend   []*group
 	npend  atomic.Int32

@@ -184,9 +184,7 @@ func (h *Host) sendHeartbeats() {
 		to := out[0].To
 		ob := h.outboxOf(to)
 		ob.mu.Lock()
-		if cap(ob.b.Heartbeats) < ob.hbCap {
-			ob.b.Heartbeats = hbPool.reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
-		}
+		ob.b.Heartbeats = hbPool.reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
 		n := 0
 		for i := range out {
 			if m := &out[i]; m.To == to && m.Term != 0 {
