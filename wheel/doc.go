@@ -38,7 +38,9 @@
 // Reset is the hot path of Raft: followers push their election timer forward
 // on every heartbeat. On a real-time wheel, moving a pending timer's deadline
 // later takes no lock and no clock read; only moving it earlier takes the
-// wheel's lock. TryExtend is the lock-free path alone.
+// wheel's lock. TryExtend is the lock-free path alone. ResetAt arms a
+// timer for an absolute time on the wheel's clock, for a periodic tick
+// that keeps a grid of deadlines.
 //
 // The zero Timer is not bound to a wheel: TryReset reports ErrNotInitialized
 // and Reset returns false until Init is called.
@@ -51,8 +53,11 @@
 //     real-time wheel fires it late by up to a tick (1ms by default) plus
 //     100µs, plus the time the driver takes to wake (up to a millisecond,
 //     less on a busy Linux wheel), plus the time the callbacks ahead of it
-//     take. Stats.MaxLateness is the largest lateness seen, Stats.LateFires
-//     the fires later than a tick.
+//     take. A Reset made while a callback runs (the callback's own re-arm,
+//     say) may also be late by up to that callback's length, as its
+//     deadline comes from a coarse clock published before the callback
+//     began; ResetAt's deadline is exact. Stats.MaxLateness is the
+//     largest lateness seen, Stats.LateFires the fires later than a tick.
 //   - Order. A virtual wheel fires in (deadline, schedule order) order:
 //     deadlines are exact, not rounded to ticks, so sub-millisecond delays
 //     interleave correctly. Timers due together on a real-time wheel have

@@ -285,3 +285,41 @@ func TestRealtimeSubTickPeriodDoesNotSpin(t *testing.T) {
 		}
 	}
 }
+
+// TestRealtimeResetAtIsNotLateByItsCallback: a periodic callback that
+// re-arms its own timer with ResetAt as it begins and then runs long (a
+// host's heartbeat tick) must fire its next round on time, not late by
+// its own length, as a Reset there may (its coarse clock's epoch lasts as
+// long as the callback).
+func TestRealtimeResetAtIsNotLateByItsCallback(t *testing.T) {
+	inBubble(t, func(t *testing.T) {
+		const (
+			period = 45 * time.Millisecond
+			work   = 5 * time.Millisecond
+			rounds = 10
+		)
+		w := newBubbleWheel(t, time.Millisecond)
+		var tick Timer
+		var lates []time.Duration
+		done := make(chan struct{})
+		due := w.Now() + period
+		require.NoError(t, tick.Init(w, func() {
+			now := w.Now()
+			lates = append(lates, now-due)
+			due += period
+			if len(lates) == rounds {
+				close(done)
+				return
+			}
+			tick.ResetAt(due)
+			time.Sleep(work) // the callback's work, after the re-arm
+		}))
+		tick.ResetAt(due)
+		<-done
+		for i, late := range lates {
+			require.GreaterOrEqual(t, late, time.Duration(0), "round %d fired early", i)
+			require.LessOrEqual(t, late, rtLatenessBound(w),
+				"round %d fired %v late after a callback of %v (all: %v)", i, late, work, lates)
+		}
+	})
+}

@@ -343,6 +343,47 @@ func (t *Timer) reset(d time.Duration, warn bool) (wasPending bool, err error) {
 	return w.resetResult(warn, pending, err)
 }
 
+// ResetAt schedules t to fire at the time at on its wheel's clock (see
+// Wheel.Now; a time already passed: due at once), whether or not it is
+// pending, and reports whether it was pending, as Reset does. Reset's deadline is its
+// call plus d, on a real-time wheel from a coarse clock: a Reset made
+// while a long callback runs, such as a periodic callback re-arming its
+// own timer as it begins, may fire up to that callback's length late (see
+// the package documentation). ResetAt reads no clock, so its deadline is
+// exact, and a periodic callback that computes its deadlines on a grid
+// (due += period) keeps its rate. It takes the wheel's lock: it is for a
+// tick, not for a hot path like a follower's election timer.
+func (t *Timer) ResetAt(at time.Duration) bool {
+	pending, _ := t.resetAt(at, true)
+	return pending
+}
+
+// TryResetAt is ResetAt that also returns why a timer could not be
+// scheduled, as TryReset does.
+func (t *Timer) TryResetAt(at time.Duration) (wasPending bool, err error) {
+	return t.resetAt(at, false)
+}
+
+func (t *Timer) resetAt(at time.Duration, warn bool) (wasPending bool, err error) {
+	w := t.w
+	if w == nil {
+		if warn {
+			warnUninitialized()
+		}
+		return false, ErrNotInitialized
+	}
+	var when int64
+	if w.virtual {
+		now := w.vnow.Load()
+		when = addDeadline(now, at-time.Duration(now))
+	} else {
+		// Tag 0: an exact deadline, which no epoch's slack delays.
+		when = encodeRT(max(int64(at), 0), 0, 0)
+	}
+	pending, err := w.schedule(t, when)
+	return w.resetResult(warn, pending, err)
+}
+
 // SetMinReset tells the wheel that every later Reset of t will schedule it
 // at least d ahead, as the heartbeat Resets of an election timer drawn from
 // [ET, 2ET) are at least ET ahead. It is a hint for speed, never for

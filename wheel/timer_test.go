@@ -217,6 +217,37 @@ func TestCallbackStopsTimerDueAtSameInstant(t *testing.T) {
 	})
 }
 
+// ResetAt schedules at an absolute time on the wheel's clock, exactly on
+// a virtual wheel; a time already passed is due at once; it moves a
+// pending timer either way and reports that it was pending; a stopped
+// wheel refuses it.
+func TestTimerResetAt(t *testing.T) {
+	v := newVirtual(t, nil)
+	r := &recorder{v: v}
+	var tm wheel.Timer
+	require.NoError(t, tm.Init(v.Wheel, r.fn("t")))
+	require.False(t, tm.ResetAt(7*ms+300))
+	dl, ok := tm.Deadline()
+	require.True(t, ok)
+	require.Equal(t, 7*ms+300, dl)
+	require.True(t, tm.ResetAt(3*ms)) // earlier
+	require.True(t, tm.ResetAt(9*ms)) // later
+	v.AdvanceTo(10 * ms)
+	require.Equal(t, []string{"t@9ms"}, r.fires)
+
+	require.False(t, tm.ResetAt(2*ms)) // passed: due at once
+	dl, ok = tm.Deadline()
+	require.True(t, ok)
+	require.Equal(t, 10*ms, dl)
+	require.Equal(t, 1, v.AdvanceBy(0))
+	require.Equal(t, []string{"t@9ms", "t@10ms"}, r.fires)
+
+	v.Stop()
+	wasPending, err := tm.TryResetAt(20 * ms)
+	require.ErrorIs(t, err, wheel.ErrStopped)
+	require.False(t, wasPending)
+}
+
 func TestUninitializedTimer(t *testing.T) {
 	var tm wheel.Timer
 	require.NotPanics(t, func() {
@@ -224,6 +255,10 @@ func TestUninitializedTimer(t *testing.T) {
 		require.ErrorIs(t, err, wheel.ErrNotInitialized)
 		require.False(t, wasPending)
 		require.False(t, tm.Reset(ms))
+		wasPending, err = tm.TryResetAt(ms)
+		require.ErrorIs(t, err, wheel.ErrNotInitialized)
+		require.False(t, wasPending)
+		require.False(t, tm.ResetAt(ms))
 		require.False(t, tm.Stop())
 		require.False(t, tm.Pending())
 		dl, ok := tm.Deadline()
