@@ -358,8 +358,8 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if c.Coalesce {
 		h.flushT.Reset(c.CoalesceWindow)
 		h.hbTick = heartbeatTick(eff.HeartbeatInterval)
-		h.hbT.Reset(h.hbTick)
 		h.tickDue = w.Now() + h.hbTick
+		h.hbT.ResetAt(h.tickDue)
 	}
 	if w.IsVirtual() {
 		h.persistDelay = w.Tick()

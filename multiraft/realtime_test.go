@@ -164,3 +164,67 @@ func TestParallelSteps(t *testing.T) {
 	require.Zero(t, s.Ignored, "every entry's group and sender are known")
 	t.Logf("%d hibernations, %d wakes, %d answered asleep", s.Hibernations, s.Wakes, s.AnsweredAsleep)
 }
+
+// TestTickKeepsItsRateWhenItRunsLong: a host's heartbeat tick that runs
+// long (here its Transport takes 5 ms of the bubble's clock to send the
+// tick's batch) must still begin every tick on time: it re-arms itself
+// on its grid of deadlines as it begins (wheel.Timer.ResetAt), and a
+// deadline computed from the wheel's coarse clock in a long callback
+// would be late by the callback's length. Every tick's lateness
+// (raftick.host.tick_lateness) must stay within the wheel's own.
+func TestTickKeepsItsRateWhenItRunsLong(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const work = 5 * time.Millisecond
+		w := multiraft.BubbleWheel(t)
+		net := multiraft.NewMemNetwork(w, time.Millisecond)
+		inner := net.Transport()
+		slow := multiraft.TransportFunc(func(b multiraft.Batch) {
+			if b.Tick {
+				time.Sleep(work) // the tick's long work, on the wheel's driver
+			}
+			inner.Send(b)
+		})
+		voters := []election.ID{1, 2}
+		sinks := map[election.ID]*tickLatenessSink{}
+		for _, id := range voters {
+			cfg := multiraft.DefaultConfig()
+			cfg.ID = id
+			cfg.HibernateAfter = 0
+			sinks[id] = &tickLatenessSink{}
+			cfg.Election.Metrics = sinks[id]
+			h, err := multiraft.NewHost(cfg, w, slow)
+			require.NoError(t, err)
+			defer h.Stop()
+			net.Attach(h)
+			require.NoError(t, h.AddGroup(multiraft.GroupConfig{ID: 1, Voters: voters, Storage: election.NewMemoryStorage(), Leader: 1}))
+			require.NoError(t, h.Touch(1))
+		}
+		time.Sleep(2 * time.Second)
+		ticks, worst := sinks[1].result()
+		require.Greater(t, ticks, 15, "the leader's host ticked")
+		require.LessOrEqual(t, worst, 2*w.Tick(), "a tick began %v late after ticks of %v", worst, work)
+	})
+}
+
+// tickLatenessSink records raftick.host.tick_lateness.
+type tickLatenessSink struct {
+	metrics.BlackholeSink
+	mu    sync.Mutex
+	n     int
+	worst time.Duration
+}
+
+func (s *tickLatenessSink) AddSampleWithLabels(key []string, v float32, _ []metrics.Label) {
+	if len(key) == 3 && key[2] == "tick_lateness" {
+		s.mu.Lock()
+		s.n++
+		s.worst = max(s.worst, time.Duration(float64(v)*float64(time.Millisecond)))
+		s.mu.Unlock()
+	}
+}
+
+func (s *tickLatenessSink) result() (int, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n, s.worst
+}

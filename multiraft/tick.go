@@ -17,8 +17,10 @@ func (h *Host) onSweep() {
 	now := h.w.Now()
 	h.stamp.refresh(now)
 	h.noteLateness(now, now-h.sweepDue)
-	h.sweepT.Reset(h.ecfg.HeartbeatInterval)
+	// ResetAt, not Reset: a Reset from this callback, which runs long,
+	// may fire up to its length late (wheel.Timer.ResetAt).
 	h.sweepDue = now + h.ecfg.HeartbeatInterval
+	h.sweepT.ResetAt(h.sweepDue)
 	if len(h.flights) > 0 || h.stats.FailoverQueued > 0 {
 		h.landFailovers(now)
 	}
@@ -109,7 +111,7 @@ func (h *Host) tick() {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
 	h.tickDue = nextTick(h.tickDue, now, h.hbTick)
-	h.hbT.Reset(h.tickDue - now)
+	h.hbT.ResetAt(h.tickDue) // on the grid, and not late by this tick's length
 	// A group that sleeps or no longer leads leaves the list here, so that
 	// listed always means in the list: a group that wins again before the
 	// next sweep is listed once, not twice. The list is compacted in
