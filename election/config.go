@@ -240,6 +240,10 @@ type Config struct {
 	// Emulate makes the node imitate other implementations' timing, for
 	// simulators (see Emulation); production code leaves it zero.
 	Emulate Emulation
+
+	// share is set by Shared: the state the nodes made from this Config
+	// and its copies share.
+	share *nodeShare
 }
 
 // DefaultConfig returns a Config with ElectionTimeout 1s randomized to

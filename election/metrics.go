@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-metrics"
@@ -39,13 +40,13 @@ var (
 // *nodeMetrics (metrics off) does nothing.
 type nodeMetrics struct {
 	sink msink.Sink
-	// role is the node's role as of the last event, so that a step-down
-	// (reported with the new role) knows which role was left.
-	role Role
 	// base is the labels of every metric: the node's ID, then
 	// Config.MetricsLabels.
 	base []metrics.Label
-	// labels caches the labels (base included) of each reason seen.
+	// labels caches the labels (base included) of each reason seen,
+	// guarded by mu: nodes made from a Shared Config share one
+	// nodeMetrics.
+	mu     sync.Mutex
 	labels map[string][]metrics.Label
 }
 
@@ -76,6 +77,8 @@ func (m *nodeMetrics) reasonLabel(reason string, from Role, withFrom bool) []met
 	if withFrom {
 		k = from.String() + "\x00" + reason
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if l, ok := m.labels[k]; ok {
 		return l
 	}
@@ -93,15 +96,18 @@ func (m *nodeMetrics) reasonLabel(reason string, from Role, withFrom bool) []met
 	return l
 }
 
-// event reports e, which the node just emitted.
-func (m *nodeMetrics) event(e *Event) {
+// event reports e, which the node just emitted; role is the node's role
+// as of its last event (the node's own, as a nodeMetrics may be shared),
+// so that a step-down (reported with the new role) knows which role was
+// left.
+func (m *nodeMetrics) event(e *Event, role *Role) {
 	if m == nil {
 		return
 	}
-	prev := m.role
+	prev := *role
 	switch e.Type {
 	case EventRoleChange:
-		m.role = e.Role
+		*role = e.Role
 		switch e.Role {
 		case Follower:
 			m.incr(keyStateFollower, nil)

@@ -135,8 +135,11 @@ type Node struct {
 // nodeCold is the part of a Node's state that a follower's heartbeat does
 // not touch (see Node), guarded by the Node's mutex as the rest.
 type nodeCold struct {
-	peers     []ID          // voters other than id, in Config order; immutable
-	lastReset time.Duration // last heartbeat or granted vote (CheckLastContact only)
+	peers []ID // voters other than id, in Config order; immutable
+	// metricsRole is the role as of the node's last event, for its
+	// metrics (see nodeMetrics.event).
+	metricsRole Role
+	lastReset   time.Duration // last heartbeat or granted vote (CheckLastContact only)
 	// outArr is outbox's first array.
 	outArr [1]Message
 	stats  Stats // but Received and Sent
@@ -235,6 +238,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 	if c.Rand == nil {
 		c.Rand = randsrc.New()
 	}
+	metrics, logger := c.state()
 	n := &Node{
 		id:         c.ID,
 		w:          w,
@@ -245,7 +249,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 			cfg:      c,
 			st:       st,
 			lv:       log,
-			logger:   c.Logger.Named(fmt.Sprintf("election.n%d", c.ID)),
+			logger:   logger,
 			majority: quorum.Majority(len(c.Voters)),
 		},
 	}
@@ -267,7 +271,7 @@ func NewNode(cfg Config, w *wheel.Wheel, tr Transport, st Storage, log LogView) 
 		}
 	}
 	n.targetPriority = c.targetPriority()
-	n.metrics = newNodeMetrics(c)
+	n.metrics = metrics
 	n.leaseD, n.hbD = c.lease(), c.HeartbeatInterval
 	n.tickCQ = c.CheckQuorum && c.ExternalCheckQuorum
 

@@ -291,7 +291,7 @@ func (n *Node) watched() bool {
 // the metrics, LeaderCh and WaitLeader. Called with n.mu held, so all three
 // see the events in the order they happened.
 func (n *Node) noteEvent(e *Event) {
-	n.metrics.event(e)
+	n.metrics.event(e, &n.metricsRole)
 	if e.Type == EventRoleChange {
 		n.setLeaderCh(e.Role == Leader)
 	}

@@ -309,6 +309,11 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := c.fitTick(eff, cfg.CoalesceWindow, w.Tick()); err != nil {
 		return nil, err
 	}
+	if !c.GroupLabels {
+		// Every node has the host's ID and labels: one metrics state
+		// and one logger for all of them.
+		eff = eff.Shared()
+	}
 	h := &Host{
 		cfg: c, ecfg: eff, id: c.ID, w: w, tr: tr, store: c.Store,
 		lease:  time.Duration(float64(eff.ElectionTimeout) * eff.LeaseRatio),

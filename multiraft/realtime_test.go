@@ -32,11 +32,14 @@ func realTime(t *testing.T) {
 	voters := []election.ID{1, 2, 3}
 	const groups = 30
 	hosts := map[election.ID]*multiraft.Host{}
+	sink := metrics.NewInmemSink(time.Hour, time.Hour)
 	for _, id := range voters {
 		cfg := multiraft.DefaultConfig()
 		cfg.ID = id
 		cfg.Election.ElectionTimeout = 100 * time.Millisecond
-		cfg.Election.Metrics = &metrics.BlackholeSink{}
+		// A real sink: the host's nodes share one metrics state
+		// (election.Config.Shared), which this runs concurrently.
+		cfg.Election.Metrics = sink
 		cfg.HibernateAfter = 50 * time.Millisecond
 		cfg.Observer = func(g multiraft.GroupID, e election.Event) {
 			mu.Lock()
