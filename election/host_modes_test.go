@@ -77,42 +77,64 @@ func TestContactDeadlineJitter(t *testing.T) {
 // keeps no step-down timer (it leads on, however long nobody calls it)
 // and that LeaderTick checks the quorum before it heartbeats: it steps
 // down at the first tick that finds no quorum answered, and returns the
-// heartbeats for the caller to send while the quorum answers.
+// heartbeats for the caller to send while the quorum answers. The same
+// holds of LeaderTickTerm, whose caller makes the heartbeats from the
+// term it returns.
 func TestExternalCheckQuorum(t *testing.T) {
 	_, err := election.NewNode(election.Config{ID: 1, Voters: []election.ID{1}, ElectionTimeout: et, ExternalCheckQuorum: true},
 		newVirtual(t).Wheel, election.TransportFunc(func(election.Message) {}), election.NewMemoryStorage(), election.StaticLog{})
 	require.ErrorIs(t, err, election.ErrInvalidConfig, "ExternalCheckQuorum without ExternalHeartbeat")
 
-	p := newProbe(t, func(c *election.Config) {
-		c.CheckQuorum, c.ExternalHeartbeat, c.ExternalCheckQuorum = true, true, true
-	}).start(t)
-	p.elect(t)
-	term := p.n.Status().Term
-	for i := 0; i < 20; i++ { // answered every tick: leads on
-		p.v.AdvanceBy(hb)
-		out, err := p.n.LeaderTick(p.v.Now(), nil)
-		require.NoError(t, err, "tick %d", i)
-		require.Len(t, out, 2)
-		for _, m := range out {
-			require.Equal(t, election.Message{Type: election.MsgHeartbeat, From: 1, To: m.To, Term: term, Sent: p.v.Now()}, m)
-		}
-		p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: term, Granted: true, Sent: p.v.Now()})
+	ticks := map[string]func(n *election.Node, now time.Duration) ([]election.Message, error){
+		"LeaderTick": func(n *election.Node, now time.Duration) ([]election.Message, error) { return n.LeaderTick(now, nil) },
+		"LeaderTickTerm": func(n *election.Node, now time.Duration) ([]election.Message, error) {
+			term, err := n.LeaderTickTerm(now)
+			if err != nil {
+				require.Zero(t, term)
+				return nil, err
+			}
+			require.NotZero(t, term, "nothing waits to be sent: the caller sends")
+			var out []election.Message
+			for _, to := range []election.ID{2, 3} { // Voters but the node
+				out = append(out, election.Message{Type: election.MsgHeartbeat, From: 1, To: to, Term: term, Sent: now})
+			}
+			return out, nil
+		},
 	}
-	// No timer judges the quorum: nobody ticks, nobody answers, it leads.
-	p.v.AdvanceBy(10 * et)
-	require.Equal(t, election.Leader, p.n.Status().Role)
-	// Node 2 answered every heartbeat it was sent: not silent yet.
-	out, err := p.n.LeaderTick(p.v.Now(), nil)
-	require.NoError(t, err)
-	require.Len(t, out, 2)
-	// The next tick judges the silence (a heartbeat unanswered for a
-	// heartbeat interval) and steps down instead of heartbeating.
-	p.v.AdvanceBy(hb)
-	out, err = p.n.LeaderTick(p.v.Now(), nil)
-	require.ErrorIs(t, err, election.ErrNotLeader)
-	require.Empty(t, out)
-	require.Equal(t, election.Follower, p.n.Status().Role)
-	sd := p.eventsOf(election.EventStepDown)
-	require.Len(t, sd, 1)
-	require.Contains(t, sd[0].Reason, election.ReasonCheckQuorum)
+	for name, tick := range ticks {
+		t.Run(name, func(t *testing.T) {
+			p := newProbe(t, func(c *election.Config) {
+				c.CheckQuorum, c.ExternalHeartbeat, c.ExternalCheckQuorum = true, true, true
+			}).start(t)
+			p.elect(t)
+			term := p.n.Status().Term
+			for i := 0; i < 20; i++ { // answered every tick: leads on
+				p.v.AdvanceBy(hb)
+				out, err := tick(p.n, p.v.Now())
+				require.NoError(t, err, "tick %d", i)
+				require.Len(t, out, 2)
+				for _, m := range out {
+					require.Equal(t, election.Message{Type: election.MsgHeartbeat, From: 1, To: m.To, Term: term, Sent: p.v.Now()}, m)
+				}
+				p.n.Step(election.Message{Type: election.MsgHeartbeatResp, From: 2, To: 1, Term: term, Granted: true, Sent: p.v.Now()})
+			}
+			// No timer judges the quorum: nobody ticks, nobody answers, it leads.
+			p.v.AdvanceBy(10 * et)
+			require.Equal(t, election.Leader, p.n.Status().Role)
+			// Node 2 answered every heartbeat it was sent: not silent yet.
+			out, err := tick(p.n, p.v.Now())
+			require.NoError(t, err)
+			require.Len(t, out, 2)
+			// The next tick judges the silence (a heartbeat unanswered for a
+			// heartbeat interval) and steps down instead of heartbeating.
+			p.v.AdvanceBy(hb)
+			out, err = tick(p.n, p.v.Now())
+			require.ErrorIs(t, err, election.ErrNotLeader)
+			require.Empty(t, out)
+			require.Equal(t, election.Follower, p.n.Status().Role)
+			sd := p.eventsOf(election.EventStepDown)
+			require.Len(t, sd, 1)
+			require.Contains(t, sd[0].Reason, election.ReasonCheckQuorum)
+		})
+	}
 }

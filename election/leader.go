@@ -38,30 +38,47 @@ func (n *Node) BroadcastHeartbeat() error {
 // BroadcastHeartbeat sends them, and out is returned as it was. It
 // returns ErrNotStarted, ErrStopped or ErrNotLeader.
 func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
+	term, err := n.LeaderTickTerm(now)
+	if term != 0 {
+		for _, p := range n.peerList() { // immutable: read without the lock
+			out = append(out, Message{Type: MsgHeartbeat, From: n.id, To: p, Term: term, Sent: now})
+		}
+	}
+	return out, err
+}
+
+// LeaderTickTerm is LeaderTick for a caller that makes the heartbeats
+// itself, in a form of its own (a multi-raft host's coalesced entries):
+// where LeaderTick would append them to out, it returns the term they
+// carry, and the caller sends a heartbeat of that term, sent at now, to
+// every voter but the node (Config.Voters). It returns 0 when the caller
+// has nothing to send: the heartbeats went to the Transport, as
+// LeaderTick's do then, or err is not nil.
+func (n *Node) LeaderTickTerm(now time.Duration) (term uint64, err error) {
 	if err := n.lockUsable(); err != nil {
-		return out, err
+		return 0, err
 	}
 	if n.role != Leader {
 		n.mu.Unlock()
-		return out, ErrNotLeader
+		return 0, ErrNotLeader
 	}
 	if n.tickCQ && !n.checkQuorum(now) {
 		n.unlockAndFlush()
-		return out, ErrNotLeader
+		return 0, ErrNotLeader
 	}
 	if n.holding || len(n.outbox) > 0 || len(n.events) > 0 {
 		n.broadcastHeartbeatAt(now)
 	} else {
-		for i, p := range n.peerList() {
+		for i := range n.peerList() {
 			n.acks[i].Sent(now)
 			n.sent++
-			out = append(out, Message{Type: MsgHeartbeat, From: n.id, To: p, Term: n.term, Sent: now})
 		}
+		term = n.term
 	}
 	n.restartHeartbeats()
 	n.openLeaderGate()
 	n.unlockAndFlush()
-	return out, nil
+	return term, nil
 }
 
 // stopHeartbeats stops the leader's heartbeat timer(s).

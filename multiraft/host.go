@@ -131,10 +131,8 @@ type Host struct {
 	tickDue  time.Duration                           // hbT's deadline; under mu
 	// wakeKick wakes the waker goroutine (real-time wheels; see Touch).
 	wakeKick chan struct{}
-	// tickOut are the heartbeats the tick gathered, tickGroups their
-	// groups; under mu (see sendHeartbeats).
-	tickOut    []election.Message
-	tickGroups []GroupID
+	// tickOut are the heartbeats the tick gathered (see tick); reused.
+	tickOut []tickBeat
 	// ticking is set while the heartbeat tick makes its leaders heartbeat.
 	ticking atomic.Bool
 

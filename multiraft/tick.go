@@ -2,6 +2,8 @@ package multiraft
 
 import (
 	"time"
+
+	"github.com/raftick/raftick/election"
 )
 
 // onSweep runs every heartbeat interval: it hibernates the groups whose
@@ -125,21 +127,25 @@ func (h *Host) tick() {
 			}
 			continue
 		}
-		k := len(h.tickOut)
-		var err error
-		if h.tickOut, err = g.node.LeaderTick(now, h.tickOut); err != nil {
+		term, err := g.node.LeaderTickTerm(now)
+		if err != nil {
 			g.a.listed = false // stepped down by CheckQuorum
 			continue
 		}
 		keep = append(keep, g)
-		for range len(h.tickOut) - k {
-			h.tickGroups = append(h.tickGroups, g.id)
+		if term == 0 {
+			continue // sent through the Transport
+		}
+		for _, v := range g.voters.ids {
+			if v != h.id {
+				h.tickOut = append(h.tickOut, tickBeat{to: v, group: g.id, term: term})
+			}
 		}
 		if len(h.tickOut) >= tickChunk {
-			h.sendHeartbeats()
+			h.sendHeartbeats(now)
 		}
 	}
-	h.sendHeartbeats()
+	h.sendHeartbeats(now)
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
 }
@@ -177,21 +183,29 @@ func nextTick(due, now, period time.Duration) time.Duration {
 // them in their outboxes, with one lock per outbox.
 const tickChunk = 512
 
-// sendHeartbeats queues the heartbeats the tick gathered (h.tickOut,
-// their groups in h.tickGroups) in their peers' outboxes, as send queues
-// one each, and empties both. h.mu is held.
-func (h *Host) sendHeartbeats() {
+// tickBeat is a heartbeat the tick gathered: of term, for group's
+// replica on peer to, sent at the tick's time.
+type tickBeat struct {
+	to    election.ID
+	group GroupID
+	term  uint64
+}
+
+// sendHeartbeats queues the heartbeats the tick gathered (h.tickOut),
+// sent at now, in their peers' outboxes, as send queues one each, and
+// empties h.tickOut. h.mu is held.
+func (h *Host) sendHeartbeats(now time.Duration) {
 	out := h.tickOut
 	for len(out) > 0 {
-		to := out[0].To
+		to := out[0].to
 		ob := h.outboxOf(to)
 		ob.mu.Lock()
 		ob.b.Heartbeats = hbPool.reserve(ob.b.Heartbeats, ob.hbCap-len(ob.b.Heartbeats))
 		n := 0
 		for i := range out {
-			if m := &out[i]; m.To == to && m.Term != 0 {
-				ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: h.tickGroups[len(h.tickOut)-len(out)+i], Term: m.Term, Sent: m.Sent})
-				m.Term = 0 // taken
+			if b := &out[i]; b.to == to && b.term != 0 {
+				ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: b.group, Term: b.term, Sent: now})
+				b.term = 0 // taken
 				n++
 			}
 		}
@@ -199,10 +213,9 @@ func (h *Host) sendHeartbeats() {
 		ob.stats.messages += int64(n)
 		ob.stats.heartbeats += int64(n)
 		ob.mu.Unlock()
-		for len(out) > 0 && out[0].Term == 0 {
+		for len(out) > 0 && out[0].term == 0 {
 			out = out[1:]
 		}
 	}
 	h.tickOut = h.tickOut[:0]
-	h.tickGroups = h.tickGroups[:0]
 }
