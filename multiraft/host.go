@@ -99,7 +99,7 @@ type Host struct {
 	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
 	// or are elected as leader in between; it may hold groups that no
 	// longer lead or sleep (the tick skips them).
-	leadersL []*group
+	leadersL []leaderEntry
 	voters   map[string]*voterSet // interned voter sets
 	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
 	sweepDue time.Duration        // sweepT's deadline
@@ -215,6 +215,18 @@ type awakeState struct {
 	term       uint64 // the node's term at the last sweep
 	at         int    // index in Host.awakeL
 	listed     bool   // in Host.leadersL
+}
+
+// leaderEntry is a group in the tick's list of leaders, with what the
+// tick reads of it, so that the tick visits its leaders' nodes without
+// loading their groups: the node that leads (a node the group replaced,
+// having slept, is not Leading and leaves the list) and the awake state
+// whose listed flag says the group is in the list.
+type leaderEntry struct {
+	node   *election.Node
+	a      *awakeState
+	id     GroupID
+	voters *voterSet
 }
 
 // voterSet is a group's voters, shared by every group with the same ones.

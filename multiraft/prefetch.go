@@ -116,15 +116,14 @@ func prefetchNodes(nodes []*election.Node, i int) {
 const awakeDist = 8
 
 // prefetchLeaders prefetches, in the tick's pass over its leaders at
-// index i, the group 2*lookDist ahead and the node lookDist ahead, whose
-// lines it prefetches all: LeaderTick reads most of a node.
-func prefetchLeaders(leaders []*group, i int) {
-	if j := i + 2*lookDist; j < len(leaders) {
-		prefetch.Line(uintptr(unsafe.Pointer(leaders[j])))
-	}
-	if j := i + lookDist; j < len(leaders) {
-		if n := leaders[j].node; n != nil {
-			prefetchNode(n)
-		}
+// index i, the node leaderDist ahead, whose lines it prefetches all:
+// LeaderTickTerm reads most of a node. The list holds the nodes (see
+// leaderEntry), so nothing waits for a group to find one.
+func prefetchLeaders(leaders []leaderEntry, i int) {
+	if j := i + leaderDist; j < len(leaders) {
+		prefetchNode(leaders[j].node)
 	}
 }
+
+// leaderDist is prefetchLeaders's distance.
+const leaderDist = 2 * lookDist

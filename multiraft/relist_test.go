@@ -37,7 +37,8 @@ func TestLeaderListedAgain(t *testing.T) {
 	listed := func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		return slices.Contains(h.leadersL, h.groups.get(1))
+		g := h.groups.get(1)
+		return slices.ContainsFunc(h.leadersL, func(e leaderEntry) bool { return e.id == 1 && e.node == g.node })
 	}
 	require.True(t, listed(), "a leader is listed as it resumes")
 
@@ -83,8 +84,8 @@ func TestLeaderListedOnce(t *testing.T) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		n := 0
-		for _, g := range h.leadersL {
-			if g == h.groups.get(1) {
+		for _, e := range h.leadersL {
+			if e.id == 1 {
 				n++
 			}
 		}

@@ -33,10 +33,8 @@ func (h *Host) onSweep() {
 	// (asleep, or no longer leading) is listed again (listLeader) when it
 	// next leads: with ExternalHeartbeat an unlisted leader heartbeats
 	// only as it wins, until a sweep lists it.
-	for _, g := range h.leadersL {
-		if g.a != nil {
-			g.a.listed = false
-		}
+	for i := range h.leadersL {
+		h.leadersL[i].a.listed = false
 	}
 	old := len(h.leadersL)
 	leaders := h.leadersL[:0] // nothing wakes during the sweep
@@ -55,7 +53,7 @@ func (h *Host) onSweep() {
 			continue
 		}
 		g.a.listed = true
-		leaders = append(leaders, g)
+		leaders = append(leaders, leaderEntry{node: g.node, a: g.a, id: g.id, voters: g.voters})
 	}
 	// A node may lead before its host lists it, so the sweep may list
 	// more groups than the old list held: clear only a shorter list's
@@ -71,7 +69,7 @@ func (h *Host) onSweep() {
 func (h *Host) listLeader(g *group) {
 	if h.cfg.Coalesce && !g.a.listed && g.node.Leading() {
 		g.a.listed = true
-		h.leadersL = append(h.leadersL, g)
+		h.leadersL = append(h.leadersL, leaderEntry{node: g.node, a: g.a, id: g.id, voters: g.voters})
 	}
 }
 
@@ -119,26 +117,24 @@ func (h *Host) tick() {
 	// next sweep is listed once, not twice. The list is compacted in
 	// place; prefetchLeaders reads only ahead of i, which is not written.
 	keep := h.leadersL[:0]
-	for i, g := range h.leadersL {
+	for i, e := range h.leadersL {
 		prefetchLeaders(h.leadersL, i)
-		if g.node == nil || !g.node.Leading() {
-			if g.a != nil {
-				g.a.listed = false
-			}
+		if !e.node.Leading() {
+			e.a.listed = false
 			continue
 		}
-		term, err := g.node.LeaderTickTerm(now)
+		term, err := e.node.LeaderTickTerm(now)
 		if err != nil {
-			g.a.listed = false // stepped down by CheckQuorum
+			e.a.listed = false // stepped down by CheckQuorum
 			continue
 		}
-		keep = append(keep, g)
+		keep = append(keep, e)
 		if term == 0 {
 			continue // sent through the Transport
 		}
-		for _, v := range g.voters.ids {
+		for _, v := range e.voters.ids {
 			if v != h.id {
-				h.tickOut = append(h.tickOut, tickBeat{to: v, group: g.id, term: term})
+				h.tickOut = append(h.tickOut, tickBeat{to: v, group: e.id, term: term})
 			}
 		}
 		if len(h.tickOut) >= tickChunk {
