@@ -34,9 +34,11 @@ func TestSharedMetricsKeepEachNodesRole(t *testing.T) {
 }
 
 // TestSharedMetricsConcurrentEvents: the nodes that share a metrics state
-// report events on their own goroutines at once (run it with -race).
+// report events on their own goroutines at once (run it with -race), and
+// every step-down is counted, labelled with the role its node left.
 func TestSharedMetricsConcurrentEvents(t *testing.T) {
-	m := newNodeMetrics(Config{ID: 1, Metrics: metrics.NewInmemSink(time.Hour, time.Hour)})
+	sink := metrics.NewInmemSink(time.Hour, time.Hour)
+	m := newNodeMetrics(Config{ID: 1, Metrics: sink})
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Add(1)
@@ -51,4 +53,14 @@ func TestSharedMetricsConcurrentEvents(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	var stepDowns float64
+	for _, iv := range sink.Data() {
+		for k, c := range iv.Counters {
+			if strings.Contains(k, "stepdown") {
+				require.Contains(t, k, "from=candidate", "every node left the candidate role")
+				stepDowns += c.Sum
+			}
+		}
+	}
+	require.Equal(t, float64(4*100), stepDowns)
 }

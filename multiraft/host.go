@@ -364,10 +364,10 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
 		return nil, err
 	}
-	if _, err := h.sweepT.TryReset(eff.HeartbeatInterval); err != nil {
+	h.sweepDue = w.Now() + eff.HeartbeatInterval
+	if _, err := h.sweepT.TryResetAt(h.sweepDue); err != nil {
 		return nil, err
 	}
-	h.sweepDue = w.Now() + eff.HeartbeatInterval
 	h.metrics = newHostMetrics(eff.Metrics, uint64(c.ID))
 	h.pingT.Reset(c.LivenessInterval)
 	if c.Coalesce {
