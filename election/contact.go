@@ -112,33 +112,47 @@ func (n *Node) openLeaderGate() {
 // it does nothing that matters and reports false, and the caller steps
 // the answer. Answers count in Stats.Received.
 func (n *Node) TryHeartbeatResp(from ID, term uint64, sent, now time.Duration) bool {
+	took, _ := n.TryHeartbeatAnswer(from, term, sent, now)
+	return took
+}
+
+// TryHeartbeatAnswer is TryHeartbeatResp that also reports whether the
+// answer is the first the node took lock-free from from for a heartbeat
+// sent at sent or later (sent known, not after now): a caller that counts
+// the answers to the heartbeats it sent at one time (a multi-raft host's
+// per-peer tally, see LeaderTickHeard) counts each heartbeat once, even
+// when the network repeats an answer. The node's leases only grow, so
+// an answer that is first is the first to its heartbeat in any term.
+func (n *Node) TryHeartbeatAnswer(from ID, term uint64, sent, now time.Duration) (took, first bool) {
 	g := n.gate.Load()
 	if g == 0 || g != gateWord(term, -1) {
-		return false
+		return false, false
 	}
 	i := slices.Index(n.peerArr[:], from)
 	if i < 0 || from == None {
-		return false
+		return false, false
 	}
 	f := &n.fastAcks[i]
 	raise(&f.at, now)
 	if sent > 0 && sent <= now {
-		raise(&f.lease, sent)
+		first = raise(&f.lease, sent)
 	}
 	if n.gate.Load() != g {
-		return false // closed meanwhile: the caller steps it under the lock
+		return false, false // closed meanwhile: the caller steps it under the lock
 	}
 	n.fastAnswers.Add(1)
-	return true
+	return true, first
 }
 
-// raise stores t in a if t is later than a's value.
-func raise(a *atomic.Int64, t time.Duration) {
+// raise stores t in a if t is later than a's value, and reports whether
+// it did.
+func raise(a *atomic.Int64, t time.Duration) bool {
 	for c := a.Load(); int64(t) > c; c = a.Load() {
 		if a.CompareAndSwap(c, int64(t)) {
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // openGate opens the gate for the heartbeats of the node's leader in its

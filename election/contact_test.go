@@ -253,6 +253,39 @@ func TestTryHeartbeatRespGate(t *testing.T) {
 	require.Equal(t, before+3, p.n.Stats().Received, "one stepped, two lock-free")
 }
 
+// TestTryHeartbeatAnswerFirst: TryHeartbeatAnswer reports an answer as
+// first only for the first one a peer sent to a heartbeat sent at that
+// time or later, so that a host's per-tick tally counts a repeated answer
+// once, and one to an older heartbeat not at all.
+func TestTryHeartbeatAnswerFirst(t *testing.T) {
+	p := extLeader(t)
+	term := p.n.Status().Term
+	p.v.AdvanceBy(hb)
+	at := p.v.Now()
+	_, err := p.n.LeaderTick(at, nil)
+	require.NoError(t, err)
+	p.v.AdvanceBy(hb / 4)
+	now := p.v.Now()
+	for _, tc := range []struct {
+		from        election.ID
+		sent        time.Duration
+		took, first bool
+		why         string
+	}{
+		{2, at, true, true, "node 2's answer"},
+		{2, at, true, false, "node 2's answer again"},
+		{2, at - hb, true, false, "node 2's answer to an older heartbeat"},
+		{3, at, true, true, "node 3's answer"},
+		{3, 0, true, false, "no send time"},
+		{3, now + 1, true, false, "a send time after the answer"},
+	} {
+		took, first := p.n.TryHeartbeatAnswer(tc.from, term, tc.sent, now)
+		require.Equal(t, tc.took, took, tc.why)
+		require.Equal(t, tc.first, first, tc.why)
+	}
+	require.Equal(t, election.Leader, p.n.Status().Role)
+}
+
 // TestTryHeartbeatRespCounts checks that the answers a leader took
 // lock-free count as stepped ones do: CheckQuorum keeps it leading while
 // a peer answers every tick and steps it down once no peer does, and the

@@ -258,8 +258,10 @@
 // A lost election is a candidate round that ended without a win (the
 // candidate stepped down or its vote timer started the next term).
 // raftick.election.leader.last_contact is sampled at every step-down
-// check (with CheckQuorum): the age of the oldest answer among the peers heard from
-// within the lease. Every metric is labelled node (the node's ID), then
+// check (with CheckQuorum) the node judges itself: the age of the oldest
+// answer among the peers heard from within the lease (a check its caller
+// vouched for, Node.LeaderTickHeard, samples nothing; a multi-raft host
+// counts those in raftick.host.quorum_heard). Every metric is labelled node (the node's ID), then
 // with Config.MetricsLabels (a group label, say), so that the nodes on one
 // sink keep their series apart; each label value adds series, so with many
 // groups per process label by group only where the sink can hold a series

@@ -138,3 +138,58 @@ func TestExternalCheckQuorum(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderTickHeard: a leader whose caller vouches that a quorum
+// answered the heartbeats its last tick returned (LeaderTickHeard) skips
+// its own CheckQuorum, only for that tick's time within the lease and in
+// the term the tick returned; otherwise it judges its acks as
+// LeaderTickTerm does. Nodes 2 and 3 answer nothing here, so every check
+// the node makes itself steps it down.
+func TestLeaderTickHeard(t *testing.T) {
+	const ratio = 0.9
+	lease := time.Duration(float64(et) * ratio)
+	for _, tc := range []struct {
+		name string
+		// vouch returns the heardAt and heardTerm passed, given the last
+		// tick's time and term.
+		vouch   func(at time.Duration, term uint64) (time.Duration, uint64)
+		vouched bool
+	}{
+		{"vouched", func(at time.Duration, term uint64) (time.Duration, uint64) { return at, term }, true},
+		{"nothing vouched", func(time.Duration, uint64) (time.Duration, uint64) { return -1, 0 }, false},
+		{"another term", func(at time.Duration, term uint64) (time.Duration, uint64) { return at, term + 1 }, false},
+		{"older than the lease", func(at time.Duration, term uint64) (time.Duration, uint64) { return at - lease, term }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newProbe(t, func(c *election.Config) {
+				c.CheckQuorum, c.ExternalHeartbeat, c.ExternalCheckQuorum = true, true, true
+				c.LeaseRatio = ratio
+			}).start(t)
+			p.elect(t)
+			p.v.AdvanceBy(lease) // past the grace an election gives every peer
+			at := p.v.Now()
+			term, vouched, err := p.n.LeaderTickHeard(at, -1, 0)
+			require.NoError(t, err)
+			require.False(t, vouched)
+			require.NotZero(t, term)
+			// Two heartbeat intervals unanswered: both peers are silent.
+			p.v.AdvanceBy(2 * hb)
+			heardAt, heardTerm := tc.vouch(at, term)
+			got, vouched, err := p.n.LeaderTickHeard(p.v.Now(), heardAt, heardTerm)
+			if !tc.vouched {
+				require.ErrorIs(t, err, election.ErrNotLeader, "the node judged its own acks")
+				require.False(t, vouched)
+				require.Equal(t, election.Follower, p.n.Status().Role)
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, vouched)
+			require.Equal(t, term, got)
+			require.Equal(t, election.Leader, p.n.Status().Role)
+			// Its next tick, vouched for by nobody, steps down.
+			p.v.AdvanceBy(hb)
+			_, _, err = p.n.LeaderTickHeard(p.v.Now(), -1, 0)
+			require.ErrorIs(t, err, election.ErrNotLeader)
+		})
+	}
+}

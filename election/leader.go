@@ -55,16 +55,38 @@ func (n *Node) LeaderTick(now time.Duration, out []Message) ([]Message, error) {
 // has nothing to send: the heartbeats went to the Transport, as
 // LeaderTick's do then, or err is not nil.
 func (n *Node) LeaderTickTerm(now time.Duration) (term uint64, err error) {
+	term, _, err = n.LeaderTickHeard(now, noTime, 0)
+	return term, err
+}
+
+// LeaderTickHeard is LeaderTickTerm for a caller that tallies its peers'
+// answers itself (a multi-raft host counts, per peer, the answers to the
+// heartbeats its tick sent): heardAt and heardTerm vouch that a quorum
+// of the voters (the node counting as one) answered the heartbeats of
+// term heardTerm that the node returned from LeaderTickTerm or
+// LeaderTickHeard at heardAt (heardAt < 0: nothing vouched). If the
+// node still leads in heardTerm and heardAt is within the lease
+// (ElectionTimeout times LeaseRatio), every peer of that
+// quorum has answered since heardAt and none of them is silent, so the
+// node takes its CheckQuorum as passed without judging it (vouched; no
+// raftick.election.leader.last_contact sample) and heartbeats. A caller
+// that vouches wrongly keeps a leader that lost its quorum leading until
+// a check it does not vouch for; the lease (Node.QuorumContact) is
+// judged from the answers themselves and is not extended by it.
+func (n *Node) LeaderTickHeard(now, heardAt time.Duration, heardTerm uint64) (term uint64, vouched bool, err error) {
 	if err := n.lockUsable(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if n.role != Leader {
 		n.mu.Unlock()
-		return 0, ErrNotLeader
+		return 0, false, ErrNotLeader
 	}
-	if n.tickCQ && !n.checkQuorum(now) {
-		n.unlockAndFlush()
-		return 0, ErrNotLeader
+	if n.tickCQ {
+		vouched = heardAt >= 0 && heardTerm == n.term && heardAt <= now && now-heardAt <= n.leaseD
+		if !vouched && !n.checkQuorum(now) {
+			n.unlockAndFlush()
+			return 0, false, ErrNotLeader
+		}
 	}
 	if n.holding || len(n.outbox) > 0 || len(n.events) > 0 {
 		n.broadcastHeartbeatAt(now)
@@ -78,7 +100,7 @@ func (n *Node) LeaderTickTerm(now time.Duration) (term uint64, err error) {
 	n.restartHeartbeats()
 	n.openLeaderGate()
 	n.unlockAndFlush()
-	return term, nil
+	return term, vouched, nil
 }
 
 // stopHeartbeats stops the leader's heartbeat timer(s).
