@@ -76,7 +76,7 @@ func (w *Wheel) drive() {
 			w.moveCursor(now/w.tick + 1)
 		}
 		next := w.nextEvent()
-		precise := nap != nil && lastBatch >= w.napMin
+		precise := nap != nil && (lastBatch >= w.napMin || len(w.precise) > 0 && w.preciseBy(next))
 		if precise && next != never {
 			next = w.napUntil(next)
 		}

@@ -2,6 +2,7 @@ package wheel
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -430,6 +431,46 @@ func (t *Timer) SetPeriodic(on bool) error {
 		t.minReset.And(^uint32(kindPeriodic))
 	}
 	return nil
+}
+
+// SetPrecise tells a real-time wheel whether t is worth a precise
+// wake-up: a timer whose callback stands for many timers (a multi-raft
+// host's heartbeat tick, which judges thousands of leaders' CheckQuorum).
+// While t is the next timer due, or due within a tick of it, the driver
+// sleeps on a timerfd where it has one (Linux), which wakes within the
+// kernel's timer slack (50µs by default), as it does when its batches
+// are big, instead of on the runtime's timers, which wake up to a
+// millisecond late. It is a hint for lateness, never for correctness,
+// and costs a system call or two per wake-up; a virtual wheel ignores
+// it. The wheel keeps the timers hinted until SetPrecise(false), so a
+// timer dropped with the hint on stays reachable: clear the hint when
+// done with t. SetPrecise returns ErrNotInitialized before Init.
+func (t *Timer) SetPrecise(on bool) error {
+	w := t.w
+	if w == nil {
+		return ErrNotInitialized
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := slices.Index(w.precise, t)
+	switch {
+	case on && i < 0:
+		w.precise = append(w.precise, t)
+	case !on && i >= 0:
+		w.precise = slices.Delete(w.precise, i, i+1)
+	}
+	return nil
+}
+
+// preciseBy reports whether a timer hinted with SetPrecise is pending
+// with a deadline by at (a tick of slack). mu held.
+func (w *Wheel) preciseBy(at int64) bool {
+	for _, t := range w.precise {
+		if d := t.due.Load(); d > 0 && d-1 <= at+w.tick {
+			return true
+		}
+	}
+	return false
 }
 
 // Timer.minReset holds SetMinReset's promise in its low 30 bits, in

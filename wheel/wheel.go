@@ -151,6 +151,7 @@ type Wheel struct {
 	napping    atomic.Bool // the driver waits, or is about to, on its timerfd (see kick)
 	napMu      sync.Mutex  // guards napper, for kick
 	napper     *napper     // the driver's timerfd while it runs (nap_linux.go)
+	precise    []*Timer    // SetPrecise's timers; under mu
 	stopCh     chan struct{}
 	doneCh     chan struct{}
 
