@@ -58,18 +58,32 @@
 // at the next tick. Only when heartbeats are sent changes, and they come
 // 11% more often (HeartbeatJitter is not used): per-group semantics are
 // unchanged. A tick visits, under the host's lock, only the host's list
-// of the groups it leads (rebuilt by every sweep from the lock-free
-// election.Node.Leading, joined at once by a group that wakes or is
-// elected as leader), and no leader has a timer of its own to re-arm.
+// of the groups it leads (joined at once by a group that wakes or is
+// elected as leader, and by any other the sweep finds leading; the tick
+// drops the groups that sleep or no longer lead), and no leader has a
+// timer of its own to re-arm. Its timer asks the wheel's driver for a
+// precise wake-up (wheel.Timer.SetPrecise). The sweep visits the awake
+// groups in chunks of a few thousand, each a callback of the driver, so
+// that the tick, and other hosts' on the same wheel, wait for a chunk
+// rather than a whole sweep.
 //
 // The tick also judges every leader's CheckQuorum
-// (election.Config.ExternalCheckQuorum, election.Node.LeaderTick): before
-// a leader heartbeats, the tick checks that a quorum answered, as the
-// leader's step-down timer would, so the check runs every tick (more
-// often than the timer's ElectionTimeout/2) and no leader keeps a
-// step-down timer. A batch's entries are stepped at the wheel time read
-// once per chunk of them (election.Node.StepAt), and their answers join
-// the outbox together; the tick's heartbeats join theirs likewise.
+// (election.Config.ExternalCheckQuorum), at its start and per peer host:
+// the host counts, for each peer, the heartbeats its last tick sent there
+// and the answers that came back to them (each answer once, see
+// election.Node.TryHeartbeatAnswer). A leader whose voters include a
+// quorum of peers that answered every one of them, and that heartbeated
+// them at the last tick in its current term, needs no check of its own:
+// the tick tells it so (election.Node.LeaderTickHeard) and it
+// heartbeats; every other leader (a new one, or one with a peer that
+// left an answer out) checks its own answers, as its step-down timer
+// would, before it heartbeats. So every leader is judged every tick
+// (more often than the timer's ElectionTimeout/2), as late as the tick's
+// start, and no leader keeps a step-down timer; the leaders' leases are
+// their own answers' still. A batch's entries are stepped at the wheel
+// time read once per chunk of them (election.Node.StepAt), and their
+// answers join the outbox together; the tick's heartbeats join theirs
+// likewise.
 //
 // A follower's heartbeat and a leader's answer are a compare and a store
 // (election.Config.ExternalContact): the follower's node, once it stepped

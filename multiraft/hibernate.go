@@ -13,16 +13,17 @@ func (h *Host) setAwake(g *group) {
 	g.a.at = len(h.awakeL)
 	h.awakeL = append(h.awakeL, g)
 	h.awakeN = append(h.awakeN, g.node)
+	h.awakeA = append(h.awakeA, g.a)
 }
 
 // setAsleep removes g (awake) from the awake list; its awake bit is
 // clear already (see hibernate). h.mu is held.
 func (h *Host) setAsleep(g *group) {
 	i, last := g.a.at, len(h.awakeL)-1
-	h.awakeL[i], h.awakeN[i] = h.awakeL[last], h.awakeN[last]
-	h.awakeL[i].a.at = i
-	h.awakeL[last], h.awakeN[last] = nil, nil
-	h.awakeL, h.awakeN = h.awakeL[:last], h.awakeN[:last]
+	h.awakeL[i], h.awakeN[i], h.awakeA[i] = h.awakeL[last], h.awakeN[last], h.awakeA[last]
+	h.awakeA[i].at = i
+	h.awakeL[last], h.awakeN[last], h.awakeA[last] = nil, nil, nil
+	h.awakeL, h.awakeN, h.awakeA = h.awakeL[:last], h.awakeN[:last], h.awakeA[:last]
 }
 
 // wake wakes a hibernating group: its node is created and resumes from d
@@ -61,19 +62,19 @@ func (h *Host) startNode(g *group, d election.Dormant) error {
 	if g.log != nil {
 		lv = g.log
 	}
-	ns := &nodeStore{h: h, g: g}
+	a := &awakeState{lastActive: h.w.Now()}
+	ns := &nodeStore{h: h, g: g, a: a}
 	n, err := election.NewDeferredNode(cfg, h.w, groupTransport{h, g.id}, ns, lv)
 	if err != nil {
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
 	ns.n = n
-	a := &awakeState{lastActive: h.w.Now()}
 	if err := n.Resume(d); err != nil {
 		g.dormant = d
 		h.stats.Hibernating++
 		return fmt.Errorf("multiraft: group %d: %w", g.id, err)
 	}
-	g.term.Store(n.Status().Term)
+	a.nodeTerm.Store(n.Status().Term)
 	g.node, g.a, g.dormant, g.behind = n, a, election.Dormant{}, 0
 	h.setAwake(g)
 	g.fast.Store(n)
@@ -172,22 +173,31 @@ func (h *Host) activeWithin(g *group, now time.Duration) bool {
 	return now-g.a.lastActive < h.cfg.HibernateAfter
 }
 
-// sweepLeader hibernates g, led by this host, if it has been idle for
-// HibernateAfter and its followers are caught up, and reports whether it
-// did. h.mu is held.
+// sweepBusy reports whether the sweep keeps a leader awake, from its
+// awake state a alone: its node's term changed since the last sweep (a
+// new term counts as activity), it sent a leadership transfer in its
+// term, or it was active within HibernateAfter as a knows. h.mu is held.
+func (h *Host) sweepBusy(a *awakeState, now time.Duration) bool {
+	term := a.nodeTerm.Load()
+	if term != a.term {
+		a.term, a.lastActive = term, now
+		return true
+	}
+	return term == a.transferTerm || now-a.lastActive < h.cfg.HibernateAfter
+}
+
+// sweepLeader hibernates g, led by this host and not busy (sweepBusy), if
+// no Touch since made it active within HibernateAfter and its followers
+// are caught up, and reports whether it did. h.mu is held.
 //
-// It reads the group's term from the host's own record (group.term) and
+// It reads the node's term from the host's own record (nodeTerm) and
 // takes the node's lock only to hibernate it: the caller found the node
 // leading (election.Node.Leading), and a node that stopped leading
 // meanwhile hibernates as a follower of its term or refuses, and then
 // sends no Hibernate control.
 func (h *Host) sweepLeader(g *group, now time.Duration) bool {
-	term := g.term.Load()
-	if term != g.a.term {
-		g.a.term, g.a.lastActive = term, now
-		return false
-	}
-	if term == g.transferTerm || h.activeWithin(g, now) {
+	term := g.a.term
+	if h.activeWithin(g, now) {
 		return false
 	}
 	ok, behind := h.followersCaughtUp(g, term, now)

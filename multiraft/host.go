@@ -95,14 +95,29 @@ type Host struct {
 	// which asks every awake node something lock-free (does it lead, is
 	// its leader silent), reads these pointers, not the groups.
 	awakeN []*election.Node
+	// awakeA holds the awake groups' awake states, in awakeL's order, for
+	// the sweep likewise.
+	awakeA []*awakeState
 	// leadersL are the awake groups this host leads, for the heartbeat
-	// tick (Coalesce): rebuilt by every sweep, joined by groups that wake
-	// or are elected as leader in between; it may hold groups that no
-	// longer lead or sleep (the tick skips them).
+	// tick (Coalesce), joined by groups that wake or are elected as
+	// leader and by those a sweep finds leading unlisted; it may hold
+	// groups that no longer lead or sleep, which the tick drops.
 	leadersL []leaderEntry
-	voters   map[string]*voterSet // interned voter sets
-	sweepT   wheel.Timer          // every heartbeat interval: hibernate idle groups
-	sweepDue time.Duration        // sweepT's deadline
+	// beatSeq counts the heartbeat ticks, beatAt is the last one's time
+	// and heardAt the time of the one before it if its answers can vouch
+	// for its leaders' quorums, else -1 (see beats.go). Under mu.
+	beatSeq         uint64
+	beatAt, heardAt time.Duration
+	voters          map[string]*voterSet // interned voter sets
+	sweepT          wheel.Timer          // every heartbeat interval: hibernate idle groups
+	sweepDue        time.Duration        // sweepT's deadline
+	// sweepMoreT continues a sweep (see sweepSome): while sweeping, the
+	// sweep has the awake groups before index sweepI left to visit, and
+	// may yield the driver until sweepUntil.
+	sweepMoreT wheel.Timer
+	sweeping   bool
+	sweepUntil time.Duration
+	sweepI     int
 	// lateness is how late the last sweep ran, maxLateness the most
 	// since the host started (see overload.go).
 	lateness, maxLateness time.Duration
@@ -160,8 +175,7 @@ type Host struct {
 
 // group is one group's replica. While it hibernates, node and a are nil
 // and dormant holds what the node knew. id, voters, st and log are set
-// when it is added; node, a, dormant, behind and transferTerm are
-// guarded by Host.mu;
+// when it is added; node, a, dormant and behind are guarded by Host.mu;
 // the atomic fields are read without it, as each says.
 type group struct {
 	id     GroupID
@@ -180,17 +194,9 @@ type group struct {
 	// hibernating leader left behind because liveness took their nodes
 	// for dead: when one comes back, the group wakes to update it.
 	behind uint64
-	// transferTerm is the term in which this replica, as leader, last
-	// sent a leadership transfer (0: none): it does not hibernate in it.
-	transferTerm uint64
 	// wokeAt is the wheel time the group last woke (0: never), for
 	// Config.Lagging (see overload.go). Written under mu, read without.
 	wokeAt atomic.Int64
-	// term is the term of the group's node as the host last saw it: at
-	// its start, and in every HardState it hands the persister (a node
-	// persists every term it moves to), for the sweep, which then needs
-	// no call of the node. Written with the node's lock or Host.mu held.
-	term atomic.Uint64
 	// queued is set while the group waits in Host.pend to be woken.
 	queued atomic.Bool
 	// fo is the group's failover state (see failover.go): foNone,
@@ -206,15 +212,25 @@ type group struct {
 // bit returns the behind bit of voter index i.
 func bit(i int) uint64 { return 1 << min(i, 63) }
 
-// awakeState is what the host tracks of an awake group, guarded by
-// Host.mu.
+// awakeState is what the host tracks of an awake group (of its node:
+// each node has its own), guarded by Host.mu but for nodeTerm. The sweep
+// reads a leader's here, not in its group, so that it loads no group's
+// memory for a group that stays awake (see Host.sweepBusy).
 type awakeState struct {
 	// lastActive is when the group woke or its node's term changed, or
 	// a Touch the sweep read (see Host.activeWithin).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
-	at         int    // index in Host.awakeL
-	listed     bool   // in Host.leadersL
+	// nodeTerm is the node's term as the host last saw it: at its start,
+	// and in every HardState it hands the persister (a node persists
+	// every term it moves to). Written with the node's lock or Host.mu
+	// held.
+	nodeTerm atomic.Uint64
+	// transferTerm is the term in which the node, as leader, last sent a
+	// leadership transfer (0: none): it does not hibernate in it.
+	transferTerm uint64
+	at           int  // index in Host.awakeL
+	listed       bool // in Host.leadersL
 }
 
 // leaderEntry is a group in the tick's list of leaders, with what the
@@ -227,10 +243,19 @@ type leaderEntry struct {
 	a      *awakeState
 	id     GroupID
 	voters *voterSet
+	// term is the term of the heartbeats the last tick gathered for the
+	// group, 0 if it gathered none (see beats.go).
+	term uint64
 }
 
-// voterSet is a group's voters, shared by every group with the same ones.
-type voterSet struct{ ids []election.ID }
+// voterSet is a group's voters, shared by every group with the same ones,
+// and whether a quorum of them answered every heartbeat of the tick
+// before tick seq (see Host.heardFrom).
+type voterSet struct {
+	ids   []election.ID
+	seq   uint64
+	heard bool
+}
 
 func (v *voterSet) index(id election.ID) int { return slices.Index(v.ids, id) }
 
@@ -242,6 +267,9 @@ type peer struct {
 	timer wheel.Timer
 	// up is alive, read by Config.Lagging without Host.mu.
 	up atomic.Bool
+	// heard is set when the peer answered every heartbeat the host's
+	// last tick sent it (see beats.go). Under Host.mu.
+	heard bool
 	// tickAt is the wheel time at which this host began stepping the
 	// peer's last tick batch (Batch.Tick), before any of its entries, so
 	// that every contact a tick batch brought is at tickAt or later: a
@@ -352,6 +380,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	if err := h.sweepT.Init(w, h.onSweep); err != nil {
 		return nil, err
 	}
+	if err := h.sweepMoreT.Init(w, h.onSweepMore); err != nil {
+		return nil, err
+	}
 	if err := h.pingT.Init(w, h.onPing); err != nil {
 		return nil, err
 	}
@@ -363,6 +394,13 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 	}
 	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
 		return nil, err
+	}
+	if c.Coalesce {
+		// The tick judges every leader's CheckQuorum: a wake-up late by
+		// the runtime's millisecond makes them all late.
+		if err := h.hbT.SetPrecise(true); err != nil {
+			return nil, err
+		}
 	}
 	h.sweepDue = w.Now() + eff.HeartbeatInterval
 	if _, err := h.sweepT.TryResetAt(h.sweepDue); err != nil {
@@ -592,7 +630,7 @@ func (h *Host) TransferLeadership(gid GroupID, to election.ID) error {
 		return err
 	}
 	if to != h.id {
-		g.transferTerm = g.node.Status().Term
+		g.a.transferTerm = g.node.Status().Term
 	}
 	return nil
 }
@@ -648,8 +686,10 @@ func (h *Host) Stop() {
 		p.timer.Stop()
 	}
 	h.sweepT.Stop()
+	h.sweepMoreT.Stop()
 	h.pingT.Stop()
 	h.hbT.Stop()
+	_ = h.hbT.SetPrecise(false) // initialized: cannot fail
 	h.unlock()
 	h.outMu.Lock() // see onFlush
 	h.flushT.Stop()

@@ -152,6 +152,10 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 	from := tmpl.From
 	hbs := tmpl.Type == election.MsgHeartbeat // a batch's entries are of one kind
 	groupOf := func(i int) GroupID { return entry(&es[i]).group }
+	var tally answerTally // the first answers to the host's ticks (beats.go)
+	if !hbs && h.cfg.Coalesce {
+		tally.l = &h.outboxOf(from).beats
+	}
 	rc := h.recallOf(from, hbs)
 	recalled := false
 	if rc != nil {
@@ -192,7 +196,10 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 			}
 			f := entry(&es[base+i])
 			id := f.group
-			took := n != nil && h.tryFast(n, hbs, from, f, now)
+			took, first := false, false
+			if n != nil {
+				took, first = h.tryFast(n, hbs, from, f, now)
+			}
 			if !took && recalled {
 				// The recalled node declined (or there was none): the
 				// entry is looked up as if nothing were recalled, for
@@ -204,7 +211,7 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 				h.gmu.RUnlock()
 				rc.nodes[base+i] = e.n
 				if e.n != nil && e.n != n {
-					took = h.tryFast(e.n, hbs, from, f, now)
+					took, first = h.tryFast(e.n, hbs, from, f, now)
 				}
 				n = e.n
 			}
@@ -215,6 +222,8 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 			if took {
 				if hbs { // a heartbeat taken: answer it, granting its term
 					answers = append(answers, HeartbeatResponse{Group: id, Term: f.term, Granted: true, Sent: f.sent})
+				} else if first {
+					tally.add(f.sent)
 				}
 				continue
 			}
@@ -232,6 +241,7 @@ func stepFast[E any](h *Host, in *inbound, es []E, tmpl election.Message, entry 
 			h.sendAnswers(from, answers, len(es)-base)
 			answers = answers[:0]
 		}
+		tally.flush()
 	}
 	return slow
 }
@@ -255,12 +265,16 @@ func (h *Host) resolve(e *fastEntry, g *group, from election.ID, in *inbound, sl
 // path: a heartbeat or a granted answer. It reports whether n took it; a
 // heartbeat taken is owed an answer that grants its term and echoes its
 // send time, which the caller queues (so that stepFast's chunk buffer
-// stays on its stack).
-func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, f fastMsg, now time.Duration) bool {
+// stays on its stack). first reports an answer taken as the first to its
+// heartbeat (election.Node.TryHeartbeatAnswer).
+func (h *Host) tryFast(n *election.Node, hbs bool, from election.ID, f fastMsg, now time.Duration) (took, first bool) {
 	if hbs {
-		return h.cfg.Coalesce && n.TryHeartbeat(from, f.term, now)
+		return h.cfg.Coalesce && n.TryHeartbeat(from, f.term, now), false
 	}
-	return f.granted && n.TryHeartbeatResp(from, f.term, f.sent, now)
+	if !f.granted {
+		return false, false
+	}
+	return n.TryHeartbeatAnswer(from, f.term, f.sent, now)
 }
 
 // fastMsg is what stepFast reads of a coalesced entry: its group and the

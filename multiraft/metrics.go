@@ -33,6 +33,10 @@ import (
 //	raftick.host.tick_lateness        sample   how late the tick began (ms): every
 //	                                           leader's CheckQuorum judged in it
 //	                                           was due at its deadline
+//	raftick.host.quorum_heard         counter  leaders whose CheckQuorum the tick
+//	                                           passed at its start, from the peers'
+//	                                           answers to the last tick (they sample
+//	                                           no leader.last_contact)
 //
 // Cardinality: the host's metrics make one series each per host. The
 // nodes' make one per host per metric (and per label value, such as a
@@ -53,6 +57,7 @@ var (
 	keyHostWakes        = []string{"raftick", "host", "wakes"}
 	keyHostLaggingSkips = []string{"raftick", "host", "lagging_skips"}
 	keyHostTickLateness = []string{"raftick", "host", "tick_lateness"}
+	keyHostQuorumHeard  = []string{"raftick", "host", "quorum_heard"}
 )
 
 // hostMetrics is what a host reports; nil when metrics are off. Its
@@ -97,6 +102,13 @@ func (m *hostMetrics) report(s Stats) {
 	k.IncrCounterWithLabels(keyHostWakes, float32(s.Wakes-m.last.Wakes), l)
 	k.IncrCounterWithLabels(keyHostLaggingSkips, float32(s.LaggingSkips-m.last.LaggingSkips), l)
 	m.last = s
+}
+
+// quorumHeard counts the leaders whose CheckQuorum the tick's per-peer
+// tally vouched for (see beats.go): their checks, done at the tick's
+// start, sample no raftick.election.leader.last_contact.
+func (m *hostMetrics) quorumHeard(n int) {
+	m.sink.IncrCounterWithLabels(keyHostQuorumHeard, float32(n), m.labels)
 }
 
 // tickLateness samples how late a heartbeat tick began.

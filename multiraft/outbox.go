@@ -29,6 +29,9 @@ type outbox struct {
 	// heartbeats ([0]) and of answers ([1]) this peer sent (see
 	// stepFast): the peer sends the same groups tick after tick.
 	recall [2]recall
+	// beats is the tally of the peer's answers to the host's heartbeat
+	// ticks (see beats.go).
+	beats beatLedger
 }
 
 // minCap is the least capacity of an outbox's heartbeat slices.
@@ -114,6 +117,7 @@ func (h *Host) send(g GroupID, m election.Message) {
 				ob.b.Heartbeats = make([]Heartbeat, 0, minCap)
 			}
 			ob.b.Heartbeats = append(ob.b.Heartbeats, Heartbeat{Group: g, Term: m.Term, Sent: m.Sent})
+			ob.beats.sentAt(m.Sent)
 			// A heartbeat of the tick leaves with the tick's batch; any
 			// other (a leader's own timer, a woken leader) is loose.
 			// endTick clears ticking before it takes this outbox's lock,

@@ -101,13 +101,13 @@ func prefetchNode(n *election.Node) {
 	}
 }
 
-// prefetchNodes prefetches, in a pass over the awake nodes at index i,
-// the first line of the node awakeDist ahead: where election.Node.Leading
-// and SuperviseContact read. Most awake nodes are followers that the
-// passes only ask a question, so the iterations are short and the
-// distance long.
+// prefetchNodes prefetches, in the sweep's pass down the awake nodes at
+// index i, the first line of the node awakeDist before it: where
+// election.Node.Leading and SuperviseContact read. Most awake nodes are
+// followers that the passes only ask a question, so the iterations are
+// short and the distance long.
 func prefetchNodes(nodes []*election.Node, i int) {
-	if j := i + awakeDist; j < len(nodes) {
+	if j := i - awakeDist; j >= 0 {
 		prefetch.Line(uintptr(unsafe.Pointer(nodes[j])))
 	}
 }

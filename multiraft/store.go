@@ -111,6 +111,7 @@ type persistState struct {
 type nodeStore struct {
 	h *Host
 	g *group
+	a *awakeState    // the node's
 	n *election.Node // set right after the node is made, before it starts
 }
 
@@ -123,7 +124,7 @@ func (s *nodeStore) Load() (election.HardState, error) {
 
 // Defer queues hs for the persister. The node's lock is held.
 func (s *nodeStore) Defer(hs election.HardState, seq uint64) {
-	s.g.term.Store(hs.Term)
+	s.a.nodeTerm.Store(hs.Term)
 	s.h.queueState(s.g, hs, seq, s.n)
 }
 

@@ -18,7 +18,8 @@ func (h *Host) onSweep() {
 	}
 	now := h.w.Now()
 	h.stamp.refresh(now)
-	h.noteLateness(now, now-h.sweepDue)
+	due := h.sweepDue
+	h.noteLateness(now, now-due)
 	// ResetAt, not Reset: a Reset from this callback, which runs long,
 	// may fire up to its length late (wheel.Timer.ResetAt).
 	h.sweepDue = now + h.ecfg.HeartbeatInterval
@@ -29,39 +30,77 @@ func (h *Host) onSweep() {
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
-	// Unlist the old list's groups first, so that a group it drops
-	// (asleep, or no longer leading) is listed again (listLeader) when it
-	// next leads: with ExternalHeartbeat an unlisted leader heartbeats
-	// only as it wins, until a sweep lists it.
-	for i := range h.leadersL {
-		h.leadersL[i].a.listed = false
+	for h.sweeping && !h.sweepSome() {
+		// The last sweep is not done (its continuation has not run): it
+		// ends first.
 	}
-	old := len(h.leadersL)
-	leaders := h.leadersL[:0] // nothing wakes during the sweep
+	h.sweeping, h.sweepI = true, len(h.awakeL)
+	h.sweepUntil = yieldUntil(now, due, h.ecfg.HeartbeatInterval)
+	h.sweepSome()
+}
+
+// onSweepMore continues the sweep, if the next did not end it first.
+func (h *Host) onSweepMore() {
+	h.lock()
+	defer h.unlock()
+	if !h.stopped && h.sweeping {
+		h.sweepSome()
+	}
+}
+
+// sweepNodes is how many awake nodes the sweep visits per callback of
+// the wheel's driver (sweepMoreT continues it): a sweep of 20k awake
+// replicas takes about a millisecond and a half, which the host's tick,
+// and other hosts' on the same wheel, would wait for.
+const sweepNodes = 4096
+
+// sweepSome visits the sweep's next sweepNodes awake nodes, and reports
+// whether the sweep is done. The sweep lists the leaders that are not
+// listed (a one-voter group, which wins without a vote answer) and puts
+// idle ones to sleep; the tick drops the entries of groups that sleep or
+// no longer lead, and the entries it keeps keep what it noted of them
+// (leaderEntry.term). It goes down the awake list from its end (sweepI
+// is the last index not visited, plus one): a group woken meanwhile joins
+// the end, and a group put to sleep moves the last awake group into its
+// place (setAsleep), one visited already or woken since the sweep began
+// unless the list's end is not visited yet, so every group awake
+// throughout is visited once (one woken during the sweep by the next).
+// It yields the driver until sweepUntil (see yieldUntil), then goes on at
+// once. h.mu is held.
+func (h *Host) sweepSome() bool {
 	supervise, within := h.ecfg.ExternalContact, h.superviseWithin()
-	for i := 0; i < len(h.awakeL); i++ {
-		prefetchNodes(h.awakeN, i)
-		if n := h.awakeN[i]; !n.Leading() { // only a leader decides; skip the others cheaply
-			if supervise {
-				n.SuperviseContact(now, within)
+	for {
+		now := h.w.Now()
+		// Groups put to sleep meanwhile (a leader's Hibernate, a Step)
+		// may have shortened the list below the part not visited.
+		h.sweepI = min(h.sweepI, len(h.awakeL))
+		stop := max(h.sweepI-sweepNodes, 0)
+		for i := h.sweepI - 1; i >= stop; i-- {
+			prefetchNodes(h.awakeN, i)
+			if n := h.awakeN[i]; !n.Leading() { // only a leader decides; skip the others cheaply
+				if supervise {
+					n.SuperviseContact(now, within)
+				}
+				continue
 			}
-			continue
+			a := h.awakeA[i]
+			if h.cfg.HibernateAfter > 0 && !h.sweepBusy(a, now) && h.sweepLeader(h.awakeL[i], now) {
+				continue // asleep: a visited group took its place
+			}
+			if !a.listed {
+				h.listLeader(h.awakeL[i])
+			}
 		}
-		g := h.awakeL[i]
-		if h.cfg.HibernateAfter > 0 && h.sweepLeader(g, now) {
-			i-- // the last awake group moved to index i
-			continue
+		h.sweepI = stop
+		if stop == 0 {
+			h.sweeping = false
+			return true
 		}
-		g.a.listed = true
-		leaders = append(leaders, leaderEntry{node: g.node, a: g.a, id: g.id, voters: g.voters})
+		if now < h.sweepUntil {
+			h.sweepMoreT.ResetAt(now)
+			return false
+		}
 	}
-	// A node may lead before its host lists it, so the sweep may list
-	// more groups than the old list held: clear only a shorter list's
-	// stale tail.
-	if n := len(leaders); n < old {
-		clear(h.leadersL[n:old])
-	}
-	h.leadersL = leaders
 }
 
 // listLeader adds g to the tick's leaders if its node leads and it is
@@ -92,6 +131,14 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // lock-free). A group elected through a vote answer, or woken as leader,
 // joins the list at once and heartbeats every peer as it wins; the sweep
 // lists any other (a one-voter group, which has no peer to heartbeat).
+//
+// The leaders' CheckQuorum verdicts that the peers' answers vouch for are
+// taken at the tick's start (beats.go). The walk over the leaders goes
+// whole, in one callback of the wheel's driver: it is what the host's
+// followers wait for, and a walk that yielded the driver between chunks
+// (as the sweep does) would send the heartbeats late by as much as the
+// driver is behind at each chunk; at 50k groups in bench/scalemix that
+// made followers time out.
 func (h *Host) onHeartbeatTick() {
 	h.beginTick()
 	h.tick()
@@ -112,6 +159,10 @@ func (h *Host) tick() {
 	}
 	h.tickDue = nextTick(h.tickDue, now, h.hbTick)
 	h.hbT.ResetAt(h.tickDue) // on the grid, and not late by this tick's length
+	// The quorums the last tick's answers vouch for are judged here, at
+	// the tick's start, for every leader at once (see beats.go).
+	h.beginBeats(now)
+	vouched := 0
 	// A group that sleeps or no longer leads leaves the list here, so that
 	// listed always means in the list: a group that wins again before the
 	// next sweep is listed once, not twice. The list is compacted in
@@ -123,11 +174,19 @@ func (h *Host) tick() {
 			e.a.listed = false
 			continue
 		}
-		term, err := e.node.LeaderTickTerm(now)
+		heard := time.Duration(-1)
+		if e.term != 0 {
+			heard = h.heardFrom(e.voters)
+		}
+		term, ok, err := e.node.LeaderTickHeard(now, heard, e.term)
 		if err != nil {
 			e.a.listed = false // stepped down by CheckQuorum
 			continue
 		}
+		if ok {
+			vouched++
+		}
+		e.term = term
 		keep = append(keep, e)
 		if term == 0 {
 			continue // sent through the Transport
@@ -144,6 +203,23 @@ func (h *Host) tick() {
 	h.sendHeartbeats(now)
 	clear(h.leadersL[len(keep):])
 	h.leadersL = keep
+	if h.metrics != nil && vouched > 0 {
+		h.metrics.quorumHeard(vouched)
+	}
+}
+
+// yieldUntil returns until when a sweep that runs at now, due at due
+// every period, may yield the wheel's driver between its chunks: a tenth
+// of the period if it began at most that late, and not at all otherwise.
+// A driver behind by L runs each continuation L late (it runs the timers
+// due before it first), so a sweep that yielded on it would watch its
+// followers' contact a multiple of L late.
+func yieldUntil(now, due, period time.Duration) time.Duration {
+	span := period / 10
+	if now-due > span {
+		return now
+	}
+	return now + span
 }
 
 // superviseWithin is the contact age at which the sweep arms an awake
@@ -205,6 +281,7 @@ func (h *Host) sendHeartbeats(now time.Duration) {
 				n++
 			}
 		}
+		ob.beats.sentIn(h.beatSeq, n)
 		ob.loose = ob.loose || !h.ticking.Load()
 		ob.stats.messages += int64(n)
 		ob.stats.heartbeats += int64(n)

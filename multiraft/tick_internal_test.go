@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-metrics"
 	"github.com/stretchr/testify/require"
 
 	"github.com/raftick/raftick/election"
@@ -73,4 +75,110 @@ func evidenceHost(t *testing.T) (*wheel.Virtual, *Host, *group) {
 	t.Cleanup(h.Stop)
 	require.NoError(t, h.AddGroup(GroupConfig{ID: 9, Voters: []election.ID{1, 2, 3}}))
 	return v, h, h.groups.get(9)
+}
+
+// TestBeatLedger: a tick's tally is complete when the answers counted to
+// its time match the entries sent then; answers to a tick whose slot was
+// reopened for a later one, and entries sent at no tick's time, count for
+// nothing.
+func TestBeatLedger(t *testing.T) {
+	var l beatLedger
+	const at = 45 * time.Millisecond
+	require.False(t, l.complete(1, at), "never opened")
+	l.open(1, at)
+	require.True(t, l.complete(1, at), "nothing sent")
+	l.sentIn(1, 3)
+	l.sentAt(at)
+	l.sentAt(at + time.Millisecond) // no tick's time
+	l.answered(at, 3)
+	require.False(t, l.complete(1, at), "one of four unanswered")
+	l.answered(at+time.Millisecond, 1) // no tick's time
+	require.False(t, l.complete(1, at))
+	l.answered(at, 1)
+	require.True(t, l.complete(1, at))
+	require.False(t, l.complete(1, at+time.Millisecond), "another tick's time")
+
+	l.open(1+beatSlots, at+beatSlots*at) // the slot reused
+	l.answered(at, 1)
+	require.True(t, l.complete(1+beatSlots, at+beatSlots*at), "the old tick's answer counts for nothing")
+	require.False(t, l.complete(1, at))
+}
+
+// TestSweepInChunks: a sweep that goes in chunks visits every group awake
+// throughout, also when groups go to sleep between its chunks and leave
+// the awake list shorter than the part it has not visited.
+func TestSweepInChunks(t *testing.T) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	h := quietHost(t, v.Wheel)
+	defer h.Stop()
+	const n = 3 * sweepNodes
+	for id := GroupID(10); id < 10+n; id++ { // one voter: the host leads them
+		require.NoError(t, h.AddGroup(GroupConfig{ID: id, Voters: []election.ID{1}, Leader: 1}))
+		require.NoError(t, h.Touch(id)) // awake
+	}
+	v.AdvanceBy(time.Millisecond)
+	h.lock()
+	defer h.unlock()
+	require.Len(t, h.awakeL, n)
+	for _, g := range h.awakeL {
+		g.a.listed = false
+	}
+	h.leadersL = nil
+	h.sweeping, h.sweepUntil, h.sweepI = true, v.Now()+time.Millisecond, len(h.awakeL)
+	require.False(t, h.sweepSome(), "a chunk, then the driver's other timers")
+	require.Equal(t, n-sweepNodes, h.sweepI)
+	// Most of the part not visited goes to sleep (taken off the list
+	// here as hibernate would).
+	for range n - sweepNodes/2 - sweepNodes {
+		h.setAsleep(h.awakeL[0])
+	}
+	for !h.sweepSome() {
+	}
+	for _, g := range h.awakeL {
+		require.True(t, g.a.listed, "group %d awake throughout, not visited", g.id)
+	}
+}
+
+// TestTickHeartbeatsEachLeaderOnce: a tick over thousands of leaders
+// heartbeats each of them once, at the tick's time, and its heartbeats
+// to a peer leave together, in one tick batch.
+func TestTickHeartbeatsEachLeaderOnce(t *testing.T) {
+	v, err := wheel.NewVirtual(wheel.DefaultConfig())
+	require.NoError(t, err)
+	defer v.Stop()
+	var batches []Batch
+	cfg := DefaultConfig()
+	cfg.ID = 1
+	cfg.HibernateAfter = 0
+	cfg.Election.Metrics = &metrics.BlackholeSink{}
+	cfg.Election.Logger = hclog.NewNullLogger()
+	cfg.Election.ElectionTimeout = 150 * time.Millisecond
+	cfg.Election.HeartbeatInterval = 50 * time.Millisecond
+	h, err := NewHost(cfg, v.Wheel, TransportFunc(func(b Batch) {
+		if b.To == 2 && b.Tick {
+			batches = append(batches, b)
+		}
+	}))
+	require.NoError(t, err)
+	defer h.Stop()
+	const n = 2500
+	for id := GroupID(1); id <= n; id++ {
+		require.NoError(t, h.AddGroup(GroupConfig{ID: id, Voters: []election.ID{1, 2, 3}, Leader: 1}))
+	}
+	batches = nil
+	v.AdvanceBy(45 * time.Millisecond) // the first tick
+	require.Len(t, batches, 1, "one batch to the peer per tick")
+	b := batches[0]
+	require.Len(t, b.Heartbeats, n)
+	seen := map[GroupID]bool{}
+	for _, hb := range b.Heartbeats {
+		require.Equal(t, 45*time.Millisecond, hb.Sent)
+		require.False(t, seen[hb.Group], "group %d twice", hb.Group)
+		seen[hb.Group] = true
+	}
+	h.lock()
+	require.Len(t, h.leadersL, n)
+	h.unlock()
 }

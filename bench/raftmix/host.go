@@ -46,7 +46,9 @@ import (
 // themselves: each host samples how late its tick began
 // (raftick.host.tick_lateness), and every sampleChecks-th check is
 // recorded as that plus the wall time from the tick's beginning to the
-// check, the time it was judged. Without Coalesce the leaders keep a
+// check, the time it was judged; a check the tick passed at its start,
+// from the peers' answers to the last tick (raftick.host.quorum_heard),
+// is recorded as late as the tick began. Without Coalesce the leaders keep a
 // step-down timer each, due every ElectionTimeout/2, and lateness is that
 // of probe timers, one per Config.SampleEvery active groups, each a
 // repeated.Timer firing every ElectionTimeout/2 on the hosts' wheel (a
@@ -640,6 +642,35 @@ func (s *hostCheckSink) AddSampleWithLabels(key []string, v float32, _ []metrics
 }
 
 func (s *hostCheckSink) AddSample(key []string, v float32) { s.AddSampleWithLabels(key, v, nil) }
+
+// isQuorumHeard reports whether key is raftick.host.quorum_heard.
+func isQuorumHeard(key []string) bool {
+	return len(key) == 3 && key[2] == "quorum_heard" && key[1] == "host" && key[0] == "raftick"
+}
+
+// IncrCounterWithLabels counts the checks a host's tick passed at its
+// start (raftick.host.quorum_heard, after the tick): each was judged as
+// late as the tick began, and every sampleChecks-th is sampled so.
+func (s *hostCheckSink) IncrCounterWithLabels(key []string, v float32, _ []metrics.Label) {
+	if !isQuorumHeard(key) {
+		return
+	}
+	k := int64(v)
+	s.checks.Add(k)
+	n := s.n.Add(k)
+	samples := n/sampleChecks - (n-k)/sampleChecks
+	if samples == 0 || !s.r.measuring.Load() {
+		return
+	}
+	late := s.tickLate.Load()
+	s.s.mu.Lock()
+	for range samples {
+		s.s.late = append(s.s.late, late)
+	}
+	s.s.mu.Unlock()
+}
+
+func (s *hostCheckSink) IncrCounter(key []string, v float32) { s.IncrCounterWithLabels(key, v, nil) }
 
 // probes are ImplHost's lateness probes: one repeated.Timer per
 // Config.SampleEvery groups on the hosts' wheel, each firing every
