@@ -62,10 +62,11 @@
 // elected as leader, and by any other the sweep finds leading; the tick
 // drops the groups that sleep or no longer lead), and no leader has a
 // timer of its own to re-arm. Its timer asks the wheel's driver for a
-// precise wake-up (wheel.Timer.SetPrecise). The sweep visits the awake
-// groups in chunks of a few thousand, each a callback of the driver, so
-// that the tick, and other hosts' on the same wheel, wait for a chunk
-// rather than a whole sweep.
+// precise wake-up (wheel.Timer.SetPrecise). The tick walks its leaders,
+// and the sweep the awake groups, in chunks of a thousand and a few
+// thousand, each a callback of the driver, so that other timers, other
+// hosts' ticks on the same wheel among them, wait for a chunk rather
+// than a whole walk; they yield only while the driver keeps time.
 //
 // The tick also judges every leader's CheckQuorum
 // (election.Config.ExternalCheckQuorum), at its start and per peer host:

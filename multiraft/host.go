@@ -144,6 +144,14 @@ type Host struct {
 	hbT      wheel.Timer                             // every hbTick: the led groups heartbeat (Coalesce only); under mu
 	hbTick   time.Duration                           // set by NewHost
 	tickDue  time.Duration                           // hbT's deadline; under mu
+	// walkT continues the tick's walk over the leaders (see walkSome):
+	// while walking, the tick at walkAt has visited the leaders before
+	// walkI, kept walkK of them, and vouched for the quorum of vouched;
+	// it may yield the driver until walkUntil. Under mu.
+	walkT                 wheel.Timer
+	walking               bool
+	walkAt, walkUntil     time.Duration
+	walkI, walkK, vouched int
 	// wakeKick wakes the waker goroutine (real-time wheels; see Touch).
 	wakeKick chan struct{}
 	// tickOut are the heartbeats the tick gathered (see tick); reused.
@@ -393,6 +401,9 @@ func NewHost(cfg Config, w *wheel.Wheel, tr Transport) (*Host, error) {
 		h.wakeKick = make(chan struct{}, 1)
 	}
 	if err := h.hbT.Init(w, h.onHeartbeatTick); err != nil {
+		return nil, err
+	}
+	if err := h.walkT.Init(w, h.onWalk); err != nil {
 		return nil, err
 	}
 	if c.Coalesce {
@@ -689,6 +700,7 @@ func (h *Host) Stop() {
 	h.sweepMoreT.Stop()
 	h.pingT.Stop()
 	h.hbT.Stop()
+	h.walkT.Stop()
 	_ = h.hbT.SetPrecise(false) // initialized: cannot fail
 	h.unlock()
 	h.outMu.Lock() // see onFlush

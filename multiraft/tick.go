@@ -133,42 +133,95 @@ func heartbeatTick(hb time.Duration) time.Duration {
 // lists any other (a one-voter group, which has no peer to heartbeat).
 //
 // The leaders' CheckQuorum verdicts that the peers' answers vouch for are
-// taken at the tick's start (beats.go). The walk over the leaders goes
-// whole, in one callback of the wheel's driver: it is what the host's
-// followers wait for, and a walk that yielded the driver between chunks
-// (as the sweep does) would send the heartbeats late by as much as the
-// driver is behind at each chunk; at 50k groups in bench/scalemix that
-// made followers time out.
+// taken at the tick's start (beats.go). The walk over the leaders then
+// goes walkLeaders leaders per callback of the wheel's driver (walkT, due
+// at once, continues it), so that the other timers on the wheel, other
+// hosts' ticks among them, wait for a chunk rather than a whole walk;
+// it yields so only while the driver keeps time (see yieldUntil), for
+// the heartbeats leave when the walk ends.
 func (h *Host) onHeartbeatTick() {
 	h.beginTick()
-	h.tick()
-	h.endTick() // the heartbeats, one batch per peer
+	if h.tick() {
+		h.endTick() // the heartbeats, one batch per peer
+	}
 }
 
-// tick is onHeartbeatTick without the flush.
-func (h *Host) tick() {
+// onWalk continues the tick's walk, if a tick did not end it first.
+func (h *Host) onWalk() {
+	h.lock()
+	done := h.stopped || h.walking && h.walkSome()
+	h.unlock()
+	if done {
+		h.endTick()
+	}
+}
+
+// walkLeaders is how many leaders the tick visits per callback: about
+// 0.1ms of a 2-core machine's time at 100k groups.
+const walkLeaders = 1024
+
+// tick begins a heartbeat tick and walks its first chunk of leaders; it
+// reports whether the walk is done (true also if the host is stopped).
+func (h *Host) tick() bool {
 	h.lock()
 	defer h.unlock()
 	if h.stopped {
-		return
+		return true
 	}
 	now := h.w.Now()
 	h.stamp.refresh(now)
 	if h.metrics != nil {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
+	h.walkUntil = yieldUntil(now, h.tickDue, h.hbTick)
 	h.tickDue = nextTick(h.tickDue, now, h.hbTick)
 	h.hbT.ResetAt(h.tickDue) // on the grid, and not late by this tick's length
+	for h.walking && !h.walkSome() {
+		// The last tick's walk is not done (its continuation has not
+		// run): it ends first, its heartbeats leaving with this tick's.
+	}
 	// The quorums the last tick's answers vouch for are judged here, at
 	// the tick's start, for every leader at once (see beats.go).
 	h.beginBeats(now)
-	vouched := 0
-	// A group that sleeps or no longer leads leaves the list here, so that
-	// listed always means in the list: a group that wins again before the
-	// next sweep is listed once, not twice. The list is compacted in
-	// place; prefetchLeaders reads only ahead of i, which is not written.
-	keep := h.leadersL[:0]
-	for i, e := range h.leadersL {
+	h.walking, h.walkAt, h.walkI, h.walkK, h.vouched = true, now, 0, 0, 0
+	return h.walkSome()
+}
+
+// walkSome visits the next walkLeaders leaders of the tick's walk, and
+// reports whether the walk is done; if not, walkT continues it (until
+// walkUntil; then the walk goes on at once). A group that sleeps or no
+// longer leads leaves the list here, so that listed always means in the
+// list: a group that wins again before the next sweep is listed once,
+// not twice. The list is compacted in place (the kept entries before
+// walkK, the ones to visit from walkI); a group listed during the walk
+// joins its end and is visited by it; prefetchLeaders reads only ahead
+// of i, which is not written. h.mu is held.
+func (h *Host) walkSome() bool {
+	for {
+		end := min(len(h.leadersL), h.walkI+walkLeaders)
+		h.walkChunk(end)
+		if end == len(h.leadersL) {
+			break
+		}
+		if now := h.w.Now(); now < h.walkUntil {
+			h.walkT.ResetAt(now)
+			return false
+		}
+	}
+	clear(h.leadersL[h.walkK:])
+	h.leadersL = h.leadersL[:h.walkK]
+	h.walking = false
+	if h.metrics != nil && h.vouched > 0 {
+		h.metrics.quorumHeard(h.vouched)
+	}
+	return true
+}
+
+// walkChunk visits the walk's leaders up to index end. h.mu is held.
+func (h *Host) walkChunk(end int) {
+	now := h.walkAt
+	for i := h.walkI; i < end; i++ {
+		e := h.leadersL[i]
 		prefetchLeaders(h.leadersL, i)
 		if !e.node.Leading() {
 			e.a.listed = false
@@ -184,10 +237,11 @@ func (h *Host) tick() {
 			continue
 		}
 		if ok {
-			vouched++
+			h.vouched++
 		}
 		e.term = term
-		keep = append(keep, e)
+		h.leadersL[h.walkK] = e
+		h.walkK++
 		if term == 0 {
 			continue // sent through the Transport
 		}
@@ -200,20 +254,18 @@ func (h *Host) tick() {
 			h.sendHeartbeats(now)
 		}
 	}
+	h.walkI = end
 	h.sendHeartbeats(now)
-	clear(h.leadersL[len(keep):])
-	h.leadersL = keep
-	if h.metrics != nil && vouched > 0 {
-		h.metrics.quorumHeard(vouched)
-	}
 }
 
-// yieldUntil returns until when a sweep that runs at now, due at due
-// every period, may yield the wheel's driver between its chunks: a tenth
-// of the period if it began at most that late, and not at all otherwise.
-// A driver behind by L runs each continuation L late (it runs the timers
-// due before it first), so a sweep that yielded on it would watch its
-// followers' contact a multiple of L late.
+// yieldUntil returns until when a tick's walk or a sweep that runs at
+// now, due at due every period, may yield the wheel's driver between its
+// chunks: a tenth of the period if it began at most that late, and not
+// at all otherwise. A driver behind by L runs each continuation L late
+// (it runs the timers due before it first), so a walk that yielded on it
+// would send its heartbeats a multiple of L late: at 50k groups, on a
+// busy machine, a walk that yielded whenever it had lasted less than a
+// tenth of its period made followers time out.
 func yieldUntil(now, due, period time.Duration) time.Duration {
 	span := period / 10
 	if now-due > span {

@@ -141,9 +141,9 @@ func TestSweepInChunks(t *testing.T) {
 	}
 }
 
-// TestTickHeartbeatsEachLeaderOnce: a tick over thousands of leaders
-// heartbeats each of them once, at the tick's time, and its heartbeats
-// to a peer leave together, in one tick batch.
+// TestTickHeartbeatsEachLeaderOnce: a tick over more leaders than a chunk
+// of its walk heartbeats each of them once, at the tick's time, and its
+// heartbeats to a peer leave together, in one tick batch.
 func TestTickHeartbeatsEachLeaderOnce(t *testing.T) {
 	v, err := wheel.NewVirtual(wheel.DefaultConfig())
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestTickHeartbeatsEachLeaderOnce(t *testing.T) {
 	}))
 	require.NoError(t, err)
 	defer h.Stop()
-	const n = 2500
+	const n = 2*walkLeaders + walkLeaders/2
 	for id := GroupID(1); id <= n; id++ {
 		require.NoError(t, h.AddGroup(GroupConfig{ID: id, Voters: []election.ID{1, 2, 3}, Leader: 1}))
 	}
@@ -179,6 +179,23 @@ func TestTickHeartbeatsEachLeaderOnce(t *testing.T) {
 		seen[hb.Group] = true
 	}
 	h.lock()
+	require.False(t, h.walking, "the walk, in chunks, is done")
 	require.Len(t, h.leadersL, n)
 	h.unlock()
+}
+
+// TestYieldUntil: a walk or sweep that began on time may yield the
+// driver for a tenth of its period; one that began later than that may
+// not yield at all (on a driver behind, each continuation would wait as
+// long again).
+func TestYieldUntil(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct{ now, due, want time.Duration }{
+		{100 * ms, 100 * ms, 105 * ms},
+		{105 * ms, 100 * ms, 110 * ms}, // a tenth late: still on time
+		{106 * ms, 100 * ms, 106 * ms}, // later: no yield
+		{400 * ms, 100 * ms, 400 * ms},
+	} {
+		require.Equal(t, tc.want, yieldUntil(tc.now, tc.due, 50*ms), "now %v, due %v", tc.now, tc.due)
+	}
 }
