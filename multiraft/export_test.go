@@ -11,9 +11,23 @@ func SetPersistDelay(h *Host, d time.Duration) {
 	h.pmu.Unlock()
 }
 
-// Tick runs the host's heartbeat tick now, as its timer does: every
-// leader's CheckQuorum and heartbeats, and the flush of the outboxes.
-func Tick(h *Host) { h.onHeartbeatTick() }
+// Tick runs the host's heartbeat tick now, as its timer does (every
+// leader's CheckQuorum and heartbeats, and the flush of the outboxes),
+// its walk whole, on the calling goroutine.
+func Tick(h *Host) {
+	h.beginTick()
+	if !h.tick() {
+		// The walk yielded the driver after its first chunk: the rest
+		// goes here, at once (the continuation then finds it done).
+		h.lock()
+		h.walkUntil = 0
+		if !h.stopped && h.walking {
+			h.walkSome()
+		}
+		h.unlock()
+	}
+	h.endTick()
+}
 
 // BubbleWheel is bubbleWheel, for the package's external tests.
 var BubbleWheel = bubbleWheel
