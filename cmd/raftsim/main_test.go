@@ -355,7 +355,7 @@ func TestProgressOnlyOnTerminal(t *testing.T) {
 	var out, errb bytes.Buffer
 	a := &app{stdout: &out, stderr: &errb, forceProgress: true, progressAfter: time.Millisecond}
 	root := a.rootCmd()
-	root.SetArgs([]string{"failover", "--trials", "3000", "--timeout", "150-151ms", "--max-time", "5s"})
+	root.SetArgs([]string{"failover", "--trials", "300", "--timeout", "150-151ms", "--max-time", "5s"})
 	require.NoError(t, root.ExecuteContext(context.Background()))
 	require.Contains(t, errb.String(), "trials in")
 	require.Contains(t, errb.String(), "failover", "the bar shows its description: %q", errb.String())
