@@ -30,9 +30,11 @@ func (h *Host) onSweep() {
 	if h.cfg.HibernateAfter == 0 && !h.cfg.Coalesce {
 		return
 	}
-	for h.sweeping && !h.sweepSome() {
+	if h.sweeping {
 		// The last sweep is not done (its continuation has not run): it
-		// ends first.
+		// ends first, at once.
+		h.sweepUntil = 0
+		h.sweepSome()
 	}
 	h.sweeping, h.sweepI = true, len(h.awakeL)
 	h.sweepUntil = yieldUntil(now, due, h.ecfg.HeartbeatInterval)
@@ -173,13 +175,17 @@ func (h *Host) tick() bool {
 	if h.metrics != nil {
 		h.metrics.tickLateness(now - h.tickDue)
 	}
-	h.walkUntil = yieldUntil(now, h.tickDue, h.hbTick)
+	until := yieldUntil(now, h.tickDue, h.hbTick)
 	h.tickDue = nextTick(h.tickDue, now, h.hbTick)
 	h.hbT.ResetAt(h.tickDue) // on the grid, and not late by this tick's length
-	for h.walking && !h.walkSome() {
+	if h.walking {
 		// The last tick's walk is not done (its continuation has not
-		// run): it ends first, its heartbeats leaving with this tick's.
+		// run): it ends first, at once, its heartbeats leaving with
+		// this tick's.
+		h.walkUntil = 0
+		h.walkSome()
 	}
+	h.walkUntil = until
 	// The quorums the last tick's answers vouch for are judged here, at
 	// the tick's start, for every leader at once (see beats.go).
 	h.beginBeats(now)
