@@ -131,8 +131,8 @@ func (t *answerTally) flush() {
 // every heartbeat the host sent it then. h.mu is held.
 func (h *Host) beginBeats(now time.Duration) {
 	prev, seq := h.beatAt, h.beatSeq
-	h.heardAt = -1
-	if h.beatSeq > 0 && now-prev <= h.ecfg.ElectionTimeout {
+	h.heardAt = -1 // before the first tick (the node checks the lease)
+	if seq > 0 {
 		h.heardAt = prev
 	}
 	h.beatSeq++

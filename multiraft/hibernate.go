@@ -157,16 +157,13 @@ func (h *Host) touchedWithin(g *group) bool {
 	return ok && h.w.Now()-t < h.cfg.HibernateAfter
 }
 
-// activeWithin reports whether the awake group was active within
-// HibernateAfter of now: woken, in a new term, or touched. It reads the
-// touch word (in the index, a cache miss of its own) only when
-// a.lastActive is older than that, and then keeps the touch in
-// a.lastActive, so that a group touched all the time costs the sweep one
-// read of it per HibernateAfter. h.mu is held.
-func (h *Host) activeWithin(g *group, now time.Duration) bool {
-	if now-g.a.lastActive < h.cfg.HibernateAfter {
-		return true
-	}
+// touchedSince reads the touch word of g, awake and not busy (sweepBusy),
+// keeps a later Touch in its a.lastActive, and reports whether that
+// makes it active within HibernateAfter of now. The touch word is in the
+// index, a cache miss of its own: sweepBusy reads a.lastActive first, so
+// a group touched all the time costs the sweep one read of it per
+// HibernateAfter. h.mu is held.
+func (h *Host) touchedSince(g *group, now time.Duration) bool {
 	if t, ok := h.groups.word(g).last(); ok && t > g.a.lastActive {
 		g.a.lastActive = t
 	}
@@ -176,7 +173,8 @@ func (h *Host) activeWithin(g *group, now time.Duration) bool {
 // sweepBusy reports whether the sweep keeps a leader awake, from its
 // awake state a alone: its node's term changed since the last sweep (a
 // new term counts as activity), it sent a leadership transfer in its
-// term, or it was active within HibernateAfter as a knows. h.mu is held.
+// term, or it was active (woke, changed term, or a Touch the sweep read
+// before) within HibernateAfter. h.mu is held.
 func (h *Host) sweepBusy(a *awakeState, now time.Duration) bool {
 	term := a.nodeTerm.Load()
 	if term != a.term {
@@ -197,7 +195,7 @@ func (h *Host) sweepBusy(a *awakeState, now time.Duration) bool {
 // sends no Hibernate control.
 func (h *Host) sweepLeader(g *group, now time.Duration) bool {
 	term := g.a.term
-	if h.activeWithin(g, now) {
+	if h.touchedSince(g, now) {
 		return false
 	}
 	ok, behind := h.followersCaughtUp(g, term, now)

@@ -226,7 +226,7 @@ func bit(i int) uint64 { return 1 << min(i, 63) }
 // memory for a group that stays awake (see Host.sweepBusy).
 type awakeState struct {
 	// lastActive is when the group woke or its node's term changed, or
-	// a Touch the sweep read (see Host.activeWithin).
+	// a Touch the sweep read (see Host.touchedSince).
 	lastActive time.Duration
 	term       uint64 // the node's term at the last sweep
 	// nodeTerm is the node's term as the host last saw it: at its start,
